@@ -1,0 +1,25 @@
+/**
+ * Codes of the `{ error, message }` body that every failed request answers with,
+ * and the HTTP status each one travels with.
+ */
+export const ERROR_STATUS = {
+  bad_request: 400,
+  unauthorized: 401,
+  forbidden: 403,
+  not_found: 404,
+  method_not_allowed: 405,
+  cookie_from_future: 409,
+  conflict: 409,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  internal: 500,
+  writer_disabled: 503,
+  fault_injected: 500,
+  quota_exceeded: 507,
+} as const;
+export type ErrorCode = keyof typeof ERROR_STATUS;
+
+export interface ErrorBody {
+  error: ErrorCode;
+  message: string;
+}

@@ -1,0 +1,72 @@
+import { describe, expect, it } from "vitest";
+import { parse } from "./parse.js";
+import { PullRequest } from "./pull-request.js";
+import { PushRequest } from "./push-request.js";
+import { ReplicachePushRequest } from "./replicache-push-request.js";
+
+describe("PullRequest", () => {
+  it("accepts null, numeric and decimal-string cookies", () => {
+    for (const [cookie, expected] of [
+      [null, null],
+      [7, 7],
+      ["42", 42],
+    ] as const) {
+      const result = parse(PullRequest, { clientGroupID: "g", clientID: "c", cookie });
+      expect(result).toEqual({ ok: true, value: { clientGroupID: "g", clientID: "c", cookie: expected } });
+    }
+  });
+
+  it.each([-1, 1.5, "01", "1e3", " 1", "99999999999999999", Number.MAX_SAFE_INTEGER + 2])(
+    "refuses the cookie %j",
+    (cookie) => {
+      expect(parse(PullRequest, { clientGroupID: "g", clientID: "c", cookie }).ok).toBe(false);
+    },
+  );
+
+  it("refuses unknown fields and names the bad field", () => {
+    expect(parse(PullRequest, { clientGroupID: "g", clientID: "c", cookie: null, x: 1 }).ok).toBe(false);
+    const bad = parse(PullRequest, { clientGroupID: "", clientID: "c", cookie: null });
+    expect(bad).toMatchObject({ ok: false, message: expect.stringContaining("clientGroupID") });
+  });
+});
+
+describe("PushRequest", () => {
+  const mutation = { type: "custom", id: 1, clientID: "c", name: "m", args: [{}] };
+
+  it("accepts a batch", () => {
+    const result = parse(PushRequest, { clientGroupID: "g", pushVersion: 1, mutations: [mutation] });
+    expect(result.ok).toBe(true);
+  });
+
+  it.each([0, -1, 1.5, 2 ** 60, "1"])("refuses the mutation id %j", (id) => {
+    const result = parse(PushRequest, {
+      clientGroupID: "g",
+      pushVersion: 1,
+      mutations: [{ ...mutation, id }],
+    });
+    expect(result.ok).toBe(false);
+  });
+
+  it("refuses args that are not an array", () => {
+    const result = parse(PushRequest, {
+      clientGroupID: "g",
+      pushVersion: 1,
+      mutations: [{ ...mutation, args: {} }],
+    });
+    expect(result.ok).toBe(false);
+  });
+});
+
+describe("ReplicachePushRequest", () => {
+  it("accepts what the stock client sends, extra fields included", () => {
+    const result = parse(ReplicachePushRequest, {
+      pushVersion: 1,
+      clientGroupID: "g",
+      profileID: "p",
+      schemaVersion: "",
+      mutations: [{ clientID: "c", id: 3, name: "createTodo", args: { id: "t" }, timestamp: 12.5 }],
+      somethingNew: true,
+    });
+    expect(result.ok).toBe(true);
+  });
+});

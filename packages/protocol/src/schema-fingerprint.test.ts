@@ -1,0 +1,32 @@
+import { createHash } from "node:crypto";
+import { toJsonSchema } from "@valibot/to-json-schema";
+import type { GenericSchema } from "valibot";
+import { describe, expect, it } from "vitest";
+import * as protocol from "./index.js";
+import { PROTOCOL_VERSION } from "./version.js";
+
+/**
+ * The fingerprint of every wire schema, by protocol version. A schema change fails this test
+ * until PROTOCOL_VERSION is bumped (with a line in its history) and the new fingerprint is added.
+ */
+const FINGERPRINTS: Record<number, string> = {
+  1: "861fca6a527d26682324f0980bd3e823d8d7c70f09b7c38cf33eefb0b85578ee",
+};
+
+function isSchema(value: unknown): value is GenericSchema {
+  return typeof value === "object" && value !== null && (value as { kind?: unknown }).kind === "schema";
+}
+
+function fingerprint(): string {
+  const entries = Object.entries(protocol)
+    .filter((entry): entry is [string, GenericSchema] => isSchema(entry[1]))
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([name, schema]) => [name, toJsonSchema(schema, { errorMode: "ignore" })]);
+  return createHash("sha256").update(JSON.stringify(entries)).digest("hex");
+}
+
+describe("wire schema fingerprint", () => {
+  it("matches the one recorded for the current protocol version", () => {
+    expect(fingerprint()).toBe(FINGERPRINTS[PROTOCOL_VERSION]);
+  });
+});

@@ -1,0 +1,8 @@
+/**
+ * The version of weir's wire contract. Bump it whenever a wire schema changes shape;
+ * `schema-fingerprint.test.ts` fails until the bump and its fingerprint are recorded.
+ *
+ * History:
+ * - 1: native pull/push, Replicache pull/push v1, admin knobs.
+ */
+export const PROTOCOL_VERSION = 1;
