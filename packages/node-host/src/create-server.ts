@@ -66,6 +66,11 @@ export function createServer(options: NodeHostOptions): WeirServer {
   if (options.storage !== undefined && options.storage !== "file" && options.storage !== "memory") {
     throw new ConfigError(`invalid weir config:\n - storage: expected "file" or "memory"`);
   }
+  if (options.devAuth) {
+    logger.log("warn", {
+      msg: "development authentication is on: the Authorization header is taken as the user id, unverified; never use it in production",
+    });
+  }
 
   const wake = new WsWake(options.heartbeatMs ?? 30_000);
   const scheduler = new TimerScheduler();
@@ -215,9 +220,6 @@ function chooseAuthentication(options: NodeHostOptions, logger: Logger): WeirCon
     }
     return jwtAuthenticator(options.jwt, logger);
   }
-  logger.log("warn", {
-    msg: "development authentication is on: the Authorization header is taken as the user id, unverified; never use it in production",
-  });
   return devAuthenticator();
 }
 
