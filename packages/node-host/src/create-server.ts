@@ -1,4 +1,10 @@
-import { createServer as createHttpServer, type IncomingMessage, type Server, STATUS_CODES } from "node:http";
+import {
+  createServer as createHttpServer,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+  STATUS_CODES,
+} from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Duplex } from "node:stream";
 import {
@@ -37,6 +43,11 @@ export interface NodeHostOptions extends Omit<WeirConfig, "authenticate"> {
   heartbeatMs?: number;
   /** Serve Prometheus metrics at `GET /metrics` (default true). */
   metrics?: boolean;
+  /**
+   * Your own routes (static files of an app, a health check), tried before weir's: answer true
+   * when it answered the request.
+   */
+  onRequest?(req: IncomingMessage, res: ServerResponse): boolean | Promise<boolean>;
 }
 
 export interface ListenOptions {
@@ -121,6 +132,7 @@ export function createServer(options: NodeHostOptions): WeirServer {
   httpServer.on("request", (req, res) => {
     track(
       (async () => {
+        if (options.onRequest && (await options.onRequest(req, res))) return;
         if (metrics && req.method === "GET" && req.url === "/metrics") {
           const { body, contentType } = await metrics.render();
           res.writeHead(200, { "content-type": contentType }).end(body);
