@@ -3,6 +3,7 @@ import { fail } from "./errors";
 import { COLUMN_SEPARATOR, exec, queryPayload, queryRows, ROW_SEPARATOR } from "./host";
 import { DIALECT_REPLICACHE, delOp, keyMatch, preImageColumns, putOp } from "./projection";
 import { Schema, Table } from "./schema";
+import { firstSeq } from "./state";
 import { ident, jsonString, params, parseI64 } from "./text";
 import { Filter, Visibility } from "./visibility";
 
@@ -89,10 +90,10 @@ function changesSql(
     filter.addParams(bound);
     const changed =
       "SELECT pk, min(seq) AS s, min(version) AS first FROM _weir_changes " +
-      "WHERE tbl = ? AND version > ? AND version <= ? GROUP BY pk";
+      "WHERE seq >= ? AND seq < ? AND tbl = ? GROUP BY pk";
+    bound.push(firstSeq(cookie + 1).toString());
+    bound.push(firstSeq(watermark + 1).toString());
     bound.push(jsonString(table.name));
-    bound.push(cookie.toString());
-    bound.push(watermark.toString());
     const before =
       "(SELECT c.pk AS _weir_pk, c.first AS _weir_first, o.old IS NOT NULL AS _weir_had, " +
       preImageColumns(table, "o.old") +

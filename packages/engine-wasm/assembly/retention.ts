@@ -1,7 +1,7 @@
 // Retention: the change log keeps the newest versions only; older cookies get a full reset.
 import { exec, queryRows } from "./host";
-import { raiseFloorToWatermark, readVersions } from "./state";
-import { params, parseI64 } from "./text";
+import { firstSeq, raiseFloorToWatermark, readVersions } from "./state";
+import { params } from "./text";
 
 /**
  * Raises the floor to keep the newest `retain` versions, then deletes up to `limit` changes
@@ -15,19 +15,17 @@ export function prune(retain: i64, limit: i64): string {
     floor = wanted;
     exec("UPDATE _weir_state SET floor = ? WHERE id = 1", params([floor.toString()]));
   }
-  // Changes are numbered in version order and pruned from the oldest, so the next `limit` of
-  // them are a seq range starting at the smallest seq: the delete reads no more than that.
-  const oldest = queryRows("SELECT seq, version FROM _weir_changes ORDER BY seq LIMIT 1");
-  if (oldest.length == 0 || parseI64(oldest[0][1]) > floor) return "0\t" + floor.toString() + "\t0";
-  const first = parseI64(oldest[0][0]);
+  // Changes are numbered in version order, so those at or below the floor are a seq range at
+  // the start of the log: the delete reads no more than `limit` of them.
   const deleted = exec(
-    "DELETE FROM _weir_changes WHERE seq >= ? AND seq < ? AND version <= ?",
-    params([first.toString(), (first + limit).toString(), floor.toString()]),
+    "DELETE FROM _weir_changes WHERE seq IN (SELECT seq FROM _weir_changes WHERE seq < ? ORDER BY seq LIMIT ?)",
+    params([firstSeq(floor + 1).toString(), limit.toString()]),
   );
   let more = false;
   if (<i64>deleted == limit) {
-    const next = queryRows("SELECT version FROM _weir_changes ORDER BY seq LIMIT 1");
-    more = next.length > 0 && parseI64(next[0][0]) <= floor;
+    more =
+      queryRows("SELECT 1 FROM _weir_changes WHERE seq < ? LIMIT 1", params([firstSeq(floor + 1).toString()]))
+        .length > 0;
   }
   return deleted.toString() + "\t" + floor.toString() + "\t" + (more ? "1" : "0");
 }
