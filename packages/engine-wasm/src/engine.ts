@@ -224,11 +224,7 @@ export class Engine {
       const rows = this.payloads.length === included ? this.payloads : this.payloads.slice(0, included);
       let puts = 0;
       for (const row of rows) if (row.charCodeAt(OP_NAME_OFFSET) === P) puts++;
-      let body = result.slice(split + 1);
-      const joined = rows.join(",");
-      if (body.includes(ROWS_AFTER_OP_HERE))
-        body = body.replace(ROWS_AFTER_OP_HERE, rows.length > 0 ? "," + joined : "");
-      else body = body.replace(ROWS_HERE, joined);
+      const body = splice(result.slice(split + 1), rows);
       return {
         body,
         cookie: cookieOut!,
