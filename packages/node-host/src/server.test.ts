@@ -129,7 +129,7 @@ describe("createServer", () => {
       ...conformanceConfig(),
       devAuth: true,
       storage: "memory",
-      heartbeatMs: 20,
+      heartbeatMs: 250,
       logger: memoryLogger(),
     });
     const { url } = await server.listen();
@@ -153,6 +153,7 @@ describe("createServer", () => {
       for (let i = 0; i < 500 && (await status()) !== 1; i++)
         await new Promise((resolve) => setTimeout(resolve, 10));
       expect(await status()).toBe(1);
+      expect(alive.readyState).toBe(WebSocket.OPEN);
       alive.close();
     } finally {
       await server.close();
