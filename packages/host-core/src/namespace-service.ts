@@ -5,6 +5,7 @@ import type { TableInfo } from "./column-codec.js";
 import type { ResolvedConfig } from "./config.js";
 import { ControlStore } from "./control-store.js";
 import { FaultError } from "./fault.js";
+import type { ResponseParts } from "./http-parts.js";
 import type { Clock } from "./ports/clock.js";
 import type { Logger } from "./ports/logger.js";
 import type { Scheduler } from "./ports/scheduler.js";
@@ -21,7 +22,7 @@ const PRUNE_EVERY_MAX = 1_000;
 
 /** What a flow answers: the response and the fields it adds to the request's log line. */
 export interface FlowResult {
-  response: Response;
+  response: ResponseParts;
   log: Partial<RequestRecord>;
 }
 

@@ -5,7 +5,14 @@ import { type TableInfo, tableInfos } from "./column-codec.js";
 import { type ResolvedConfig, resolveConfig, type WeirConfig } from "./config.js";
 import { isEngineError } from "./engine-errors.js";
 import { HttpError, ShuttingDownError } from "./http-error.js";
-import { errorResponse } from "./json-response.js";
+import {
+  type AuthRequest,
+  jsonParts,
+  partsFromRequest,
+  type RequestParts,
+  type ResponseParts,
+  toResponse,
+} from "./http-parts.js";
 import { NamespaceService } from "./namespace-service.js";
 import { type Clock, systemClock } from "./ports/clock.js";
 import { consoleJsonLogger, type Logger } from "./ports/logger.js";
@@ -67,8 +74,16 @@ export class WeirHost {
   }
 
   /** Answers one request; never throws. */
-  handle(request: Request): Promise<Response> {
-    const done = this.serve(request);
+  async handle(request: Request): Promise<Response> {
+    return toResponse(await this.handleParts(partsFromRequest(request)));
+  }
+
+  /**
+   * Answers a request given as parts, for hosts that parse HTTP themselves and would rather not
+   * build a Request and a Response per call; never throws.
+   */
+  handleParts(parts: RequestParts): Promise<ResponseParts> {
+    const done = this.serve(parts);
     this.inflight.add(done);
     return done.finally(() => this.inflight.delete(done));
   }
@@ -115,11 +130,11 @@ export class WeirHost {
     this.open.clear();
   }
 
-  private async serve(request: Request): Promise<Response> {
+  private async serve(request: RequestParts): Promise<ResponseParts> {
     const started = this.clock.monotonic();
     const record: RequestRecord = { msg: "request", kind: "unknown", status: 0, result: "ok", totalMs: 0 };
     let service: NamespaceService | undefined;
-    let response: Response;
+    let response: ResponseParts;
     try {
       const route = matchRoute(request.method, new URL(request.url).pathname);
       record.kind = route.kind;
@@ -146,11 +161,11 @@ export class WeirHost {
   }
 
   private async route(
-    request: Request,
+    request: RequestParts,
     route: Route,
     record: RequestRecord,
     using: (service: NamespaceService) => void,
-  ): Promise<Response> {
+  ): Promise<ResponseParts> {
     if (route.type === "admin") {
       await this.checkAdmin(request);
       const body =
@@ -165,11 +180,12 @@ export class WeirHost {
     if (route.type === "wake") {
       const clientID = parse(IdString, new URL(request.url).searchParams.get("clientID") ?? "");
       if (!clientID.ok) throw new HttpError("bad_request", `clientID: ${clientID.message}`);
-      return this.ports.wake.accept(request, {
+      const accepted = await this.ports.wake.accept(request.request(), {
         namespace: route.namespace,
         clientID: clientID.value,
         claims,
       });
+      return { status: accepted.status, headers: {}, body: null, response: accepted };
     }
     const body = await readJsonBody(request, this.config.maxBodyBytes);
     const service = await this.namespace(route.namespace);
@@ -183,7 +199,7 @@ export class WeirHost {
     return result.response;
   }
 
-  private async authenticate(request: Request): Promise<Claims> {
+  private async authenticate(request: AuthRequest): Promise<Claims> {
     let claims: Claims | null;
     try {
       claims = await this.config.authenticate(request);
@@ -200,7 +216,7 @@ export class WeirHost {
     return claims;
   }
 
-  private async checkAdmin(request: Request): Promise<void> {
+  private async checkAdmin(request: AuthRequest): Promise<void> {
     const { adminKey, isAdmin } = this.config;
     const key = request.headers.get("x-admin-key");
     if (adminKey !== undefined && key !== null && safeEqual(key, adminKey)) return;
@@ -266,14 +282,14 @@ export class WeirHost {
     }
   }
 
-  private errorResponse(error: unknown, record: RequestRecord): Response {
+  private errorResponse(error: unknown, record: RequestRecord): ResponseParts {
     if (error instanceof HttpError) {
       record.error = error.code;
-      return errorResponse(error.status, error.code, error.message, error.headers);
+      return jsonParts({ error: error.code, message: error.message }, error.status, error.headers);
     }
     if (isEngineError(error)) {
       record.error = error.code;
-      return errorResponse(error.status, error.code, error.message);
+      return jsonParts({ error: error.code, message: error.message }, error.status);
     }
     record.error = "internal";
     this.logger.log("error", {
@@ -282,6 +298,9 @@ export class WeirHost {
       kind: record.kind,
       error: error instanceof Error ? (error.stack ?? error.message) : String(error),
     });
-    return errorResponse(500, "internal", error instanceof Error ? error.message : "internal error");
+    return jsonParts(
+      { error: "internal", message: error instanceof Error ? error.message : "internal error" },
+      500,
+    );
   }
 }

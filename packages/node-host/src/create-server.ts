@@ -12,13 +12,14 @@ import {
   consoleJsonLogger,
   createWeirHost,
   errorResponse,
+  jsonParts,
   type Logger,
   resolveConfig,
   type WeirConfig,
   type WeirHost,
 } from "@weir/host-core";
 import { devAuthenticator, type JwtOptions, jwtAuthenticator } from "./auth.js";
-import { readBody, toRequest, writeResponse } from "./http-bridge.js";
+import { readBody, toParts, writeParts } from "./http-bridge.js";
 import { loadNodeEngine } from "./load-node-engine.js";
 import { Metrics } from "./metrics.js";
 import { TimerScheduler } from "./scheduler.js";
@@ -140,11 +141,11 @@ export function createServer(options: NodeHostOptions): WeirServer {
         }
         const weir = await ensureStarted();
         const { bytes, overflow } = await readBody(req, weir.config.maxBodyBytes);
-        const request = toRequest(req, bytes);
-        const response = request
-          ? await weir.handle(request)
-          : errorResponse(400, "bad_request", "the request target must be a path");
-        await writeResponse(res, response, overflow);
+        const parts = toParts(req, bytes);
+        const answer = parts
+          ? await weir.handleParts(parts)
+          : jsonParts({ error: "bad_request", message: "the request target must be a path" }, 400);
+        await writeParts(res, answer, overflow);
       })().catch((error: unknown) => {
         logger.log("error", { msg: "request bridge failed", error: String(error) });
         if (!res.headersSent) res.writeHead(500, { "content-type": "application/json" });
@@ -157,7 +158,7 @@ export function createServer(options: NodeHostOptions): WeirServer {
     track(
       (async () => {
         const weir = await ensureStarted();
-        const request = toRequest(req, null);
+        const request = toParts(req, null)?.request();
         if (!request) {
           await rejectUpgrade(socket, errorResponse(400, "bad_request", "bad request target"));
           return;
