@@ -19,6 +19,7 @@ import { WakeCoalescer } from "./wake-coalescer.js";
 /** How many change-log rows one retention pass deletes at most, so a push never stalls on it. */
 const PRUNE_BATCH = 10_000;
 const PRUNE_EVERY_MAX = 1_000;
+const COUNTER_SAVE_INTERVAL_MS = 5_000;
 
 /** What a flow answers: the response and the fields it adds to the request's log line. */
 export interface FlowResult {
@@ -66,6 +67,7 @@ export class NamespaceService {
   lastUsed: number;
   private closed = false;
   private versionsSincePrune = 0;
+  private countersSavedAt: number;
 
   constructor(init: NamespaceServiceInit) {
     this.namespace = init.namespace;
@@ -80,6 +82,7 @@ export class NamespaceService {
     this.waitUntil = init.waitUntil;
     this.memory = init.memory ?? (() => ({}));
     this.lastUsed = init.clock.monotonic();
+    this.countersSavedAt = this.lastUsed;
     this.store.transaction(() => this.engine.install(this.store.db, this.config.schema));
     this.control = ControlStore.open(this.store);
     this.coalescer = new WakeCoalescer(init.namespace, init.config.wakeWindowMs, init.scheduler, (except) => {
@@ -108,6 +111,18 @@ export class NamespaceService {
 
   push(dialect: Dialect, body: unknown, claims: Claims): FlowResult {
     return this.guard(() => runPush(this, dialect, body, claims));
+  }
+
+  /** Stores the counters now and then, so that a crash loses at most a few seconds of them. */
+  private saveCountersNowAndThen(): void {
+    const now = this.clock.monotonic();
+    if (now - this.countersSavedAt < COUNTER_SAVE_INTERVAL_MS) return;
+    this.countersSavedAt = now;
+    try {
+      this.control.saveCounters();
+    } catch (error) {
+      this.logger.log("error", { msg: "saving counters failed", ns: this.hash, error: String(error) });
+    }
   }
 
   admin(action: AdminAction, method: string, body: unknown): FlowResult {
@@ -174,6 +189,8 @@ export class NamespaceService {
     } catch (error) {
       if (error instanceof FaultError) this.control.disarm(error.point);
       throw error;
+    } finally {
+      this.saveCountersNowAndThen();
     }
   }
 }
