@@ -103,7 +103,8 @@ function showTodos(user: string): void {
 
   const wsBase = base.replace(/^http/, "ws");
   connectWakeSocket({
-    url: `${wsBase}/wake?clientID=${encodeURIComponent(rep.clientID)}`,
+    // A browser cannot set headers on a WebSocket, so the credential rides in the query.
+    url: `${wsBase}/wake?clientID=${encodeURIComponent(rep.clientID)}&auth=${encodeURIComponent(user)}`,
     onWake: () => rep.pull(),
     onStatus: (state) => {
       status.dataset.status = state;
