@@ -79,7 +79,7 @@ function showTodos(user: string): void {
     remove: (todo: Todo) => rep.mutate.deleteTodo({ id: todo.id }).catch(report),
   };
 
-  rep.subscribe(async (tx) => (await tx.scan({ prefix: "todo/" }).values().toArray()) as Todo[], {
+  rep.subscribe(async (tx) => (await tx.scan({ prefix: "todo/" }).values().toArray()) as unknown as Todo[], {
     onData: (rows) => {
       todos = sortTodos(rows);
       renderTodoList(list, todos, actions);
