@@ -17,7 +17,7 @@ let base: string;
 const clients: TodoClient[] = [];
 
 beforeAll(async () => {
-  server = createServer({ ...todoConfig, storage: "memory", devAuth: true });
+  server = createServer({ ...todoConfig, storage: "memory", logger: { log: () => {} } });
   const { url } = await server.listen({ port: 0, host: "127.0.0.1" });
   base = `${url.replace(/\/$/, "")}/todo`;
 });
@@ -67,10 +67,8 @@ async function sync(rep: TodoClient): Promise<void> {
 }
 
 async function todos(rep: TodoClient): Promise<Todo[]> {
-  const rows = (await rep.query((tx) => tx.scan({ prefix: "todo/" }).entries().toArray())) as [
-    string,
-    Todo,
-  ][];
+  const entries = await rep.query((tx) => tx.scan({ prefix: "todo/" }).entries().toArray());
+  const rows = entries as unknown as [string, Todo][];
   for (const [key, todo] of rows) expect(key).toBe(`todo/${todo.id}`);
   return rows.map(([, todo]) => todo).sort((a, b) => a.sort - b.sort);
 }

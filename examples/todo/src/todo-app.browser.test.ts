@@ -134,7 +134,10 @@ describe("the todo app in Chromium", () => {
       "mallory's plan",
     ]);
 
-    // Restart the server on the same data directory: the todo is in its SQLite file.
+    expect(pageErrors).toEqual([]);
+
+    // Restart the server on the same data directory: the todo is in its SQLite file. The open
+    // window reconnects its wake socket and keeps syncing.
     await stopServer(server);
     const port = new URL(server.url).port;
     server = await startServer({ PORT: port, HOST: "127.0.0.1", WEIR_DATA_DIR: dataDir });
@@ -143,6 +146,16 @@ describe("the todo app in Chromium", () => {
     expect(await fresh.locator(".todo-list li .text").allTextContents()).toEqual(["buy oat milk"]);
     expect(await fresh.locator(".todo-list li.done").count()).toBe(1);
 
-    expect(pageErrors).toEqual([]);
+    await live(first);
+    await fresh.locator("form.new-todo input").fill("call the plumber");
+    await fresh.locator("form.new-todo input").press("Enter");
+    await item(first, "call the plumber").waitFor();
+    expect(await first.locator(".todo-list li .text").allTextContents()).toEqual([
+      "buy oat milk",
+      "call the plumber",
+    ]);
+
+    // While the server was down, the open windows' reconnect attempts failed, as they should.
+    expect(pageErrors.filter((error) => !/WebSocket connection .* failed/.test(error))).toEqual([]);
   });
 });
