@@ -98,23 +98,12 @@ export function createMutatorTx({ db, tables, claims, clientID, deferred }: Muta
     },
     upsert(tableName, row) {
       const info = table(tableName);
-      keyValues(info, row as Record<string, unknown>);
-      const entries = rowEntries(info, row);
-      const sets = entries.filter(([column]) => !info.primaryKey.includes(column));
-      const onConflict =
-        sets.length === 0
-          ? "DO NOTHING"
-          : `DO UPDATE SET ${sets.map(([c]) => `${quote(c)} = excluded.${quote(c)}`).join(", ")}`;
-      const sql =
-        `INSERT INTO ${quote(info.name)} (${entries.map(([c]) => quote(c)).join(", ")}) ` +
-        `VALUES (${entries.map(() => "?").join(", ")}) ` +
-        `ON CONFLICT (${info.primaryKey.map(quote).join(", ")}) ${onConflict}`;
-      asAppError(() =>
-        db.exec(
-          sql,
-          entries.map(([, value]) => value),
-        ),
-      );
+      const key = keyValues(info, row as Record<string, unknown>);
+      // Not INSERT ... ON CONFLICT: SQLite checks NOT NULL on the inserted row before the
+      // conflict, so a partial upsert of an existing row would fail.
+      const exists = db.query(`SELECT 1 FROM ${quote(info.name)} WHERE ${whereKey(info)}`, key).length > 0;
+      if (exists) api.update(tableName, row);
+      else api.insert(tableName, row);
     },
     delete(tableName, key) {
       const info = table(tableName);
