@@ -1,7 +1,7 @@
 // Retention: the change log keeps the newest versions only; older cookies get a full reset.
 import { exec, queryRows } from "./host";
 import { raiseFloorToWatermark, readVersions } from "./state";
-import { params } from "./text";
+import { params, parseI64 } from "./text";
 
 /**
  * Raises the floor to keep the newest `retain` versions, then deletes up to `limit` changes
@@ -15,16 +15,19 @@ export function prune(retain: i64, limit: i64): string {
     floor = wanted;
     exec("UPDATE _weir_state SET floor = ? WHERE id = 1", params([floor.toString()]));
   }
-  // Changes are numbered in version order, so the oldest `limit` of them are a seq range.
+  // Changes are numbered in version order and pruned from the oldest, so the next `limit` of
+  // them are a seq range starting at the smallest seq: the delete reads no more than that.
+  const oldest = queryRows("SELECT seq, version FROM _weir_changes ORDER BY seq LIMIT 1");
+  if (oldest.length == 0 || parseI64(oldest[0][1]) > floor) return "0\t" + floor.toString() + "\t0";
+  const first = parseI64(oldest[0][0]);
   const deleted = exec(
-    "DELETE FROM _weir_changes WHERE seq IN (SELECT seq FROM _weir_changes WHERE version <= ? ORDER BY seq LIMIT ?)",
-    params([floor.toString(), limit.toString()]),
+    "DELETE FROM _weir_changes WHERE seq >= ? AND seq < ? AND version <= ?",
+    params([first.toString(), (first + limit).toString(), floor.toString()]),
   );
   let more = false;
   if (<i64>deleted == limit) {
-    more =
-      queryRows("SELECT 1 FROM _weir_changes WHERE version <= ? LIMIT 1", params([floor.toString()])).length >
-      0;
+    const next = queryRows("SELECT version FROM _weir_changes ORDER BY seq LIMIT 1");
+    more = next.length > 0 && parseI64(next[0][0]) <= floor;
   }
   return deleted.toString() + "\t" + floor.toString() + "\t" + (more ? "1" : "0");
 }

@@ -10,7 +10,6 @@ export const BOOKKEEPING_SQL: Array<string> = [
   "CREATE TABLE IF NOT EXISTS _weir_changes (seq INTEGER PRIMARY KEY, version INTEGER NOT NULL, " +
     "tbl TEXT NOT NULL, pk TEXT NOT NULL, old TEXT)",
   "CREATE INDEX IF NOT EXISTS _weir_changes_by_table ON _weir_changes (tbl, version)",
-  "CREATE INDEX IF NOT EXISTS _weir_changes_by_version ON _weir_changes (version)",
   "CREATE TABLE IF NOT EXISTS _weir_client_groups (id TEXT PRIMARY KEY, user_id TEXT NOT NULL) WITHOUT ROWID",
   "CREATE TABLE IF NOT EXISTS _weir_clients (id TEXT PRIMARY KEY, group_id TEXT NOT NULL, " +
     "last_mutation_id INTEGER NOT NULL, version INTEGER NOT NULL) WITHOUT ROWID",
