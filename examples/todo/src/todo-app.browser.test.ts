@@ -118,9 +118,16 @@ describe("the todo app in Chromium", () => {
     await item(second, "buy oat milk").locator('input[type="checkbox"]').check();
     await first.locator(".todo-list li.done", { hasText: "buy oat milk" }).waitFor();
 
+    // Rename by double-clicking the text.
+    await item(first, "buy oat milk").locator(".text").dblclick();
+    const edit = first.locator(".todo-list input.edit");
+    await edit.fill("buy oat milk and bread");
+    await edit.press("Enter");
+    await item(second, "buy oat milk and bread").waitFor();
+
     await second.reload();
     await live(second);
-    await item(second, "buy oat milk").waitFor();
+    await item(second, "buy oat milk and bread").waitFor();
     expect(await second.locator(".todo-list li.done").count()).toBe(1);
 
     // Another user sees none of it. A second window of theirs gets everything it may see in
@@ -142,8 +149,8 @@ describe("the todo app in Chromium", () => {
     const port = new URL(server.url).port;
     server = await startServer({ PORT: port, HOST: "127.0.0.1", WEIR_DATA_DIR: dataDir });
     const fresh = await openApp("alice");
-    await item(fresh, "buy oat milk").waitFor();
-    expect(await fresh.locator(".todo-list li .text").allTextContents()).toEqual(["buy oat milk"]);
+    await item(fresh, "buy oat milk and bread").waitFor();
+    expect(await fresh.locator(".todo-list li .text").allTextContents()).toEqual(["buy oat milk and bread"]);
     expect(await fresh.locator(".todo-list li.done").count()).toBe(1);
 
     await live(first);
@@ -151,9 +158,13 @@ describe("the todo app in Chromium", () => {
     await fresh.locator("form.new-todo input").press("Enter");
     await item(first, "call the plumber").waitFor();
     expect(await first.locator(".todo-list li .text").allTextContents()).toEqual([
-      "buy oat milk",
+      "buy oat milk and bread",
       "call the plumber",
     ]);
+
+    await item(first, "buy oat milk and bread").locator("button.delete").click();
+    await item(fresh, "buy oat milk and bread").waitFor({ state: "detached" });
+    expect(await fresh.locator(".todo-list li .text").allTextContents()).toEqual(["call the plumber"]);
 
     // While the server was down, the open windows' reconnect attempts failed, as they should.
     expect(pageErrors.filter((error) => !/WebSocket connection .* failed/.test(error))).toEqual([]);
