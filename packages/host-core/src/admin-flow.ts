@@ -77,7 +77,7 @@ function status(service: NamespaceService) {
     wakeSockets: service.wake.count(service.namespace),
     caps: { maxChangeRows: config.maxChangeRows, maxChangeBytes: config.maxChangeBytes },
     sizes: { databaseBytes: store.sizeBytes?.() ?? null },
-    memory: { engineBytes: engine.memoryBytes() },
+    memory: { engineBytes: engine.memoryBytes(), ...service.memory() },
   };
 }
 

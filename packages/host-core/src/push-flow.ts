@@ -9,9 +9,6 @@ import type { MutatorContext } from "./mutator.js";
 import type { FlowResult, NamespaceService } from "./namespace-service.js";
 import { runMutator } from "./run-mutator.js";
 
-/** How many change-log rows one retention pass deletes at most, so a push never stalls on it. */
-const PRUNE_BATCH = 10_000;
-
 type Entry = { id: { clientID: string; id: number }; result: MutationResult };
 
 /**
@@ -97,9 +94,9 @@ export function runPush(
   counters.replays += replays;
   if (applied > 0) {
     service.runDeferred(deferred);
-    prune(service);
     service.committed(writers);
   }
+  if (applied + appErrors > 0) service.retention(applied + appErrors);
   fireFault(control, "push_after_commit_before_response");
 
   const log = { mutations: batch.mutations.length, idsAdvanced: applied + appErrors, appErrors, txMs };
@@ -132,17 +129,6 @@ function alreadyProcessed(mutation: PushMutation, last: number): MutationResult 
     error: "alreadyProcessed",
     details: `mutation ${mutation.id} of client ${mutation.clientID} was already processed (last ${last})`,
   };
-}
-
-/** Retention after a write; a failure here must not fail the push that already committed. */
-function prune(service: NamespaceService): void {
-  try {
-    service.store.transaction(() =>
-      service.engine.prune(service.store.db, service.retainChanges, PRUNE_BATCH),
-    );
-  } catch (error) {
-    service.logger.log("error", { msg: "retention failed", ns: service.hash, error: String(error) });
-  }
 }
 
 function unsupportedVersion(dialect: Dialect, body: unknown, message: string): FlowResult {

@@ -9,7 +9,14 @@ const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
 export async function readJsonBody(request: Request, maxBytes: number, optional = false): Promise<unknown> {
   const declared = request.headers.get("content-length");
   if (declared !== null && Number(declared) > maxBytes) throw tooLarge(maxBytes);
-  const bytes = request.body ? await readAtMost(request.body, maxBytes) : new Uint8Array(0);
+  // A declared length is enforced by the HTTP layer, so the body can be taken whole (faster);
+  // without one (chunked), count while reading.
+  const bytes = !request.body
+    ? new Uint8Array(0)
+    : declared !== null
+      ? new Uint8Array(await request.arrayBuffer())
+      : await readAtMost(request.body, maxBytes);
+  if (bytes.length > maxBytes) throw tooLarge(maxBytes);
   if (bytes.length === 0) {
     if (optional) return undefined;
     throw new HttpError("bad_request", "a JSON body is required");

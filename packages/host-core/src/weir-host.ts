@@ -17,6 +17,8 @@ import { namespaceHash, type RequestRecord, resultClass } from "./request-record
 import { matchRoute, type Route } from "./route.js";
 import { safeEqual } from "./safe-equal.js";
 
+const MAX_CACHED_HASHES = 10_000;
+
 /** What a host gives host-core: the engine and the ports of its runtime. */
 export interface HostPorts {
   engine: Engine;
@@ -27,6 +29,8 @@ export interface HostPorts {
   logger?: Logger;
   /** Sees every request's record (for metrics). */
   observe?(record: RequestRecord): void;
+  /** The process's memory figures for the status route (Node: `process.memoryUsage()`). */
+  memory?(): Record<string, number>;
   /** Keeps work that outlives its response alive (Workers' `ctx.waitUntil`); tracked by default. */
   waitUntil?(promise: Promise<unknown>): void;
 }
@@ -49,6 +53,7 @@ export class WeirHost {
   private readonly open = new Map<string, NamespaceService>();
   private readonly inflight = new Set<Promise<unknown>>();
   private readonly background = new Set<Promise<unknown>>();
+  private readonly hashes = new Map<string, string>();
   private closing = false;
 
   constructor(
@@ -119,7 +124,7 @@ export class WeirHost {
       const route = matchRoute(request.method, new URL(request.url).pathname);
       record.kind = route.kind;
       if (this.closing) throw new ShuttingDownError();
-      record.ns = await namespaceHash(route.namespace);
+      record.ns = await this.hashOf(route.namespace);
       response = await this.route(request, route, record, (opened) => {
         service = opened;
         opened.active++;
@@ -209,7 +214,7 @@ export class WeirHost {
   }
 
   private async openNamespace(name: string): Promise<NamespaceService> {
-    const [store, hash] = await Promise.all([this.ports.storage.open(name), namespaceHash(name)]);
+    const [store, hash] = await Promise.all([this.ports.storage.open(name), this.hashOf(name)]);
     try {
       const service = new NamespaceService({
         namespace: name,
@@ -222,6 +227,7 @@ export class WeirHost {
         wake: this.ports.wake,
         clock: this.clock,
         logger: this.logger,
+        ...(this.ports.memory ? { memory: this.ports.memory } : {}),
         waitUntil: (promise) => this.keepAlive(promise),
       });
       this.open.set(name, service);
@@ -230,6 +236,17 @@ export class WeirHost {
       store.close();
       throw error;
     }
+  }
+
+  /** The namespace's log hash; digests are asynchronous and cost a thread hop, so they are kept. */
+  private async hashOf(namespace: string): Promise<string> {
+    let hash = this.hashes.get(namespace);
+    if (hash === undefined) {
+      hash = await namespaceHash(namespace);
+      if (this.hashes.size >= MAX_CACHED_HASHES) this.hashes.clear();
+      this.hashes.set(namespace, hash);
+    }
+    return hash;
   }
 
   private keepAlive(promise: Promise<unknown>): void {

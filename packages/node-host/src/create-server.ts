@@ -95,6 +95,10 @@ export function createServer(options: NodeHostOptions): WeirServer {
       scheduler,
       wake,
       logger,
+      memory: () => {
+        const { rss, heapUsed, external } = process.memoryUsage();
+        return { rssBytes: rss, heapUsedBytes: heapUsed, externalBytes: external };
+      },
       ...(metrics ? { observe: (record) => metrics.observe(record) } : {}),
     });
     const idleMs = options.idleCloseMs ?? 60_000;

@@ -65,10 +65,10 @@ export function toRequest(req: IncomingMessage, body: Buffer | null): Request | 
  * fails (a dropped push response) destroys the connection and the client sees no answer at all.
  */
 export async function writeResponse(res: ServerResponse, response: Response, close: boolean): Promise<void> {
-  let body: Buffer | null = null;
+  let body: string | null = null;
   if (response.body) {
     try {
-      body = Buffer.from(await response.arrayBuffer());
+      body = await response.text();
     } catch {
       res.destroy();
       return;
