@@ -37,8 +37,6 @@ export const mutators = {
   },
 };
 
-export type MutatorName = keyof typeof mutators;
-
 function parse<S extends v.GenericSchema>(schema: S, args: unknown): v.InferOutput<S> {
   const result = v.safeParse(schema, args);
   if (result.success) return result.output;

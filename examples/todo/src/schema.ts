@@ -27,8 +27,3 @@ export interface Todo {
   done: boolean;
   sort: number;
 }
-
-/** The Replicache key of a todo: `<table>/<primary key>`. */
-export function todoKey(id: string): string {
-  return `todo/${id}`;
-}
