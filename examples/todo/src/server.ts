@@ -1,5 +1,4 @@
 import { createServer } from "@weir/node-host";
-import { DEV_AUTH_NOTICE } from "./server/dev-auth.js";
 import { loadStaticFiles, serveStaticFiles } from "./server/static-files.js";
 import { todoConfig } from "./todo-config.js";
 
@@ -16,7 +15,9 @@ const dataDir = process.env.WEIR_DATA_DIR || ".data";
 
 const server = createServer({ ...todoConfig, storage: "file", dataDir });
 serveStaticFiles(server.httpServer, await loadStaticFiles(new URL("./public/", import.meta.url)));
-console.log(DEV_AUTH_NOTICE);
+console.log(
+  "weir: development authentication is on: the Authorization header is the user id, unverified. Never use it in production.",
+);
 const { url } = await server.listen({ port, host });
 console.log(`weir listening on ${url}`);
 console.log(`todo app: open ${url}/ in two windows; the database is in ${dataDir}/`);
