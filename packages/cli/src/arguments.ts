@@ -15,6 +15,14 @@ export function integerArg(min: number, max = Number.MAX_SAFE_INTEGER) {
   };
 }
 
+export function nonNegativeSecondsArg(text: string): number {
+  const value = Number(text);
+  if (text.trim() === "" || !Number.isFinite(value) || value < 0) {
+    throw new InvalidArgumentError("expected a number of seconds >= 0");
+  }
+  return value;
+}
+
 export function secondsArg(text: string): number {
   const value = Number(text);
   if (!Number.isFinite(value) || value <= 0)

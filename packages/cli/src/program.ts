@@ -1,6 +1,7 @@
 import { Command } from "commander";
 import type { RunState } from "./command-action.js";
 import { registerAdmin } from "./commands/admin.js";
+import { registerBench } from "./commands/bench.js";
 import { cliVersion } from "./version.js";
 
 /** The `weir` command tree. Every command has `--help`; usage errors exit with code 2. */
@@ -12,5 +13,6 @@ export function buildProgram(state: RunState): Command {
     .showHelpAfterError("(run with --help for usage)")
     .exitOverride();
   registerAdmin(program, state);
+  registerBench(program, state);
   return program;
 }
