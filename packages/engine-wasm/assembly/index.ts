@@ -1,0 +1,88 @@
+// The engine's exports. Each returns plain values or text; failures come back as
+// "!<status>\t<code>\t<message>" (see errors.ts) rather than traps, so the loader can turn
+// them into typed errors and the instance stays usable.
+
+import { listClients as allClients, listChanges as changesAfter, stateSummary } from "./inspect";
+import { install as installSchema } from "./install";
+import { pull as answerPull, claimGroup as claim } from "./pull";
+import { preflight as checkOrder, finalize as recordProcessed } from "./push";
+import { invalidate as invalidateAll, prune as pruneChanges } from "./retention";
+import { parseSchema, Schema } from "./schema";
+import { parseVisibility } from "./visibility";
+
+const ENGINE_VERSION = "0.1.0";
+
+const schemaTexts: string[] = [];
+const schemas: Schema[] = [];
+
+export function engineVersion(): string {
+  return ENGINE_VERSION;
+}
+
+/** Parses a schema once and answers a handle for later calls (the same text, the same handle). */
+export function registerSchema(text: string): i32 {
+  for (let i = 0; i < schemaTexts.length; i++) {
+    if (schemaTexts[i] == text) return i;
+  }
+  schemaTexts.push(text);
+  schemas.push(parseSchema(text));
+  return schemaTexts.length - 1;
+}
+
+export function install(schema: i32): string {
+  return installSchema(schemaTexts[schema], ENGINE_VERSION);
+}
+
+export function pull(
+  schema: i32,
+  groupID: string,
+  userID: string,
+  cookie: i64,
+  dialect: i32,
+  maxRows: i64,
+  maxBytes: i64,
+  visibility: string,
+): string {
+  return answerPull(
+    schemas[schema],
+    groupID,
+    userID,
+    cookie,
+    dialect,
+    maxRows,
+    maxBytes,
+    parseVisibility(visibility),
+  );
+}
+
+export function claimGroup(groupID: string, userID: string): string {
+  return claim(groupID, userID);
+}
+
+export function preflight(groupID: string, clientID: string, id: i64): string {
+  return checkOrder(groupID, clientID, id);
+}
+
+export function finalize(groupID: string, clientID: string, id: i64): void {
+  recordProcessed(groupID, clientID, id);
+}
+
+export function prune(retain: i64, limit: i64): string {
+  return pruneChanges(retain, limit);
+}
+
+export function invalidate(): void {
+  invalidateAll();
+}
+
+export function state(): string {
+  return stateSummary();
+}
+
+export function listChanges(since: i64, limit: i64): string {
+  return changesAfter(since, limit);
+}
+
+export function listClients(): string {
+  return allClients();
+}

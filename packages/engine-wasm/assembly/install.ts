@@ -1,0 +1,96 @@
+// Installing a declared schema: the app's tables, the change capture and the bookkeeping.
+// Installing the same schema again changes nothing. A schema that only adds tables or nullable
+// columns migrates (and every client resets once to receive the new shape); anything else
+// would lose or reinterpret data and is refused.
+import { fail } from "./errors";
+import { exec, queryRows } from "./host";
+import { createTableSql, createTriggersSql, dropTriggersSql, parseSchema, Schema, Table } from "./schema";
+import { BOOKKEEPING_SQL, raiseFloorToWatermark } from "./state";
+import { ident, jsonString, params } from "./text";
+
+export const INSTALL_CREATED = "created";
+export const INSTALL_UNCHANGED = "unchanged";
+export const INSTALL_MIGRATED = "migrated";
+
+function execAll(statements: Array<string>): void {
+  for (let i = 0; i < statements.length; i++) exec(statements[i]);
+}
+
+function installTable(table: Table): void {
+  exec(createTableSql(table));
+  execAll(dropTriggersSql(table));
+  execAll(createTriggersSql(table));
+}
+
+/** Why `next` cannot replace `current` in place, or "" when it can. */
+function incompatibility(current: Schema, next: Schema): string {
+  for (let i = 0; i < current.tables.length; i++) {
+    const was = current.tables[i];
+    const now = next.table(was.name);
+    if (now == null) return "table " + was.name + " was removed";
+    if (now.primaryKey.length != was.primaryKey.length) return "primary key of " + was.name + " changed";
+    for (let k = 0; k < was.primaryKey.length; k++) {
+      if (now.primaryKey[k].name != was.primaryKey[k].name) return "primary key of " + was.name + " changed";
+    }
+    for (let j = 0; j < was.columns.length; j++) {
+      const column = was.columns[j];
+      const found = now.column(column.name);
+      if (found == null) return "column " + was.name + "." + column.name + " was removed";
+      if (found.type != column.type || found.nullable != column.nullable) {
+        return "column " + was.name + "." + column.name + " changed type or nullability";
+      }
+    }
+    for (let j = 0; j < now.columns.length; j++) {
+      const column = now.columns[j];
+      if (was.column(column.name) == null && !column.nullable) {
+        return "new column " + was.name + "." + column.name + " must be nullable";
+      }
+    }
+  }
+  return "";
+}
+
+function migrate(current: Schema, next: Schema): void {
+  for (let i = 0; i < next.tables.length; i++) {
+    const table = next.tables[i];
+    const was = current.table(table.name);
+    if (was != null) {
+      for (let j = 0; j < table.columns.length; j++) {
+        const column = table.columns[j];
+        if (was.column(column.name) == null) {
+          exec("ALTER TABLE " + ident(table.name) + " ADD COLUMN " + column.definition());
+        }
+      }
+    }
+    installTable(table);
+  }
+  raiseFloorToWatermark();
+}
+
+export function install(schemaText: string, engineVersion: string): string {
+  execAll(BOOKKEEPING_SQL);
+  const rows = queryRows("SELECT schema FROM _weir_state WHERE id = 1");
+  const next = parseSchema(schemaText);
+  if (rows.length == 0) {
+    for (let i = 0; i < next.tables.length; i++) installTable(next.tables[i]);
+    exec(
+      "INSERT INTO _weir_state (id, watermark, floor, engine_version, schema) VALUES (1, 0, 0, ?, ?)",
+      params([jsonString(engineVersion), jsonString(schemaText)]),
+    );
+    return INSTALL_CREATED;
+  }
+  const currentText = rows[0][0];
+  if (currentText == schemaText) {
+    exec("UPDATE _weir_state SET engine_version = ? WHERE id = 1", params([jsonString(engineVersion)]));
+    return INSTALL_UNCHANGED;
+  }
+  const current = parseSchema(currentText);
+  const reason = incompatibility(current, next);
+  if (reason.length > 0) return fail(409, "schema_mismatch", "the schema cannot migrate in place: " + reason);
+  migrate(current, next);
+  exec(
+    "UPDATE _weir_state SET engine_version = ?, schema = ? WHERE id = 1",
+    params([jsonString(engineVersion), jsonString(schemaText)]),
+  );
+  return INSTALL_MIGRATED;
+}

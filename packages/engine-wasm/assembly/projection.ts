@@ -1,0 +1,142 @@
+// SQL expressions that render a row in its wire form, so that SQLite builds the JSON of every
+// row and the engine crosses the host boundary once per query, not once per row.
+import { Column, Table, TYPE_BOOLEAN, TYPE_BYTES, TYPE_INTEGER, TYPE_JSON, TYPE_NUMBER } from "./schema";
+import { ident, literal } from "./text";
+
+export const DIALECT_NATIVE: i32 = 0;
+export const DIALECT_REPLICACHE: i32 = 1;
+
+// Digits that let `%!.Ng` round-trip any double: the shortest N that reads back equal is the
+// shortest exact decimal. SQLite's own JSON rendering of REAL keeps only 15 digits in some
+// versions, which would round values on their way to the client.
+function realJson(ref: string): string {
+  const p15 = "printf('%!.15g', " + ref + ")";
+  const p16 = "printf('%!.16g', " + ref + ")";
+  const p17 = "printf('%!.17g', " + ref + ")";
+  return (
+    "CASE WHEN " +
+    ref +
+    " IS NULL OR abs(" +
+    ref +
+    ") > 1.7976931348623157e308 THEN NULL " +
+    "WHEN CAST(" +
+    p15 +
+    " AS REAL) = " +
+    ref +
+    " THEN json(" +
+    p15 +
+    ") " +
+    "WHEN CAST(" +
+    p16 +
+    " AS REAL) = " +
+    ref +
+    " THEN json(" +
+    p16 +
+    ") " +
+    "ELSE json(" +
+    p17 +
+    ") END"
+  );
+}
+
+/** A column's value as json_object should embed it. */
+export function encodeColumn(column: Column, ref: string): string {
+  if (column.type == TYPE_NUMBER) return realJson(ref);
+  if (column.type == TYPE_BOOLEAN) {
+    return "json(CASE WHEN " + ref + " IS NULL THEN NULL WHEN " + ref + " THEN 'true' ELSE 'false' END)";
+  }
+  if (column.type == TYPE_JSON) return "json(" + ref + ")";
+  if (column.type == TYPE_BYTES)
+    return "CASE WHEN " + ref + " IS NULL THEN NULL ELSE lower(hex(" + ref + ")) END";
+  return ref;
+}
+
+function rowValue(table: Table): string {
+  const parts: string[] = [];
+  for (let i = 0; i < table.columns.length; i++) {
+    const column = table.columns[i];
+    parts.push(literal(column.name) + ", " + encodeColumn(column, ident(column.name)));
+  }
+  return "json_object(" + parts.join(", ") + ")";
+}
+
+// A Replicache key is "<table>/<pk>"; the parts of a composite key are joined by "/".
+// Inside a part, "~" is written "~0" and "/" is written "~1" (as in JSON Pointer), so a key
+// always splits back into the parts it was made of.
+function keyPart(column: Column, ref: string): string {
+  if (column.type == TYPE_INTEGER) return "CAST(" + ref + " AS TEXT)";
+  return "replace(replace(" + ref + ", '~', '~0'), '/', '~1')";
+}
+
+function replicacheKey(table: Table, refs: Array<string>): string {
+  const parts: string[] = [];
+  for (let i = 0; i < table.primaryKey.length; i++) parts.push(keyPart(table.primaryKey[i], refs[i]));
+  return literal(table.name + "/") + " || " + parts.join(" || '/' || ");
+}
+
+function columnRefs(table: Table): Array<string> {
+  const refs: string[] = [];
+  for (let i = 0; i < table.primaryKey.length; i++) refs.push(ident(table.primaryKey[i].name));
+  return refs;
+}
+
+/** The put operation for the current row of `table` (unqualified column names). */
+export function putOp(table: Table, dialect: i32): string {
+  if (dialect == DIALECT_REPLICACHE) {
+    return (
+      "json_object('op', 'put', 'key', " +
+      replicacheKey(table, columnRefs(table)) +
+      ", 'value', " +
+      rowValue(table) +
+      ")"
+    );
+  }
+  return (
+    "json_object('op', 'put', 'tableName', " + literal(table.name) + ", 'value', " + rowValue(table) + ")"
+  );
+}
+
+/** The del operation for a key held as a JSON array in `keyRef`. */
+export function delOp(table: Table, dialect: i32, keyRef: string): string {
+  const refs: string[] = [];
+  for (let i = 0; i < table.primaryKey.length; i++)
+    refs.push("json_extract(" + keyRef + ", '$[" + i.toString() + "]')");
+  if (dialect == DIALECT_REPLICACHE) {
+    return "json_object('op', 'del', 'key', " + replicacheKey(table, refs) + ")";
+  }
+  const parts: string[] = [];
+  for (let i = 0; i < table.primaryKey.length; i++)
+    parts.push(literal(table.primaryKey[i].name) + ", " + refs[i]);
+  return (
+    "json_object('op', 'del', 'tableName', " +
+    literal(table.name) +
+    ", 'id', json_object(" +
+    parts.join(", ") +
+    "))"
+  );
+}
+
+/** `WHERE` terms matching the live row whose key is the JSON array in `keyRef`. */
+export function keyMatch(table: Table, keyRef: string): string {
+  const parts: string[] = [];
+  for (let i = 0; i < table.primaryKey.length; i++) {
+    parts.push(
+      ident(table.primaryKey[i].name) + " = json_extract(" + keyRef + ", '$[" + i.toString() + "]')",
+    );
+  }
+  return parts.join(" AND ");
+}
+
+/** Select-list items that read the table's columns back from a pre-image. */
+export function preImageColumns(table: Table, imageRef: string): string {
+  const parts: string[] = [];
+  for (let i = 0; i < table.columns.length; i++) {
+    const column = table.columns[i];
+    const value =
+      column.type == TYPE_BYTES
+        ? "NULL"
+        : "json_extract(" + imageRef + ", " + literal("$." + column.name) + ")";
+    parts.push(value + " AS " + ident(column.name));
+  }
+  return parts.join(", ");
+}

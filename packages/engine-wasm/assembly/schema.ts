@@ -1,0 +1,181 @@
+// The declared schema of a namespace, as the loader serializes it after validation:
+// "<table>|<pk1>,<pk2>|<col>:<type>:<nullable 0|1>,...;<table>|...". Names are already checked
+// to be plain identifiers (they are quoted anyway), so the text needs no escaping and is stored
+// as it is in the engine's state row.
+import { ident, literal } from "./text";
+
+const TABLE_SEPARATOR = ";";
+const FIELD_SEPARATOR = "|";
+
+export const TYPE_STRING = "string";
+export const TYPE_NUMBER = "number";
+export const TYPE_INTEGER = "integer";
+export const TYPE_BOOLEAN = "boolean";
+export const TYPE_JSON = "json";
+export const TYPE_BYTES = "bytes";
+
+export class Column {
+  constructor(
+    public name: string,
+    public type: string,
+    public nullable: bool,
+  ) {}
+
+  sqlType(): string {
+    if (this.type == TYPE_STRING || this.type == TYPE_JSON) return "TEXT";
+    if (this.type == TYPE_NUMBER) return "REAL";
+    if (this.type == TYPE_BYTES) return "BLOB";
+    return "INTEGER";
+  }
+
+  /** The column's definition in CREATE TABLE / ALTER TABLE. */
+  definition(): string {
+    const name = ident(this.name);
+    let sql = name + " " + this.sqlType();
+    if (!this.nullable) sql += " NOT NULL";
+    if (this.type == TYPE_BOOLEAN) sql += " CHECK (" + name + " IN (0, 1))";
+    if (this.type == TYPE_JSON) sql += " CHECK (json_valid(" + name + "))";
+    return sql;
+  }
+}
+
+export class Table {
+  columns: Array<Column> = [] as Column[];
+  primaryKey: Array<Column> = [] as Column[];
+
+  constructor(public name: string) {}
+
+  column(name: string): Column | null {
+    for (let i = 0; i < this.columns.length; i++) {
+      if (this.columns[i].name == name) return this.columns[i];
+    }
+    return null;
+  }
+}
+
+export class Schema {
+  tables: Array<Table> = [] as Table[];
+
+  table(name: string): Table | null {
+    for (let i = 0; i < this.tables.length; i++) {
+      if (this.tables[i].name == name) return this.tables[i];
+    }
+    return null;
+  }
+}
+
+export function parseSchema(text: string): Schema {
+  const schema = new Schema();
+  if (text.length == 0) return schema;
+  const lines = text.split(TABLE_SEPARATOR);
+  for (let i = 0; i < lines.length; i++) {
+    const parts = lines[i].split(FIELD_SEPARATOR);
+    const table = new Table(parts[0]);
+    const columns = parts[2].split(",");
+    for (let j = 0; j < columns.length; j++) {
+      const fields = columns[j].split(":");
+      table.columns.push(new Column(fields[0], fields[1], fields[2] == "1"));
+    }
+    const keys = parts[1].split(",");
+    for (let j = 0; j < keys.length; j++) table.primaryKey.push(table.column(keys[j])!);
+    schema.tables.push(table);
+  }
+  return schema;
+}
+
+export function createTableSql(table: Table): string {
+  const defs: string[] = [];
+  for (let i = 0; i < table.columns.length; i++) defs.push(table.columns[i].definition());
+  const keys: string[] = [];
+  for (let i = 0; i < table.primaryKey.length; i++) keys.push(ident(table.primaryKey[i].name));
+  defs.push("PRIMARY KEY (" + keys.join(", ") + ")");
+  return "CREATE TABLE IF NOT EXISTS " + ident(table.name) + " (" + defs.join(", ") + ") STRICT";
+}
+
+function triggerName(table: Table, kind: string): string {
+  return ident("_weir_capture_" + table.name + "_" + kind);
+}
+
+export function dropTriggersSql(table: Table): Array<string> {
+  return [
+    "DROP TRIGGER IF EXISTS " + triggerName(table, "insert"),
+    "DROP TRIGGER IF EXISTS " + triggerName(table, "update"),
+    "DROP TRIGGER IF EXISTS " + triggerName(table, "delete"),
+  ];
+}
+
+function keyArray(table: Table, row: string): string {
+  const parts: string[] = [];
+  for (let i = 0; i < table.primaryKey.length; i++) parts.push(row + "." + ident(table.primaryKey[i].name));
+  return "json_array(" + parts.join(", ") + ")";
+}
+
+/** The row as it was, for judging later whether a client could see it. Bytes are left out. */
+function preImage(table: Table): string {
+  const parts: string[] = [];
+  for (let i = 0; i < table.columns.length; i++) {
+    const column = table.columns[i];
+    if (column.type == TYPE_BYTES) continue;
+    parts.push(literal(column.name) + ", OLD." + ident(column.name));
+  }
+  return "json_object(" + parts.join(", ") + ")";
+}
+
+function keyChanged(table: Table): string {
+  const parts: string[] = [];
+  for (let i = 0; i < table.primaryKey.length; i++) {
+    const name = ident(table.primaryKey[i].name);
+    parts.push("NEW." + name + " IS NOT OLD." + name);
+  }
+  return parts.join(" OR ");
+}
+
+// Changes made in a transaction belong to the version the transaction will commit as: one past
+// the watermark, which `finalize` (or any other committing step) then advances.
+const PENDING_VERSION = "(SELECT watermark + 1 FROM _weir_state)";
+
+function logChange(table: Table, key: string, old: string): string {
+  return (
+    "INSERT INTO _weir_changes (version, tbl, pk, old) VALUES (" +
+    PENDING_VERSION +
+    ", " +
+    literal(table.name) +
+    ", " +
+    key +
+    ", " +
+    old +
+    ");"
+  );
+}
+
+export function createTriggersSql(table: Table): Array<string> {
+  const on = " ON " + ident(table.name) + " BEGIN ";
+  return [
+    "CREATE TRIGGER " +
+      triggerName(table, "insert") +
+      " AFTER INSERT" +
+      on +
+      logChange(table, keyArray(table, "NEW"), "NULL") +
+      " END",
+    "CREATE TRIGGER " +
+      triggerName(table, "update") +
+      " AFTER UPDATE" +
+      on +
+      logChange(table, keyArray(table, "OLD"), preImage(table)) +
+      " INSERT INTO _weir_changes (version, tbl, pk, old) SELECT " +
+      PENDING_VERSION +
+      ", " +
+      literal(table.name) +
+      ", " +
+      keyArray(table, "NEW") +
+      ", NULL WHERE " +
+      keyChanged(table) +
+      "; END",
+    "CREATE TRIGGER " +
+      triggerName(table, "delete") +
+      " AFTER DELETE" +
+      on +
+      logChange(table, keyArray(table, "OLD"), preImage(table)) +
+      " END",
+  ];
+}

@@ -1,0 +1,52 @@
+// Row filters built by the host from the caller's claims. The loader passes them as
+// "<table>\x01<param count>\x01<sql>" entries joined by "\x02"; their values stay on the host
+// side and are referred to by position (`{"$":k}`), so no value is ever spliced into SQL.
+
+const ENTRY_SEPARATOR = "\x02";
+const FIELD_SEPARATOR = "\x01";
+const ALL_ROWS = "1";
+
+export class Filter {
+  constructor(
+    public sql: string,
+    public firstParam: i32,
+    public paramCount: i32,
+  ) {}
+
+  /** The filter as a parenthesized SQL condition. */
+  condition(): string {
+    return "(" + this.sql + ")";
+  }
+
+  /** Adds the references to this filter's values, in the order its `?` appear. */
+  addParams(into: Array<string>): void {
+    for (let i = 0; i < this.paramCount; i++) into.push('{"$":' + (this.firstParam + i).toString() + "}");
+  }
+}
+
+export class Visibility {
+  names: Array<string> = [] as string[];
+  filters: Array<Filter> = [] as Filter[];
+
+  filterFor(table: string): Filter {
+    for (let i = 0; i < this.names.length; i++) {
+      if (this.names[i] == table) return this.filters[i];
+    }
+    return new Filter(ALL_ROWS, 0, 0);
+  }
+}
+
+export function parseVisibility(text: string): Visibility {
+  const visibility = new Visibility();
+  if (text.length == 0) return visibility;
+  const entries = text.split(ENTRY_SEPARATOR);
+  let next: i32 = 0;
+  for (let i = 0; i < entries.length; i++) {
+    const fields = entries[i].split(FIELD_SEPARATOR);
+    const count = I32.parseInt(fields[1], 10);
+    visibility.names.push(fields[0]);
+    visibility.filters.push(new Filter(fields[2], next, count));
+    next += count;
+  }
+  return visibility;
+}

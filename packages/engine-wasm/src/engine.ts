@@ -1,0 +1,241 @@
+import { instantiate } from "../build/engine.js";
+import { checkEngineResult, EngineError } from "./engine-error.js";
+import { schemaText } from "./schema-text.js";
+import type {
+  Dialect,
+  EngineState,
+  MutationRef,
+  Preflight,
+  PreflightStatus,
+  PruneResult,
+  PullInput,
+  PullResult,
+  Schema,
+  SqlAdapter,
+  SqlValue,
+} from "./types.js";
+import { visibilityText } from "./visibility-text.js";
+
+type Exports = Awaited<ReturnType<typeof instantiate>>;
+
+export const DEFAULT_MAX_CHANGE_ROWS = 10_000;
+export const DEFAULT_MAX_CHANGE_BYTES = 2_000_000;
+const NULL_COOKIE = -1n;
+const DIALECTS: Record<Dialect, number> = { native: 0, replicache: 1 };
+const EMPTY_PARAMS = "[]";
+const ROW_SEPARATOR = "\n";
+const COLUMN_SEPARATOR = "\t";
+
+interface PlaceholderRef {
+  $: number;
+}
+
+function isPlaceholder(value: unknown): value is PlaceholderRef {
+  return typeof value === "object" && value !== null && "$" in value;
+}
+
+/** Rows as the engine reads them: "\n" between rows, "\t" between columns. */
+function rowsText(rows: SqlValue[][]): string {
+  if (rows.length === 0) return "";
+  if (rows[0]!.length === 1) return rows.join(ROW_SEPARATOR);
+  return rows.map((row) => row.join(COLUMN_SEPARATOR)).join(ROW_SEPARATOR);
+}
+
+/**
+ * weir's sync engine: one WASM instance that can serve any number of namespace databases,
+ * one call at a time. Each call takes the namespace's `SqlAdapter`; the host runs calls that
+ * write inside its own transaction.
+ */
+export class Engine {
+  readonly version: string;
+  private readonly wasm: Exports;
+  private db: SqlAdapter | null = null;
+  private extras: readonly SqlValue[] = [];
+  private readonly schemaHandles = new Map<Schema, number>();
+  private readonly installed = new WeakMap<SqlAdapter, { schema: Schema; handle: number }>();
+
+  private constructor(wasm: Exports) {
+    this.wasm = wasm;
+    this.version = wasm.engineVersion();
+  }
+
+  /** Instantiates the engine from its compiled module (preferred in Workers) or the `.wasm` bytes. */
+  static async load(source: WebAssembly.Module | BufferSource): Promise<Engine> {
+    let engine: Engine | null = null;
+    const adapter = (): SqlAdapter => {
+      if (!engine?.db) throw new Error("the engine called its host outside of a call");
+      return engine.db;
+    };
+    const module = source instanceof WebAssembly.Module ? source : await WebAssembly.compile(source);
+    const wasm = await instantiate(module, {
+      env: {},
+      host: {
+        query: (sql: string, params: string) => rowsText(adapter().query(sql, engine!.bind(params))),
+        exec: (sql: string, params: string) => adapter().exec(sql, engine!.bind(params)),
+      },
+    });
+    engine = new Engine(wasm);
+    return engine;
+  }
+
+  private bind(params: string): SqlValue[] {
+    if (params === EMPTY_PARAMS) return [];
+    const values = JSON.parse(params) as unknown[];
+    return values.map((value) => (isPlaceholder(value) ? this.extras[value.$]! : (value as SqlValue)));
+  }
+
+  private call<T>(db: SqlAdapter, extras: readonly SqlValue[], fn: () => T): T {
+    if (this.db) throw new Error("the engine is already in a call: engine calls cannot nest");
+    this.db = db;
+    this.extras = extras;
+    try {
+      return fn();
+    } finally {
+      this.db = null;
+      this.extras = [];
+    }
+  }
+
+  private handle(schema: Schema): number {
+    let handle = this.schemaHandles.get(schema);
+    if (handle === undefined) {
+      handle = this.wasm.registerSchema(schemaText(schema));
+      this.schemaHandles.set(schema, handle);
+    }
+    return handle;
+  }
+
+  /**
+   * Creates the schema's tables, the change capture and the engine's bookkeeping. Installing
+   * the same schema again changes nothing; adding tables or nullable columns migrates (every
+   * client then resets once); any other change is refused with a `schema_mismatch` error.
+   */
+  install(db: SqlAdapter, schema: Schema): { outcome: "created" | "unchanged" | "migrated" } {
+    const handle = this.handle(schema);
+    const outcome = this.call(db, [], () => checkEngineResult(this.wasm.install(handle)));
+    this.installed.set(db, { schema, handle });
+    return { outcome: outcome as "created" | "unchanged" | "migrated" };
+  }
+
+  /** Answers a pull on a database the schema was installed on through this adapter. */
+  pull(db: SqlAdapter, input: PullInput): PullResult {
+    const installed = this.installed.get(db);
+    if (!installed)
+      throw new EngineError(500, "internal", "install the schema on this database before pulling");
+    const { schema, handle } = installed;
+    const visibility = visibilityText(schema, input.visibility);
+    const maxRows = input.maxChangeRows ?? DEFAULT_MAX_CHANGE_ROWS;
+    const maxBytes = input.maxChangeBytes ?? DEFAULT_MAX_CHANGE_BYTES;
+    if (!(maxRows >= 1 && maxBytes >= 1))
+      throw new EngineError(500, "internal", "pull caps must be at least 1");
+    const cookie = input.cookie === null ? NULL_COOKIE : BigInt(input.cookie);
+    const result = this.call(db, visibility.values, () =>
+      checkEngineResult(
+        this.wasm.pull(
+          handle,
+          input.clientGroupID,
+          input.userID,
+          cookie,
+          DIALECTS[input.dialect ?? "native"],
+          BigInt(maxRows),
+          BigInt(maxBytes),
+          visibility.text,
+        ),
+      ),
+    );
+    const split = result.indexOf(ROW_SEPARATOR);
+    const [cookieOut, reset, puts, dels, ids, watermark, floor, unchanged] = result
+      .slice(0, split)
+      .split(COLUMN_SEPARATOR)
+      .map(Number) as number[];
+    return {
+      body: result.slice(split + 1),
+      cookie: cookieOut!,
+      unchanged: unchanged === 1,
+      reset: reset === 1,
+      puts: puts!,
+      dels: dels!,
+      lastMutationIDs: ids!,
+      watermark: watermark!,
+      floor: floor!,
+    };
+  }
+
+  /** Registers the group to the user on first use; refuses another user's group with 403. */
+  claimGroup(db: SqlAdapter, clientGroupID: string, userID: string): void {
+    this.call(db, [], () => checkEngineResult(this.wasm.claimGroup(clientGroupID, userID)));
+  }
+
+  preflight(db: SqlAdapter, ref: MutationRef): Preflight {
+    const result = this.call(db, [], () =>
+      checkEngineResult(this.wasm.preflight(ref.clientGroupID, ref.clientID, BigInt(ref.mutationID))),
+    );
+    const [status, last] = result.split(COLUMN_SEPARATOR);
+    return { status: status as PreflightStatus, lastMutationID: Number(last) };
+  }
+
+  /**
+   * Records the mutation as processed in the caller's transaction: together with the mutator's
+   * writes it becomes one new version. Also the way to record an application error, after the
+   * host rolled the mutator's writes back.
+   */
+  finalize(db: SqlAdapter, ref: MutationRef): void {
+    this.call(db, [], () => this.wasm.finalize(ref.clientGroupID, ref.clientID, BigInt(ref.mutationID)));
+  }
+
+  /** Keeps the newest `retainChanges` versions; deletes at most `limit` older changes per call. */
+  prune(db: SqlAdapter, retainChanges: number, limit = Number.MAX_SAFE_INTEGER): PruneResult {
+    if (!Number.isSafeInteger(retainChanges) || retainChanges < 0) {
+      throw new EngineError(400, "bad_request", "retainChanges must be a non-negative integer");
+    }
+    if (!Number.isSafeInteger(limit) || limit < 1)
+      throw new EngineError(400, "bad_request", "limit must be positive");
+    const result = this.call(db, [], () => this.wasm.prune(BigInt(retainChanges), BigInt(limit)));
+    const [deleted, floor, more] = result.split(COLUMN_SEPARATOR).map(Number) as number[];
+    return { deleted: deleted!, floor: floor!, more: more === 1 };
+  }
+
+  /** Every client resets once, on its next pull. */
+  invalidate(db: SqlAdapter): void {
+    this.call(db, [], () => this.wasm.invalidate());
+  }
+
+  state(db: SqlAdapter): EngineState {
+    const result = this.call(db, [], () => this.wasm.state());
+    if (result === "") throw new EngineError(500, "internal", "the engine is not installed in this database");
+    const [watermark, floor, changes, clients, clientGroups] = result
+      .split(COLUMN_SEPARATOR)
+      .map(Number) as number[];
+    return {
+      engineVersion: this.version,
+      watermark: watermark!,
+      floor: floor!,
+      changes: changes!,
+      clients: clients!,
+      clientGroups: clientGroups!,
+    };
+  }
+
+  listChanges(
+    db: SqlAdapter,
+    since: number,
+    limit: number,
+  ): { version: number; table: string; key: unknown[] }[] {
+    return JSON.parse(this.call(db, [], () => this.wasm.listChanges(BigInt(since), BigInt(limit))));
+  }
+
+  clients(
+    db: SqlAdapter,
+  ): { clientID: string; clientGroupID: string; userID: string; lastMutationID: number }[] {
+    return JSON.parse(this.call(db, [], () => this.wasm.listClients()));
+  }
+
+  /** The size of the engine's WASM linear memory. */
+  memoryBytes(): number {
+    return this.wasm.memory.buffer.byteLength;
+  }
+}
+
+export function loadEngine(source: WebAssembly.Module | BufferSource): Promise<Engine> {
+  return Engine.load(source);
+}

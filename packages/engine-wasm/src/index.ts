@@ -1,0 +1,6 @@
+export { DEFAULT_MAX_CHANGE_BYTES, DEFAULT_MAX_CHANGE_ROWS, Engine, loadEngine } from "./engine.js";
+export { EngineError } from "./engine-error.js";
+export { engineWasmUrl } from "./engine-wasm-url.js";
+export { type ParsedPull, parsePullRequest, parsePushRequest, UnsupportedVersionError } from "./requests.js";
+export { schemaText } from "./schema-text.js";
+export type * from "./types.js";

@@ -1,0 +1,73 @@
+import {
+  PullRequest,
+  PushRequest,
+  parse,
+  ReplicachePullRequest,
+  ReplicachePushRequest,
+  SUPPORTED_PULL_VERSION,
+  SUPPORTED_PUSH_VERSION,
+} from "@weir/protocol";
+import { EngineError } from "./engine-error.js";
+import type { Dialect, PushBatch } from "./types.js";
+
+/** A version the server does not speak; hosts answer it in the dialect's own shape. */
+export class UnsupportedVersionError extends EngineError {
+  constructor(readonly versionType: "pull" | "push") {
+    super(400, "bad_request", `unsupported ${versionType} version`);
+  }
+}
+
+export interface ParsedPull {
+  clientGroupID: string;
+  clientID?: string;
+  cookie: number | null;
+}
+
+function invalid(message: string): EngineError {
+  return new EngineError(400, "bad_request", message);
+}
+
+/** Validates a pull body of either dialect. */
+export function parsePullRequest(body: unknown, dialect: Dialect): ParsedPull {
+  if (dialect === "replicache") {
+    const result = parse(ReplicachePullRequest, body);
+    if (!result.ok) throw invalid(result.message);
+    if (result.value.pullVersion !== SUPPORTED_PULL_VERSION) throw new UnsupportedVersionError("pull");
+    return { clientGroupID: result.value.clientGroupID, cookie: result.value.cookie };
+  }
+  const result = parse(PullRequest, body);
+  if (!result.ok) throw invalid(result.message);
+  return result.value;
+}
+
+/** Validates a push body of either dialect and brings it to one shape. */
+export function parsePushRequest(body: unknown, dialect: Dialect): PushBatch {
+  if (dialect === "replicache") {
+    const result = parse(ReplicachePushRequest, body);
+    if (!result.ok) throw invalid(result.message);
+    if (result.value.pushVersion !== SUPPORTED_PUSH_VERSION) throw new UnsupportedVersionError("push");
+    return {
+      clientGroupID: result.value.clientGroupID,
+      mutations: result.value.mutations.map(({ clientID, id, name, args, timestamp }) => ({
+        clientID,
+        id,
+        name,
+        args,
+        timestamp,
+      })),
+    };
+  }
+  const result = parse(PushRequest, body);
+  if (!result.ok) throw invalid(result.message);
+  if (result.value.pushVersion !== SUPPORTED_PUSH_VERSION) throw new UnsupportedVersionError("push");
+  return {
+    clientGroupID: result.value.clientGroupID,
+    mutations: result.value.mutations.map(({ clientID, id, name, args, timestamp }) => ({
+      clientID,
+      id,
+      name,
+      args: args[0],
+      timestamp,
+    })),
+  };
+}

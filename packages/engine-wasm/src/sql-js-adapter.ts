@@ -1,0 +1,60 @@
+import type { SqlAdapter, SqlValue } from "./types.js";
+
+/** The parts of a sql.js `Database` the adapter uses (so this module needs no import of it). */
+export interface SqlJsDatabase {
+  prepare(sql: string): SqlJsStatement;
+  run(sql: string, params?: unknown[]): unknown;
+  getRowsModified(): number;
+}
+
+interface SqlJsStatement {
+  bind(params: unknown[]): boolean;
+  step(): boolean;
+  get(): unknown[];
+  reset(): void;
+  free(): boolean;
+}
+
+const MAX_CACHED_STATEMENTS = 512;
+
+/** A `SqlAdapter` over a sql.js database (pure WASM SQLite, no native module). */
+export function sqlJsAdapter(db: SqlJsDatabase): SqlAdapter {
+  const statements = new Map<string, SqlJsStatement>();
+  const prepare = (sql: string): SqlJsStatement => {
+    let statement = statements.get(sql);
+    if (!statement) {
+      if (statements.size >= MAX_CACHED_STATEMENTS) {
+        for (const cached of statements.values()) cached.free();
+        statements.clear();
+      }
+      statement = db.prepare(sql);
+      statements.set(sql, statement);
+    }
+    return statement;
+  };
+  return {
+    query(sql, params) {
+      const statement = prepare(sql);
+      try {
+        statement.bind(params as SqlValue[]);
+        const rows: SqlValue[][] = [];
+        while (statement.step()) rows.push(statement.get() as SqlValue[]);
+        return rows;
+      } finally {
+        statement.reset();
+      }
+    },
+    exec(sql, params) {
+      const statement = prepare(sql);
+      try {
+        statement.bind(params as SqlValue[]);
+        while (statement.step()) {
+          // Statements run for their effect; any rows they return are not needed.
+        }
+        return db.getRowsModified();
+      } finally {
+        statement.reset();
+      }
+    },
+  };
+}

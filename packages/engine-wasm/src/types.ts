@@ -1,0 +1,125 @@
+/** A value SQLite stores and a `SqlAdapter` binds or returns. */
+export type SqlValue = null | number | bigint | string | Uint8Array;
+
+/**
+ * Synchronous access to one namespace's SQLite database. The engine never begins or ends a
+ * transaction: the host wraps each engine call in one (`db.transaction(fn)` in better-sqlite3,
+ * `ctx.storage.transactionSync` in a Durable Object).
+ */
+export interface SqlAdapter {
+  /** Runs a statement that returns rows; each row is an array of column values in order. */
+  query(sql: string, params: readonly SqlValue[]): SqlValue[][];
+  /** Runs a statement that returns no rows; answers how many rows it changed. */
+  exec(sql: string, params: readonly SqlValue[]): number;
+}
+
+/**
+ * How a column is stored and how it travels. `boolean` is stored as 0/1 and pulls as
+ * `true`/`false`; `json` is stored as JSON text and pulls as the value; `bytes` is stored as a
+ * BLOB and travels as a lowercase hex string.
+ */
+export type ColumnType = "string" | "number" | "integer" | "boolean" | "json" | "bytes";
+
+export interface ColumnSchema {
+  type: ColumnType;
+  /** Columns are NOT NULL unless declared nullable. Primary-key columns are never nullable. */
+  nullable?: boolean;
+}
+
+export interface TableSchema {
+  columns: Record<string, ColumnType | ColumnSchema>;
+  /** One or more column names. */
+  primaryKey: readonly string[];
+}
+
+/** The tables a namespace syncs. Names match `[A-Za-z_][A-Za-z0-9_]*` and must not start with `_weir`. */
+export interface Schema {
+  tables: Record<string, TableSchema>;
+}
+
+/**
+ * Which rows of a table a caller may see: a boolean SQL expression over the table's columns,
+ * with `?` placeholders bound in order to `params` (never spliced into the SQL).
+ * Example: `{ sql: "owner = ?", params: [claims.userID] }`.
+ */
+export interface VisibilityFilter {
+  sql: string;
+  params?: readonly SqlValue[];
+}
+
+/** Filters by table name. A table without a filter is visible in full. */
+export type Visibility = Record<string, VisibilityFilter>;
+
+export type Dialect = "native" | "replicache";
+
+export interface PullInput {
+  clientGroupID: string;
+  /** The authenticated user; a client group belongs to the first user that used it. */
+  userID: string;
+  cookie: number | null;
+  dialect?: Dialect;
+  visibility?: Visibility;
+  /** Defaults 10,000 and 2,000,000. A full reset is not capped. */
+  maxChangeRows?: number;
+  maxChangeBytes?: number;
+}
+
+export interface PullResult {
+  /** The complete response body in the requested dialect, ready to send. */
+  body: string;
+  cookie: number;
+  unchanged: boolean;
+  /** True when the patch starts with `clear` (null cookie, cookie below the floor, invalidation). */
+  reset: boolean;
+  puts: number;
+  dels: number;
+  /** How many clients' last mutation ids the answer reports. */
+  lastMutationIDs: number;
+  watermark: number;
+  floor: number;
+}
+
+export interface MutationRef {
+  clientGroupID: string;
+  clientID: string;
+  mutationID: number;
+}
+
+export type PreflightStatus = "apply" | "replay" | "ooo";
+
+export interface Preflight {
+  status: PreflightStatus;
+  /** The client's last processed mutation id (0 for a new client). */
+  lastMutationID: number;
+}
+
+export interface EngineState {
+  engineVersion: string;
+  watermark: number;
+  floor: number;
+  changes: number;
+  clients: number;
+  clientGroups: number;
+}
+
+export interface PruneResult {
+  deleted: number;
+  floor: number;
+  /** True when the batch limit stopped the prune before the floor was reached. */
+  more: boolean;
+}
+
+/** A push batch after validation, the same shape for both dialects. */
+export interface PushBatch {
+  clientGroupID: string;
+  mutations: PushMutation[];
+}
+
+export interface PushMutation {
+  clientID: string;
+  id: number;
+  name: string;
+  /** Native: the first element of `args`; Replicache: `args` as sent. */
+  args: unknown;
+  timestamp?: number;
+}

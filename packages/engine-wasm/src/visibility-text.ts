@@ -1,0 +1,41 @@
+import { EngineError } from "./engine-error.js";
+import type { Schema, SqlValue, Visibility } from "./types.js";
+
+const ENTRY_SEPARATOR = "\x02";
+const FIELD_SEPARATOR = "\x01";
+
+export interface VisibilityText {
+  text: string;
+  /** The filters' values in order; the engine refers to them by position. */
+  values: SqlValue[];
+}
+
+export const NO_VISIBILITY: VisibilityText = { text: "", values: [] };
+
+/** Checks the filters against the schema and writes them in the engine's compact form. */
+export function visibilityText(schema: Schema, visibility: Visibility | undefined): VisibilityText {
+  if (!visibility) return NO_VISIBILITY;
+  const entries: string[] = [];
+  const values: SqlValue[] = [];
+  for (const [table, filter] of Object.entries(visibility)) {
+    if (!Object.hasOwn(schema.tables, table)) {
+      throw new EngineError(500, "internal", `visibility names ${table}, which is not in the schema`);
+    }
+    if (
+      typeof filter.sql !== "string" ||
+      filter.sql.trim() === "" ||
+      filter.sql.includes(FIELD_SEPARATOR) ||
+      filter.sql.includes(ENTRY_SEPARATOR)
+    ) {
+      throw new EngineError(
+        500,
+        "internal",
+        `the visibility filter of ${table} is not a usable SQL expression`,
+      );
+    }
+    const params = filter.params ?? [];
+    entries.push(`${table}${FIELD_SEPARATOR}${params.length}${FIELD_SEPARATOR}${filter.sql}`);
+    values.push(...params);
+  }
+  return { text: entries.join(ENTRY_SEPARATOR), values };
+}
