@@ -2,6 +2,8 @@ import { Command } from "commander";
 import type { RunState } from "./command-action.js";
 import { registerAdmin } from "./commands/admin.js";
 import { registerBench } from "./commands/bench.js";
+import { registerInspect } from "./commands/inspect.js";
+import { registerMaintain } from "./commands/maintain.js";
 import { cliVersion } from "./version.js";
 
 /** The `weir` command tree. Every command has `--help`; usage errors exit with code 2. */
@@ -14,5 +16,7 @@ export function buildProgram(state: RunState): Command {
     .exitOverride();
   registerAdmin(program, state);
   registerBench(program, state);
+  registerInspect(program, state);
+  registerMaintain(program, state);
   return program;
 }
