@@ -6,7 +6,12 @@ export function formatFields(value: Record<string, unknown>, indent = ""): strin
   for (const key of keys) {
     const field = value[key];
     const label = `${indent}${`${key}:`.padEnd(width + 1)}`;
-    if (field !== null && typeof field === "object" && !Array.isArray(field)) {
+    if (
+      field !== null &&
+      typeof field === "object" &&
+      !Array.isArray(field) &&
+      Object.keys(field).length > 0
+    ) {
       lines.push(`${indent}${key}:`);
       const nested = formatFields(field as Record<string, unknown>, `${indent}  `);
       if (nested) lines.push(nested);
@@ -18,6 +23,7 @@ export function formatFields(value: Record<string, unknown>, indent = ""): strin
 }
 
 function formatScalar(value: unknown): string {
+  if (value !== null && typeof value === "object" && Object.keys(value).length === 0) return "none";
   if (typeof value === "number") return formatNumber(value);
   if (typeof value === "string") return value;
   return JSON.stringify(value) ?? String(value);
