@@ -11,6 +11,8 @@ export interface WakeLatencyResult {
   rounds: number;
   /** From the push's acknowledgement to `wake` on each socket (0 when the wake came first). */
   latency: LatencySummary;
+  /** From sending the push to `wake` on each socket: covers a wake sent before the acknowledgement. */
+  sincePushSent: LatencySummary;
   /** Socket-rounds where no wake arrived within the round's timeout. */
   missed: number;
 }
@@ -34,6 +36,7 @@ export async function runWakeLatency(ctx: BenchContext): Promise<WakeLatencyResu
   let pending = 0;
   let allArrived: () => void = () => {};
   const recorder = new LatencyRecorder();
+  const sinceSent = new LatencyRecorder();
   let missed = 0;
   let round = 0;
   const progress = new ProgressLine(
@@ -73,6 +76,7 @@ export async function runWakeLatency(ctx: BenchContext): Promise<WakeLatencyResu
         allArrived = resolve;
       });
       roundOpen = true;
+      const sentAt = performance.now();
       await target.push(`${ctx.runID}-wakegroup`, [
         { clientID, id: round, name: mutator, args: { id: `${clientID}-${round}`, value: round } },
       ]);
@@ -81,7 +85,10 @@ export async function runWakeLatency(ctx: BenchContext): Promise<WakeLatencyResu
       roundOpen = false;
       for (const at of receivedAt) {
         if (at === undefined) missed++;
-        else recorder.record(Math.max(0, at - ackedAt));
+        else {
+          recorder.record(Math.max(0, at - ackedAt));
+          sinceSent.record(at - sentAt);
+        }
       }
       await sleep(SETTLE_MS);
     }
@@ -91,5 +98,12 @@ export async function runWakeLatency(ctx: BenchContext): Promise<WakeLatencyResu
     for (const socket of sockets) socket.terminate();
     await target.close();
   }
-  return { mode: "wake", sockets: count, rounds, latency: recorder.summary(), missed };
+  return {
+    mode: "wake",
+    sockets: count,
+    rounds,
+    latency: recorder.summary(),
+    sincePushSent: sinceSent.summary(),
+    missed,
+  };
 }

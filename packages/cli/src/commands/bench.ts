@@ -118,7 +118,8 @@ function renderResult(result: BenchResult): string {
     case "wake":
       return [
         `wake: ${result.sockets} sockets, ${result.rounds} rounds, missed ${result.missed}`,
-        renderLatency(result.latency),
+        `from push ack: ${renderLatency(result.latency)}`,
+        `from push sent: ${renderLatency(result.sincePushSent)}`,
       ].join("\n");
   }
 }
