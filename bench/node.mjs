@@ -165,7 +165,7 @@ try {
       weirBin,
       "serve",
       "--config",
-      join(root, "bench/node.config.mjs"),
+      join(root, "bench/node/weir.config.mjs"),
       "--port",
       "0",
       "--data-dir",
