@@ -1,0 +1,39 @@
+import { afterAll, beforeAll, describe } from "vitest";
+import { adminSuite } from "./admin-suite.js";
+import { badInputSuite } from "./bad-input-suite.js";
+import { nativeSuite } from "./native-suite.js";
+import { replicacheSuite } from "./replicache-suite.js";
+import type { ConformanceTarget } from "./target.js";
+import { wakeSuite } from "./wake-suite.js";
+
+export {
+  CONFORMANCE_ADMIN_KEY,
+  CONFORMANCE_MAX_CHANGE_ROWS,
+  conformanceConfig,
+} from "./conformance-config.js";
+export type { ConformanceTarget } from "./target.js";
+
+/**
+ * Registers the conformance suite (vitest) against a host that `makeTarget` starts with
+ * `conformanceConfig()`. Every test uses a namespace of its own, so one target serves them all.
+ */
+export function runConformance(name: string, makeTarget: () => Promise<ConformanceTarget>): void {
+  describe(`conformance: ${name}`, () => {
+    let target: ConformanceTarget | undefined;
+    const current = () => {
+      if (!target) throw new Error("the conformance target did not start");
+      return target;
+    };
+    beforeAll(async () => {
+      target = await makeTarget();
+    });
+    afterAll(async () => {
+      await target?.close();
+    });
+    describe("native dialect", () => nativeSuite(current));
+    describe("replicache dialect", () => replicacheSuite(current));
+    describe("admin", () => adminSuite(current));
+    describe("bad input", () => badInputSuite(current));
+    describe("wake", () => wakeSuite(current));
+  });
+}

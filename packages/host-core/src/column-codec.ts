@@ -1,0 +1,94 @@
+import type { ColumnType, Schema, SqlValue } from "@weir/engine-wasm";
+import { MutatorError } from "./mutator-error.js";
+
+export interface ColumnInfo {
+  type: ColumnType;
+  nullable: boolean;
+}
+
+export interface TableInfo {
+  name: string;
+  columns: Map<string, ColumnInfo>;
+  primaryKey: readonly string[];
+}
+
+/** The schema as lookups, built once at start. */
+export function tableInfos(schema: Schema): Map<string, TableInfo> {
+  const tables = new Map<string, TableInfo>();
+  for (const [name, table] of Object.entries(schema.tables)) {
+    const columns = new Map<string, ColumnInfo>();
+    for (const [column, declared] of Object.entries(table.columns)) {
+      const info = typeof declared === "string" ? { type: declared, nullable: false } : declared;
+      const isKey = table.primaryKey.includes(column);
+      columns.set(column, { type: info.type, nullable: !isKey && info.nullable === true });
+    }
+    tables.set(name, { name, columns, primaryKey: table.primaryKey });
+  }
+  return tables;
+}
+
+const HEX = /^(?:[0-9a-f]{2})*$/;
+
+/** A value as a mutator gives it, in the form the column stores. Wrong types are application errors. */
+export function encodeValue(table: string, column: string, info: ColumnInfo, value: unknown): SqlValue {
+  const where = `${table}.${column}`;
+  if (value === null || value === undefined) {
+    if (info.nullable) return null;
+    throw new MutatorError(`${where} is not nullable`);
+  }
+  switch (info.type) {
+    case "string":
+      if (typeof value === "string") return value;
+      break;
+    case "number":
+      if (typeof value === "number" && Number.isFinite(value)) return value;
+      break;
+    case "integer":
+      if (typeof value === "number" && Number.isSafeInteger(value)) return value;
+      if (typeof value === "bigint") return value;
+      break;
+    case "boolean":
+      if (typeof value === "boolean") return value ? 1 : 0;
+      break;
+    case "json":
+      return JSON.stringify(value);
+    case "bytes":
+      if (value instanceof Uint8Array) return value;
+      if (typeof value === "string" && HEX.test(value)) return hexToBytes(value);
+      throw new MutatorError(`${where} expects bytes as a lowercase hex string`);
+  }
+  throw new MutatorError(`${where} expects a ${info.type}, got ${describe(value)}`);
+}
+
+/** A stored value in its wire form: booleans as true/false, JSON parsed, bytes as lowercase hex. */
+export function decodeValue(info: ColumnInfo, value: SqlValue): unknown {
+  if (value === null) return null;
+  switch (info.type) {
+    case "boolean":
+      return value === 1 || value === 1n;
+    case "json":
+      return typeof value === "string" ? JSON.parse(value) : value;
+    case "bytes":
+      return value instanceof Uint8Array ? bytesToHex(value) : value;
+    default:
+      return value;
+  }
+}
+
+function describe(value: unknown): string {
+  if (typeof value === "number" && !Number.isFinite(value)) return String(value);
+  if (typeof value === "number" && !Number.isInteger(value)) return `the fraction ${value}`;
+  return Array.isArray(value) ? "an array" : typeof value;
+}
+
+function hexToBytes(hex: string): Uint8Array {
+  const bytes = new Uint8Array(hex.length / 2);
+  for (let i = 0; i < bytes.length; i++) bytes[i] = Number.parseInt(hex.slice(i * 2, i * 2 + 2), 16);
+  return bytes;
+}
+
+function bytesToHex(bytes: Uint8Array): string {
+  let hex = "";
+  for (const byte of bytes) hex += byte.toString(16).padStart(2, "0");
+  return hex;
+}

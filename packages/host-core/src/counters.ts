@@ -1,0 +1,15 @@
+/** What a namespace has done since it was created; kept in its database across restarts. */
+export interface Counters {
+  pulls: number;
+  resets: number;
+  pushes: number;
+  mutations: number;
+  replays: number;
+  appErrors: number;
+  wakeFrames: number;
+  errors: number;
+}
+
+export function emptyCounters(): Counters {
+  return { pulls: 0, resets: 0, pushes: 0, mutations: 0, replays: 0, appErrors: 0, wakeFrames: 0, errors: 0 };
+}

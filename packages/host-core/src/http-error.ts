@@ -1,0 +1,27 @@
+import { ERROR_STATUS, type ErrorCode } from "@weir/protocol";
+
+/** An error that answers the request with `{ error: code, message }` and the code's status. */
+export class HttpError extends Error {
+  readonly status: number;
+  readonly code: string;
+  readonly headers: Record<string, string>;
+
+  constructor(code: ErrorCode, message: string, headers: Record<string, string> = {}) {
+    super(message);
+    this.name = "HttpError";
+    this.code = code;
+    this.status = ERROR_STATUS[code];
+    this.headers = headers;
+  }
+}
+
+/** The server is closing: it finishes what it has and takes nothing new. */
+export class ShuttingDownError extends HttpError {
+  constructor() {
+    super("internal", "the server is shutting down; retry shortly", {
+      "retry-after": "1",
+      connection: "close",
+    });
+    Object.assign(this, { code: "shutting_down", status: 503 });
+  }
+}

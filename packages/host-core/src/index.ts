@@ -1,0 +1,24 @@
+export type { Claims } from "./claims.js";
+export {
+  CONFIG_DEFAULTS,
+  ConfigError,
+  type ResolvedConfig,
+  resolveConfig,
+  type WeirConfig,
+} from "./config.js";
+export { CONTROL_TABLE, type Knobs } from "./control-store.js";
+export type { Counters } from "./counters.js";
+export { FaultError } from "./fault.js";
+export { HttpError } from "./http-error.js";
+export { errorResponse, jsonResponse } from "./json-response.js";
+export type { Mutator, MutatorContext, MutatorTx, Row, RowKey } from "./mutator.js";
+export { MutatorError } from "./mutator-error.js";
+export { isValidNamespace, NAMESPACE_PATTERN } from "./namespace.js";
+export type { FlowResult, NamespaceService } from "./namespace-service.js";
+export { type Clock, systemClock } from "./ports/clock.js";
+export { consoleJsonLogger, type Logger, type LogLevel } from "./ports/logger.js";
+export type { Scheduler } from "./ports/scheduler.js";
+export type { NamespaceStore, Storage } from "./ports/storage.js";
+export type { Wake, WakeTarget } from "./ports/wake.js";
+export { namespaceHash, type RequestKind, type RequestRecord, type ResultClass } from "./request-record.js";
+export { createWeirHost, type HostPorts, WeirHost } from "./weir-host.js";

@@ -1,0 +1,60 @@
+import { type Dialect, parsePullRequest } from "@weir/engine-wasm";
+import type { Claims } from "./claims.js";
+import { isUnsupportedVersion } from "./engine-errors.js";
+import { fireFault } from "./fault.js";
+import { jsonResponse } from "./json-response.js";
+import type { FlowResult, NamespaceService } from "./namespace-service.js";
+
+/** Pull in either dialect: changes since the cookie, through the visibility filter of these claims. */
+export function runPull(
+  service: NamespaceService,
+  dialect: Dialect,
+  body: unknown,
+  claims: Claims,
+): FlowResult {
+  let input: ReturnType<typeof parsePullRequest>;
+  try {
+    input = parsePullRequest(body, dialect);
+  } catch (error) {
+    // Replicache expects this exact body (with a 200) to tell its user to update the app.
+    if (dialect === "replicache" && isUnsupportedVersion(error)) {
+      return { response: jsonResponse({ error: "VersionNotSupported", versionType: "pull" }), log: {} };
+    }
+    throw error;
+  }
+  const { engine, store, control, config, clock } = service;
+  const visibility = service.visibilityFor(claims);
+  const started = clock.monotonic();
+  // A transaction even though a caught-up pull writes nothing: the engine reads several tables and
+  // must see them at one instant.
+  const result = store.transaction(() => {
+    fireFault(control, "pull_during_tx");
+    return engine.pull(store.db, {
+      clientGroupID: input.clientGroupID,
+      userID: claims.userID,
+      cookie: input.cookie,
+      dialect,
+      visibility,
+      maxChangeRows: config.maxChangeRows,
+      maxChangeBytes: config.maxChangeBytes,
+    });
+  });
+  const txMs = clock.monotonic() - started;
+  fireFault(control, "pull_after_commit");
+  control.counters.pulls++;
+  if (result.reset) control.counters.resets++;
+  return {
+    response: jsonResponse(result.body),
+    log: {
+      cookieIn: input.cookie,
+      cookieOut: result.cookie,
+      reset: result.reset,
+      floor: result.floor,
+      watermark: result.watermark,
+      puts: result.puts,
+      dels: result.dels,
+      idsAdvanced: result.lastMutationIDs,
+      txMs,
+    },
+  };
+}

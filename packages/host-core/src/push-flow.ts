@@ -1,0 +1,186 @@
+import { type Dialect, type MutationRef, type PushMutation, parsePushRequest } from "@weir/engine-wasm";
+import type { MutationResult } from "@weir/protocol";
+import type { Claims } from "./claims.js";
+import { isUnsupportedVersion } from "./engine-errors.js";
+import { fireFault } from "./fault.js";
+import { HttpError } from "./http-error.js";
+import { jsonResponse } from "./json-response.js";
+import type { MutatorContext } from "./mutator.js";
+import type { FlowResult, NamespaceService } from "./namespace-service.js";
+import { runMutator } from "./run-mutator.js";
+
+/** How many change-log rows one retention pass deletes at most, so a push never stalls on it. */
+const PRUNE_BATCH = 10_000;
+
+type Entry = { id: { clientID: string; id: number }; result: MutationResult };
+
+/**
+ * Push in either dialect. The batch runs in one transaction; each mutation in a nested one, so an
+ * application error rolls back only that mutation's writes while its id still advances with it.
+ * Nothing is acknowledged before the commit, and deferred effects run only after it.
+ */
+export function runPush(
+  service: NamespaceService,
+  dialect: Dialect,
+  body: unknown,
+  claims: Claims,
+): FlowResult {
+  let batch: ReturnType<typeof parsePushRequest>;
+  try {
+    batch = parsePushRequest(body, dialect);
+  } catch (error) {
+    if (isUnsupportedVersion(error)) return unsupportedVersion(dialect, body, (error as Error).message);
+    throw error;
+  }
+  const { engine, store, control, clock } = service;
+  if (!control.knobs.writerEnabled) {
+    throw new HttpError("writer_disabled", "this namespace's writer is disabled; nothing was stored");
+  }
+
+  const entries: Entry[] = [];
+  const writers = new Set<string>();
+  const deferred: Array<() => void | Promise<void>> = [];
+  let stoppedAt = -1;
+  let applied = 0;
+  let appErrors = 0;
+  let replays = 0;
+  const started = clock.monotonic();
+  store.transaction(() => {
+    engine.claimGroup(store.db, batch.clientGroupID, claims.userID);
+    for (const [index, mutation] of batch.mutations.entries()) {
+      fireFault(control, "push_before_mutation");
+      const ref: MutationRef = {
+        clientGroupID: batch.clientGroupID,
+        clientID: mutation.clientID,
+        mutationID: mutation.id,
+      };
+      const preflight = engine.preflight(store.db, ref);
+      if (preflight.status === "replay") {
+        replays++;
+        entries.push(entry(mutation, alreadyProcessed(mutation, preflight.lastMutationID)));
+        continue;
+      }
+      if (preflight.status === "ooo") {
+        // Replicache's server guide ignores a mutation from the future; the native dialect stops.
+        if (dialect === "replicache") continue;
+        stoppedAt = index;
+        break;
+      }
+      const ctx: MutatorContext = {
+        namespace: service.namespace,
+        claims,
+        clientGroupID: batch.clientGroupID,
+        clientID: mutation.clientID,
+        mutationID: mutation.id,
+        ...(mutation.timestamp === undefined ? {} : { timestamp: mutation.timestamp }),
+      };
+      const outcome = runMutator(service, mutation.name, mutation.args, ctx);
+      engine.finalize(store.db, ref);
+      if (outcome.ok) {
+        applied++;
+        writers.add(mutation.clientID);
+        deferred.push(...outcome.deferred);
+        entries.push(entry(mutation, {}));
+      } else {
+        appErrors++;
+        entries.push(entry(mutation, outcome.error));
+      }
+    }
+    fireFault(control, "push_after_write_before_commit");
+  });
+  const txMs = clock.monotonic() - started;
+
+  const counters = control.counters;
+  counters.pushes++;
+  counters.mutations += applied;
+  counters.appErrors += appErrors;
+  counters.replays += replays;
+  if (applied > 0) {
+    service.runDeferred(deferred);
+    prune(service);
+    service.committed(writers);
+  }
+  fireFault(control, "push_after_commit_before_response");
+
+  const log = { mutations: batch.mutations.length, idsAdvanced: applied + appErrors, appErrors, txMs };
+  if (control.knobs.dropNextPushResponse) {
+    control.set("dropNextPushResponse", false);
+    return { response: droppedResponse(), log: { ...log, error: "response_dropped" } };
+  }
+  if (dialect === "replicache") return { response: jsonResponse({}), log };
+  if (stoppedAt >= 0) {
+    const rest = batch.mutations.slice(stoppedAt);
+    const first = rest[0]!;
+    const pushResponse = {
+      kind: "PushFailed",
+      origin: "server",
+      reason: "oooMutation",
+      message: `mutation ${first.id} of client ${first.clientID} is out of order`,
+      mutationIDs: rest.map((m) => ({ clientID: m.clientID, id: m.id })),
+    };
+    return { response: jsonResponse({ pushResponse }), log: { ...log, error: "ooo" } };
+  }
+  return { response: jsonResponse({ pushResponse: { mutations: entries } }), log };
+}
+
+function entry(mutation: PushMutation, result: MutationResult): Entry {
+  return { id: { clientID: mutation.clientID, id: mutation.id }, result };
+}
+
+function alreadyProcessed(mutation: PushMutation, last: number): MutationResult {
+  return {
+    error: "alreadyProcessed",
+    details: `mutation ${mutation.id} of client ${mutation.clientID} was already processed (last ${last})`,
+  };
+}
+
+/** Retention after a write; a failure here must not fail the push that already committed. */
+function prune(service: NamespaceService): void {
+  try {
+    service.store.transaction(() =>
+      service.engine.prune(service.store.db, service.retainChanges, PRUNE_BATCH),
+    );
+  } catch (error) {
+    service.logger.log("error", { msg: "retention failed", ns: service.hash, error: String(error) });
+  }
+}
+
+function unsupportedVersion(dialect: Dialect, body: unknown, message: string): FlowResult {
+  if (dialect === "replicache") {
+    return { response: jsonResponse({ error: "VersionNotSupported", versionType: "push" }), log: {} };
+  }
+  // Both shapes: `{error, message}` for any HTTP client, `pushResponse` for a native one.
+  const pushResponse = {
+    kind: "PushFailed",
+    origin: "server",
+    reason: "unsupportedPushVersion",
+    message,
+    mutationIDs: mutationRefs(body),
+  };
+  return {
+    response: jsonResponse({ error: "unsupported_version", message, pushResponse }, 400),
+    log: { error: "unsupported_version" },
+  };
+}
+
+/** The ids a body names, read defensively: it failed validation only on its version. */
+function mutationRefs(body: unknown): { clientID: string; id: number }[] {
+  const mutations = (body as { mutations?: unknown })?.mutations;
+  if (!Array.isArray(mutations)) return [];
+  return mutations.flatMap((m: { clientID?: unknown; id?: unknown }) =>
+    typeof m?.clientID === "string" && typeof m.id === "number" ? [{ clientID: m.clientID, id: m.id }] : [],
+  );
+}
+
+/**
+ * A response whose body fails mid-way: the client sees the connection break after the push
+ * committed, as when a network drops an answer.
+ */
+function droppedResponse(): Response {
+  const body = new ReadableStream({
+    pull(controller) {
+      controller.error(new Error("push response dropped by the drop-next-push-response knob"));
+    },
+  });
+  return new Response(body, { status: 200, headers: { "content-type": "application/json" } });
+}

@@ -1,0 +1,47 @@
+import { describe, expect, it } from "vitest";
+import { readJsonBody } from "./read-json-body.js";
+
+const request = (
+  body: BodyInit | null,
+  headers: Record<string, string> = { "content-type": "application/json" },
+) => new Request("http://x/ns/pull", { method: "POST", body, headers });
+
+async function status(promise: Promise<unknown>): Promise<number> {
+  try {
+    await promise;
+    return 200;
+  } catch (error) {
+    return (error as { status: number }).status;
+  }
+}
+
+describe("readJsonBody", () => {
+  it("parses JSON of the json media types", async () => {
+    expect(await readJsonBody(request('{"a":1}'), 100)).toEqual({ a: 1 });
+    expect(
+      await readJsonBody(request("[1]", { "content-type": "application/vnd.x+json; charset=utf-8" }), 100),
+    ).toEqual([1]);
+    expect(await readJsonBody(request(null), 100, true)).toBeUndefined();
+  });
+
+  it("refuses what is not JSON, empty or too large", async () => {
+    expect(await status(readJsonBody(request("{}", { "content-type": "text/plain" }), 100))).toBe(415);
+    expect(await status(readJsonBody(request("{}", {}), 100))).toBe(415);
+    expect(await status(readJsonBody(request("{"), 100))).toBe(400);
+    expect(await status(readJsonBody(request(new Uint8Array([0xc3, 0x28])), 100))).toBe(400);
+    expect(await status(readJsonBody(request(null), 100))).toBe(400);
+    expect(await status(readJsonBody(request(`"${"x".repeat(200)}"`), 100))).toBe(413);
+    const stream = new ReadableStream({
+      pull(controller) {
+        controller.enqueue(new Uint8Array(64));
+      },
+    });
+    const endless = new Request("http://x/", {
+      method: "POST",
+      body: stream,
+      headers: { "content-type": "application/json" },
+      duplex: "half",
+    } as RequestInit);
+    expect(await status(readJsonBody(endless, 1000))).toBe(413);
+  });
+});

@@ -1,0 +1,60 @@
+import { HttpError } from "./http-error.js";
+
+const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
+
+/**
+ * Reads a JSON body of at most `maxBytes`, counting as it reads so a body that lies about its
+ * length (or sends none) cannot make the server buffer more. `optional` accepts an empty body.
+ */
+export async function readJsonBody(request: Request, maxBytes: number, optional = false): Promise<unknown> {
+  const declared = request.headers.get("content-length");
+  if (declared !== null && Number(declared) > maxBytes) throw tooLarge(maxBytes);
+  const bytes = request.body ? await readAtMost(request.body, maxBytes) : new Uint8Array(0);
+  if (bytes.length === 0) {
+    if (optional) return undefined;
+    throw new HttpError("bad_request", "a JSON body is required");
+  }
+  const type = request.headers.get("content-type");
+  if (!type || !JSON_TYPE.test(type)) {
+    throw new HttpError("unsupported_media_type", "the body must be JSON (content-type: application/json)");
+  }
+  let text: string;
+  try {
+    text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+  } catch {
+    throw new HttpError("bad_request", "the body is not valid UTF-8");
+  }
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new HttpError("bad_request", `malformed JSON: ${(error as Error).message}`);
+  }
+}
+
+async function readAtMost(body: ReadableStream<Uint8Array>, maxBytes: number): Promise<Uint8Array> {
+  const reader = body.getReader();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.byteLength;
+    if (total > maxBytes) {
+      await reader.cancel().catch(() => {});
+      throw tooLarge(maxBytes);
+    }
+    chunks.push(value);
+  }
+  if (chunks.length === 1) return chunks[0]!;
+  const bytes = new Uint8Array(total);
+  let offset = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return bytes;
+}
+
+function tooLarge(maxBytes: number): HttpError {
+  return new HttpError("payload_too_large", `the body is larger than ${maxBytes} bytes`);
+}

@@ -1,0 +1,52 @@
+/** What a request was, for logs and metrics. */
+export type RequestKind =
+  | "pull"
+  | "push"
+  | "replicache_pull"
+  | "replicache_push"
+  | "wake"
+  | "admin"
+  | "unknown";
+
+/** `ok` 2xx, `client_error` 4xx, `server_error` 5xx. */
+export type ResultClass = "ok" | "client_error" | "server_error";
+
+/**
+ * One structured log line per request. The namespace appears only as a hash, so logs can be shipped
+ * without the names (which may carry tenant names) and still be grouped by namespace.
+ */
+export interface RequestRecord {
+  msg: "request";
+  ns?: string;
+  kind: RequestKind;
+  status: number;
+  result: ResultClass;
+  error?: string;
+  admin?: string;
+  cookieIn?: number | null;
+  cookieOut?: number;
+  reset?: boolean;
+  floor?: number;
+  watermark?: number;
+  puts?: number;
+  dels?: number;
+  idsAdvanced?: number;
+  mutations?: number;
+  appErrors?: number;
+  txMs?: number;
+  totalMs: number;
+}
+
+export function resultClass(status: number): ResultClass {
+  if (status >= 500) return "server_error";
+  if (status >= 400) return "client_error";
+  return "ok";
+}
+
+/** The first 16 hex digits of the namespace's SHA-256. */
+export async function namespaceHash(namespace: string): Promise<string> {
+  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(namespace));
+  let hex = "";
+  for (const byte of new Uint8Array(digest).subarray(0, 8)) hex += byte.toString(16).padStart(2, "0");
+  return hex;
+}

@@ -1,0 +1,63 @@
+import type { MutationResult } from "@weir/protocol";
+import type { MutatorContext } from "./mutator.js";
+import { MutatorError } from "./mutator-error.js";
+import { createMutatorTx, isConstraintError } from "./mutator-tx.js";
+import type { NamespaceService } from "./namespace-service.js";
+
+export type MutatorOutcome =
+  | { ok: true; deferred: Array<() => void | Promise<void>> }
+  | { ok: false; error: MutationResult };
+
+/**
+ * Runs one named mutator in a nested transaction of the batch. A refusal (MutatorError, a
+ * constraint, an unknown name) rolls its writes back and becomes an application error; any
+ * other error propagates and fails the whole push, which the client retries.
+ */
+export function runMutator(
+  service: NamespaceService,
+  name: string,
+  args: unknown,
+  ctx: MutatorContext,
+): MutatorOutcome {
+  const mutator = Object.hasOwn(service.config.mutators, name) ? service.config.mutators[name] : undefined;
+  if (!mutator) return appError(`unknown mutator ${JSON.stringify(name)}`);
+  const deferred: Array<() => void | Promise<void>> = [];
+  const tx = createMutatorTx({
+    db: service.store.db,
+    tables: service.tables,
+    claims: ctx.claims,
+    clientID: ctx.clientID,
+    deferred,
+  });
+  try {
+    service.store.transaction(() => {
+      const returned: unknown = mutator(tx.api, args, ctx);
+      if (isThenable(returned)) {
+        returned.then(undefined, () => {});
+        throw new Error(
+          `mutator ${JSON.stringify(name)} returned a Promise: mutators must be synchronous (SQLite transactions are); queue async effects with tx.defer`,
+        );
+      }
+    });
+    return { ok: true, deferred };
+  } catch (error) {
+    if (error instanceof MutatorError) {
+      return appError(error.message, error.details);
+    }
+    if (isConstraintError(error)) return appError((error as Error).message);
+    throw error;
+  } finally {
+    // A mutator that kept `tx` (in a callback or after an await) must not write outside its transaction.
+    tx.close();
+  }
+}
+
+function appError(message: string, details?: unknown): MutatorOutcome {
+  const error: MutationResult =
+    details === undefined ? { error: "app", message } : { error: "app", message, details };
+  return { ok: false, error };
+}
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return typeof (value as { then?: unknown } | null)?.then === "function";
+}

@@ -1,0 +1,270 @@
+import type { Engine } from "@weir/engine-wasm";
+import { IdString, parse } from "@weir/protocol";
+import type { Claims } from "./claims.js";
+import { type TableInfo, tableInfos } from "./column-codec.js";
+import { type ResolvedConfig, resolveConfig, type WeirConfig } from "./config.js";
+import { isEngineError } from "./engine-errors.js";
+import { HttpError, ShuttingDownError } from "./http-error.js";
+import { errorResponse } from "./json-response.js";
+import { NamespaceService } from "./namespace-service.js";
+import { type Clock, systemClock } from "./ports/clock.js";
+import { consoleJsonLogger, type Logger } from "./ports/logger.js";
+import type { Scheduler } from "./ports/scheduler.js";
+import type { Storage } from "./ports/storage.js";
+import type { Wake } from "./ports/wake.js";
+import { readJsonBody } from "./read-json-body.js";
+import { namespaceHash, type RequestRecord, resultClass } from "./request-record.js";
+import { matchRoute, type Route } from "./route.js";
+import { safeEqual } from "./safe-equal.js";
+
+/** What a host gives host-core: the engine and the ports of its runtime. */
+export interface HostPorts {
+  engine: Engine;
+  storage: Storage;
+  scheduler: Scheduler;
+  wake: Wake;
+  clock?: Clock;
+  logger?: Logger;
+  /** Sees every request's record (for metrics). */
+  observe?(record: RequestRecord): void;
+  /** Keeps work that outlives its response alive (Workers' `ctx.waitUntil`); tracked by default. */
+  waitUntil?(promise: Promise<unknown>): void;
+}
+
+/** Validates the config (throwing a ConfigError) and builds a host over these ports. */
+export function createWeirHost(config: WeirConfig, ports: HostPorts): WeirHost {
+  return new WeirHost(resolveConfig(config), ports);
+}
+
+/**
+ * Answers weir's routes over standard Request/Response, opening each namespace's service on its
+ * first request.
+ */
+export class WeirHost {
+  readonly config: ResolvedConfig;
+  private readonly tables: Map<string, TableInfo>;
+  private readonly clock: Clock;
+  private readonly logger: Logger;
+  private readonly opening = new Map<string, Promise<NamespaceService>>();
+  private readonly open = new Map<string, NamespaceService>();
+  private readonly inflight = new Set<Promise<unknown>>();
+  private readonly background = new Set<Promise<unknown>>();
+  private closing = false;
+
+  constructor(
+    config: ResolvedConfig,
+    private readonly ports: HostPorts,
+  ) {
+    this.config = config;
+    this.tables = tableInfos(config.schema);
+    this.clock = ports.clock ?? systemClock;
+    this.logger = ports.logger ?? consoleJsonLogger;
+  }
+
+  /** Answers one request; never throws. */
+  handle(request: Request): Promise<Response> {
+    const done = this.serve(request);
+    this.inflight.add(done);
+    return done.finally(() => this.inflight.delete(done));
+  }
+
+  /** The namespace's service, opening (and installing) its database on first use. */
+  namespace(name: string): Promise<NamespaceService> {
+    const open = this.open.get(name);
+    if (open) return Promise.resolve(open);
+    let opening = this.opening.get(name);
+    if (!opening) {
+      opening = this.openNamespace(name).finally(() => this.opening.delete(name));
+      this.opening.set(name, opening);
+    }
+    return opening;
+  }
+
+  /** How many namespaces have their database open. */
+  get openNamespaces(): number {
+    return this.open.size;
+  }
+
+  /** Closes namespaces unused for `idleMs` that no request is using; answers how many. */
+  closeIdle(idleMs: number): number {
+    if (!this.ports.storage.closesWhenIdle) return 0;
+    const now = this.clock.monotonic();
+    let closed = 0;
+    for (const [name, service] of this.open) {
+      if (service.active > 0 || now - service.lastUsed < idleMs) continue;
+      this.open.delete(name);
+      this.closeService(service);
+      closed++;
+    }
+    return closed;
+  }
+
+  /** Refuses new requests (503), waits for the ones in flight and deferred effects, closes every database. */
+  async close(): Promise<void> {
+    this.closing = true;
+    while (this.inflight.size > 0 || this.opening.size > 0) {
+      await Promise.allSettled([...this.inflight, ...this.opening.values()]);
+    }
+    await Promise.allSettled([...this.background]);
+    for (const service of this.open.values()) this.closeService(service);
+    this.open.clear();
+  }
+
+  private async serve(request: Request): Promise<Response> {
+    const started = this.clock.monotonic();
+    const record: RequestRecord = { msg: "request", kind: "unknown", status: 0, result: "ok", totalMs: 0 };
+    let service: NamespaceService | undefined;
+    let response: Response;
+    try {
+      const route = matchRoute(request.method, new URL(request.url).pathname);
+      record.kind = route.kind;
+      if (this.closing) throw new ShuttingDownError();
+      record.ns = await namespaceHash(route.namespace);
+      response = await this.route(request, route, record, (opened) => {
+        service = opened;
+        opened.active++;
+      });
+    } catch (error) {
+      response = this.errorResponse(error, record);
+    } finally {
+      if (service) {
+        service.active--;
+        service.lastUsed = this.clock.monotonic();
+      }
+    }
+    record.status = response.status;
+    record.result = resultClass(response.status);
+    record.totalMs = this.clock.monotonic() - started;
+    this.logger.log(record.result === "server_error" ? "error" : "info", { ...record });
+    this.ports.observe?.(record);
+    return response;
+  }
+
+  private async route(
+    request: Request,
+    route: Route,
+    record: RequestRecord,
+    using: (service: NamespaceService) => void,
+  ): Promise<Response> {
+    if (route.type === "admin") {
+      await this.checkAdmin(request);
+      const body =
+        request.method === "POST" ? await readJsonBody(request, this.config.maxBodyBytes, true) : undefined;
+      const service = await this.namespace(route.namespace);
+      using(service);
+      const result = service.admin(route.action, request.method, body);
+      Object.assign(record, result.log);
+      return result.response;
+    }
+    const claims = await this.authenticate(request);
+    if (route.type === "wake") {
+      const clientID = parse(IdString, new URL(request.url).searchParams.get("clientID") ?? "");
+      if (!clientID.ok) throw new HttpError("bad_request", `clientID: ${clientID.message}`);
+      return this.ports.wake.accept(request, {
+        namespace: route.namespace,
+        clientID: clientID.value,
+        claims,
+      });
+    }
+    const body = await readJsonBody(request, this.config.maxBodyBytes);
+    const service = await this.namespace(route.namespace);
+    using(service);
+    const dialect = route.kind.startsWith("replicache") ? "replicache" : "native";
+    const result =
+      route.kind === "pull" || route.kind === "replicache_pull"
+        ? service.pull(dialect, body, claims)
+        : service.push(dialect, body, claims);
+    Object.assign(record, result.log);
+    return result.response;
+  }
+
+  private async authenticate(request: Request): Promise<Claims> {
+    let claims: Claims | null;
+    try {
+      claims = await this.config.authenticate(request);
+    } catch (error) {
+      this.logger.log("warn", { msg: "authenticate threw", error: String(error) });
+      throw new HttpError("unauthorized", "authentication failed", { "www-authenticate": "Bearer" });
+    }
+    if (claims === null || claims === undefined) {
+      throw new HttpError("unauthorized", "missing or invalid credentials", { "www-authenticate": "Bearer" });
+    }
+    if (!parse(IdString, claims.userID).ok) {
+      throw new Error("authenticate answered claims without a userID string of 1 to 256 characters");
+    }
+    return claims;
+  }
+
+  private async checkAdmin(request: Request): Promise<void> {
+    const { adminKey, isAdmin } = this.config;
+    const key = request.headers.get("x-admin-key");
+    if (adminKey !== undefined && key !== null && safeEqual(key, adminKey)) return;
+    if (isAdmin && (await isAdmin(request))) return;
+    if (adminKey === undefined && !isAdmin) {
+      throw new HttpError("forbidden", "admin routes are closed: configure adminKey or isAdmin");
+    }
+    if (key === null && !isAdmin)
+      throw new HttpError("unauthorized", "admin routes need the x-admin-key header");
+    throw new HttpError("forbidden", "not an admin");
+  }
+
+  private async openNamespace(name: string): Promise<NamespaceService> {
+    const [store, hash] = await Promise.all([this.ports.storage.open(name), namespaceHash(name)]);
+    try {
+      const service = new NamespaceService({
+        namespace: name,
+        hash,
+        store,
+        engine: this.ports.engine,
+        config: this.config,
+        tables: this.tables,
+        scheduler: this.ports.scheduler,
+        wake: this.ports.wake,
+        clock: this.clock,
+        logger: this.logger,
+        waitUntil: (promise) => this.keepAlive(promise),
+      });
+      this.open.set(name, service);
+      return service;
+    } catch (error) {
+      store.close();
+      throw error;
+    }
+  }
+
+  private keepAlive(promise: Promise<unknown>): void {
+    if (this.ports.waitUntil) {
+      this.ports.waitUntil(promise);
+      return;
+    }
+    this.background.add(promise);
+    promise.finally(() => this.background.delete(promise));
+  }
+
+  private closeService(service: NamespaceService): void {
+    try {
+      service.close();
+    } catch (error) {
+      this.logger.log("error", { msg: "closing a namespace failed", ns: service.hash, error: String(error) });
+    }
+  }
+
+  private errorResponse(error: unknown, record: RequestRecord): Response {
+    if (error instanceof HttpError) {
+      record.error = error.code;
+      return errorResponse(error.status, error.code, error.message, error.headers);
+    }
+    if (isEngineError(error)) {
+      record.error = error.code;
+      return errorResponse(error.status, error.code, error.message);
+    }
+    record.error = "internal";
+    this.logger.log("error", {
+      msg: "request failed",
+      ns: record.ns,
+      kind: record.kind,
+      error: error instanceof Error ? (error.stack ?? error.message) : String(error),
+    });
+    return errorResponse(500, "internal", error instanceof Error ? error.message : "internal error");
+  }
+}

@@ -1,0 +1,59 @@
+import type { Claims, Logger } from "@weir/host-core";
+import { createRemoteJWKSet, type JWTPayload, type JWTVerifyGetKey, jwtVerify } from "jose";
+
+export type JwtOptions =
+  | { secret: string; issuer?: string; audience?: string }
+  | { jwksUrl: string; issuer?: string; audience?: string };
+
+/** The credential of an `Authorization` header, raw (as Replicache sends it) or after `Bearer `. */
+export function credential(request: Request): string | null {
+  const header = request.headers.get("authorization")?.trim();
+  if (!header) return null;
+  const match = /^bearer\s+(.+)$/i.exec(header);
+  return (match ? match[1]! : header).trim() || null;
+}
+
+/**
+ * Verifies a JWT (HS256 with a shared secret, or any key of a JWKS URL) and answers its claims,
+ * with `userID` taken from `sub` (or a `userID` claim).
+ */
+export function jwtAuthenticator(
+  options: JwtOptions,
+  logger: Logger,
+): (request: Request) => Promise<Claims | null> {
+  const key: Uint8Array | JWTVerifyGetKey =
+    "secret" in options
+      ? new TextEncoder().encode(options.secret)
+      : createRemoteJWKSet(new URL(options.jwksUrl));
+  const verifyOptions = {
+    ...("secret" in options ? { algorithms: ["HS256"] } : {}),
+    ...(options.issuer ? { issuer: options.issuer } : {}),
+    ...(options.audience ? { audience: options.audience } : {}),
+  };
+  return async (request) => {
+    const token = credential(request);
+    if (!token) return null;
+    let payload: JWTPayload;
+    try {
+      payload = (
+        key instanceof Uint8Array
+          ? await jwtVerify(token, key, verifyOptions)
+          : await jwtVerify(token, key, verifyOptions)
+      ).payload;
+    } catch (error) {
+      logger.log("info", { msg: "jwt refused", reason: (error as { code?: string }).code ?? String(error) });
+      return null;
+    }
+    const userID = typeof payload.sub === "string" ? payload.sub : payload.userID;
+    if (typeof userID !== "string" || userID.length === 0 || userID.length > 256) return null;
+    return { ...payload, userID };
+  };
+}
+
+/** Development only: the Authorization header is the user id, unverified. */
+export function devAuthenticator(): (request: Request) => Claims | null {
+  return (request) => {
+    const userID = credential(request);
+    return userID && userID.length <= 256 ? { userID } : null;
+  };
+}

@@ -1,0 +1,235 @@
+import { createServer as createHttpServer, type IncomingMessage, type Server, STATUS_CODES } from "node:http";
+import type { AddressInfo } from "node:net";
+import type { Duplex } from "node:stream";
+import {
+  ConfigError,
+  consoleJsonLogger,
+  createWeirHost,
+  errorResponse,
+  type Logger,
+  resolveConfig,
+  type WeirConfig,
+  type WeirHost,
+} from "@weir/host-core";
+import { devAuthenticator, type JwtOptions, jwtAuthenticator } from "./auth.js";
+import { readBody, toRequest, writeResponse } from "./http-bridge.js";
+import { loadNodeEngine } from "./load-node-engine.js";
+import { Metrics } from "./metrics.js";
+import { TimerScheduler } from "./scheduler.js";
+import { fileStorage, memoryStorage } from "./storage.js";
+import { WsWake } from "./wake.js";
+
+export interface NodeHostOptions extends Omit<WeirConfig, "authenticate"> {
+  /** Your own authentication; otherwise `jwt`, or `devAuth` in development. */
+  authenticate?: WeirConfig["authenticate"];
+  /** Where `<namespace>.sqlite` files live (default `.data`, relative to the working directory). */
+  dataDir?: string;
+  /** `file` (better-sqlite3, the default) or `memory` (sql.js; lost when the server stops). */
+  storage?: "file" | "memory";
+  /** Development only: the Authorization header is the user id, unverified. */
+  devAuth?: boolean;
+  /** JWT verification: HS256 with a shared secret, or the keys of a JWKS URL. `sub` is the user id. */
+  jwt?: JwtOptions;
+  logger?: Logger;
+  /** Close a namespace's database after this long unused (default 60 s; file storage only). */
+  idleCloseMs?: number;
+  /** Protocol-level ping of wake sockets; one that missed a beat is dropped (default 30 s). */
+  heartbeatMs?: number;
+  /** Serve Prometheus metrics at `GET /metrics` (default true). */
+  metrics?: boolean;
+}
+
+export interface ListenOptions {
+  /** 0 (the default) picks a free port. */
+  port?: number;
+  /** Default 127.0.0.1. */
+  host?: string;
+}
+
+export interface WeirServer {
+  readonly httpServer: Server;
+  /** The runtime-agnostic host, once `listen` has loaded the engine. */
+  readonly host: WeirHost | undefined;
+  listen(options?: ListenOptions): Promise<{ url: string; port: number }>;
+  /** Stops accepting, finishes requests in flight, closes wake sockets and databases. */
+  close(): Promise<void>;
+}
+
+const DEFAULT_DATA_DIR = ".data";
+
+/** A weir server over node:http. The config is checked now (throwing a ConfigError); the engine loads in `listen`. */
+export function createServer(options: NodeHostOptions): WeirServer {
+  const logger = options.logger ?? consoleJsonLogger;
+  const authenticate = chooseAuthentication(options, logger);
+  const config: WeirConfig = { ...options, authenticate };
+  resolveConfig(config);
+  if (options.storage !== undefined && options.storage !== "file" && options.storage !== "memory") {
+    throw new ConfigError(`invalid weir config:\n - storage: expected "file" or "memory"`);
+  }
+  if (options.devAuth) {
+    logger.log("warn", {
+      msg: "development authentication is on: the Authorization header is taken as the user id, unverified; never use it in production",
+    });
+  }
+
+  const wake = new WsWake(options.heartbeatMs ?? 30_000);
+  const scheduler = new TimerScheduler();
+  let host: WeirHost | undefined;
+  let ready: Promise<WeirHost> | undefined;
+  const metrics =
+    options.metrics === false
+      ? undefined
+      : new Metrics({ openNamespaces: () => host?.openNamespaces ?? 0, wakeSockets: () => wake.total });
+  const pending = new Set<Promise<void>>();
+  let idleTimer: NodeJS.Timeout | undefined;
+  let closing: Promise<void> | undefined;
+
+  const start = async (): Promise<WeirHost> => {
+    const [engine, storage] = await Promise.all([
+      loadNodeEngine(),
+      options.storage === "memory" ? memoryStorage() : fileStorage(options.dataDir ?? DEFAULT_DATA_DIR),
+    ]);
+    host = createWeirHost(config, {
+      engine,
+      storage,
+      scheduler,
+      wake,
+      logger,
+      ...(metrics ? { observe: (record) => metrics.observe(record) } : {}),
+    });
+    const idleMs = options.idleCloseMs ?? 60_000;
+    idleTimer = setInterval(() => host?.closeIdle(idleMs), Math.max(1_000, idleMs / 2));
+    idleTimer.unref();
+    return host;
+  };
+
+  const ensureStarted = (): Promise<WeirHost> => {
+    ready ??= start();
+    return ready;
+  };
+
+  const track = (work: Promise<void>) => {
+    pending.add(work);
+    work.finally(() => pending.delete(work));
+  };
+
+  const httpServer = createHttpServer();
+  httpServer.on("request", (req, res) => {
+    track(
+      (async () => {
+        if (metrics && req.method === "GET" && req.url === "/metrics") {
+          const { body, contentType } = await metrics.render();
+          res.writeHead(200, { "content-type": contentType }).end(body);
+          return;
+        }
+        const weir = await ensureStarted();
+        const { bytes, overflow } = await readBody(req, weir.config.maxBodyBytes);
+        const request = toRequest(req, bytes);
+        const response = request
+          ? await weir.handle(request)
+          : errorResponse(400, "bad_request", "the request target must be a path");
+        await writeResponse(res, response, overflow);
+      })().catch((error: unknown) => {
+        logger.log("error", { msg: "request bridge failed", error: String(error) });
+        if (!res.headersSent) res.writeHead(500, { "content-type": "application/json" });
+        res.end(JSON.stringify({ error: "internal", message: "internal error" }));
+      }),
+    );
+  });
+  httpServer.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    socket.on("error", () => socket.destroy());
+    track(
+      (async () => {
+        const weir = await ensureStarted();
+        const request = toRequest(req, null);
+        if (!request) {
+          await rejectUpgrade(socket, errorResponse(400, "bad_request", "bad request target"));
+          return;
+        }
+        const upgrade = { req, socket, head, accepted: false };
+        wake.expect(request, upgrade);
+        const response = await weir.handle(request);
+        if (!upgrade.accepted) await rejectUpgrade(socket, response);
+      })().catch(() => {
+        socket.destroy();
+      }),
+    );
+  });
+
+  return {
+    httpServer,
+    get host() {
+      return host;
+    },
+    async listen(listenOptions = {}) {
+      await ensureStarted();
+      const hostname = listenOptions.host ?? "127.0.0.1";
+      await new Promise<void>((resolve, reject) => {
+        httpServer.once("error", reject);
+        httpServer.listen(listenOptions.port ?? 0, hostname, () => {
+          httpServer.off("error", reject);
+          resolve();
+        });
+      });
+      const { port } = httpServer.address() as AddressInfo;
+      const shown = hostname === "0.0.0.0" || hostname === "::" ? "127.0.0.1" : hostname;
+      const urlHost = shown.includes(":") ? `[${shown}]` : shown;
+      return { url: `http://${urlHost}:${port}`, port };
+    },
+    close() {
+      closing ??= (async () => {
+        const stopped = new Promise<void>((resolve) => {
+          if (!httpServer.listening) return resolve();
+          httpServer.close(() => resolve());
+        });
+        httpServer.closeIdleConnections();
+        while (pending.size > 0) await Promise.allSettled([...pending]);
+        await host?.close();
+        while (pending.size > 0) await Promise.allSettled([...pending]);
+        if (idleTimer) clearInterval(idleTimer);
+        wake.close();
+        scheduler.close();
+        httpServer.closeAllConnections();
+        await stopped;
+      })();
+      return closing;
+    },
+  };
+}
+
+function chooseAuthentication(options: NodeHostOptions, logger: Logger): WeirConfig["authenticate"] {
+  const chosen = [
+    options.authenticate && "authenticate",
+    options.jwt && "jwt",
+    options.devAuth && "devAuth",
+  ].filter(Boolean);
+  if (chosen.length !== 1) {
+    throw new ConfigError(
+      chosen.length === 0
+        ? "invalid weir config:\n - authentication: set jwt ({ secret } or { jwksUrl }), authenticate, or devAuth: true for development"
+        : `invalid weir config:\n - authentication: choose one of ${chosen.join(", ")}`,
+    );
+  }
+  if (options.authenticate) return options.authenticate;
+  if (options.jwt) {
+    const jwt = options.jwt as Partial<{ secret: unknown; jwksUrl: unknown }>;
+    if (typeof jwt.secret !== "string" && typeof jwt.jwksUrl !== "string") {
+      throw new ConfigError(
+        "invalid weir config:\n - jwt: expected { secret: string } or { jwksUrl: string }",
+      );
+    }
+    return jwtAuthenticator(options.jwt, logger);
+  }
+  return devAuthenticator();
+}
+
+async function rejectUpgrade(socket: Duplex, response: Response): Promise<void> {
+  const body = await response.text().catch(() => "");
+  const head = [
+    `HTTP/1.1 ${response.status} ${STATUS_CODES[response.status] ?? ""}`,
+    "content-type: application/json; charset=utf-8",
+    `content-length: ${Buffer.byteLength(body)}`,
+    "connection: close",
+  ];
+  socket.end(`${head.join("\r\n")}\r\n\r\n${body}`);
+}

@@ -1,0 +1,32 @@
+import { createServer, type ListenOptions, type NodeHostOptions, type WeirServer } from "./create-server.js";
+
+const DEFAULT_PORT = 4848;
+
+/**
+ * Creates and starts a server, prints `weir listening on <url>`, and shuts down gracefully on
+ * SIGTERM or SIGINT (stop accepting, finish in-flight requests, close databases, then exit).
+ */
+export async function serve(options: NodeHostOptions & ListenOptions): Promise<WeirServer> {
+  const server = createServer(options);
+  const envPort = process.env.PORT ? Number(process.env.PORT) : undefined;
+  const { url } = await server.listen({
+    port: options.port ?? envPort ?? DEFAULT_PORT,
+    ...(options.host ? { host: options.host } : {}),
+  });
+  console.log(`weir listening on ${url}`);
+  const shutdown = (signal: NodeJS.Signals) => {
+    process.off("SIGTERM", shutdown);
+    process.off("SIGINT", shutdown);
+    console.log(`weir: ${signal} received, shutting down`);
+    server.close().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        console.error("weir: shutdown failed", error);
+        process.exit(1);
+      },
+    );
+  };
+  process.on("SIGTERM", shutdown);
+  process.on("SIGINT", shutdown);
+  return server;
+}
