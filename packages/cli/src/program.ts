@@ -15,7 +15,20 @@ export function buildProgram(state: RunState): Command {
     .version(cliVersion(), "-V, --version", "print the version")
     .helpOption("-h, --help", "show help")
     .showHelpAfterError("(run with --help for usage)")
-    .exitOverride();
+    .exitOverride()
+    .addHelpText(
+      "after",
+      `
+Examples:
+  weir init my-app                          scaffold weir.config.js and a serve script
+  weir serve --port 4848                    run the server from ./weir.config.{ts,js}
+  weir inspect .data/todo.sqlite            watermark, floor, clients, row counts
+  weir maintain .data/todo.sqlite           prune, checkpoint, optimize (under the file's lease)
+  weir admin http://127.0.0.1:4848/todo status
+  weir bench http://127.0.0.1:4848/todo --mode push --clients 32 --duration 10
+
+Exit codes: 0 ok, 1 failure, 2 usage error. Every command takes --help; most take --json.`,
+    );
   registerInit(program, state);
   registerServe(program, state);
   registerInspect(program, state);

@@ -145,6 +145,51 @@ export default {
     expect(serve.stderr()).toContain("weir: stopped");
   });
 
+  it("--memory keeps the databases in memory: nothing is written to the data directory", async () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, "weir.config.mjs"), BENCH_CONFIG);
+    const serve = startWeir(["serve", "--port", "0", "--memory", "--json"], { cwd: dir });
+    const started = JSON.parse(await serve.waitForLine(/^\{"url":/)) as { url: string; dataDir: unknown };
+    expect(started.dataDir).toBeNull();
+    try {
+      const push = await postJson(
+        `${started.url}/mem/push`,
+        {
+          clientGroupID: "g",
+          pushVersion: 1,
+          mutations: [
+            { type: "custom", id: 1, clientID: "c", name: "benchPut", args: [{ id: "a", value: 1 }] },
+          ],
+        },
+        { authorization: "u" },
+      );
+      expect(push.status).toBe(200);
+    } finally {
+      serve.child.kill("SIGTERM");
+    }
+    expect(await serve.exited).toBe(0);
+    expect(existsSync(join(dir, ".data"))).toBe(false);
+  });
+
+  it("--data-dir puts the namespace files where it says", async () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, "weir.config.mjs"), BENCH_CONFIG);
+    const serve = startWeir(["serve", "--port", "0", "--data-dir", "dbs", "--json"], { cwd: dir });
+    const started = JSON.parse(await serve.waitForLine(/^\{"url":/)) as { url: string; dataDir: string };
+    expect(started.dataDir).toBe(join(dir, "dbs"));
+    try {
+      await postJson(
+        `${started.url}/here/pull`,
+        { clientGroupID: "g", clientID: "c", cookie: null },
+        { authorization: "u" },
+      );
+    } finally {
+      serve.child.kill("SIGTERM");
+    }
+    expect(await serve.exited).toBe(0);
+    expect(existsSync(join(dir, "dbs", "here.sqlite"))).toBe(true);
+  });
+
   it("fails with exit 1 and every problem listed for an invalid config", async () => {
     const dir = tempDir();
     writeFileSync(
