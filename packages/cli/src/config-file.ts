@@ -1,7 +1,6 @@
 import { existsSync } from "node:fs";
 import { extname, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
-import { createJiti } from "jiti";
 import { CliError } from "./cli-error.js";
 
 /** Looked for, in this order, when no `--config` is given. */
@@ -40,6 +39,7 @@ export async function loadConfigFile(path: string): Promise<Record<string, unkno
   let loaded: unknown;
   try {
     if (TYPESCRIPT.has(extname(path))) {
+      const { createJiti } = await import("jiti");
       const jiti = createJiti(import.meta.url, { moduleCache: false });
       loaded = await jiti.import(path, { default: true });
     } else {

@@ -46,6 +46,10 @@ export class Output {
       );
     } else {
       this.stderr.write(`weir: ${cliError.message}\n`);
+      // An unexpected error is a bug: WEIR_DEBUG=1 shows where it came from.
+      if (!(error instanceof CliError) && error instanceof Error && process.env.WEIR_DEBUG) {
+        this.stderr.write(`${error.stack}\n`);
+      }
     }
     return cliError instanceof CliError ? cliError.exitCode : EXIT_FAILURE;
   }

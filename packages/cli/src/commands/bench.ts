@@ -6,12 +6,12 @@ import {
   type BenchOptions,
   DEFAULT_BENCH_OPTIONS,
 } from "../bench/bench-context.js";
-import { runFullPull } from "../bench/full-pull.js";
+import type { FullPullResult } from "../bench/full-pull.js";
 import type { LatencySummary } from "../bench/latency-recorder.js";
-import { runPullLoad } from "../bench/pull-load.js";
-import { runPushLoad } from "../bench/push-load.js";
-import { runSeed } from "../bench/seed.js";
-import { runWakeLatency } from "../bench/wake-latency.js";
+import type { PullLoadResult } from "../bench/pull-load.js";
+import type { PushLoadResult } from "../bench/push-load.js";
+import type { SeedResult } from "../bench/seed.js";
+import type { WakeLatencyResult } from "../bench/wake-latency.js";
 import { EXIT_FAILURE, EXIT_OK } from "../cli-error.js";
 import { defineAction, type RunState } from "../command-action.js";
 import { formatNumber } from "../format.js";
@@ -76,22 +76,23 @@ export function registerBench(program: Command, state: RunState): void {
   );
 }
 
-function runMode(ctx: BenchContext) {
+type BenchResult = PushLoadResult | PullLoadResult | FullPullResult | SeedResult | WakeLatencyResult;
+
+/** Each mode loads its code (HTTP and WebSocket clients) only when it runs. */
+async function runMode(ctx: BenchContext): Promise<BenchResult> {
   switch (ctx.options.mode) {
     case "push":
-      return runPushLoad(ctx);
+      return (await import("../bench/push-load.js")).runPushLoad(ctx);
     case "pull":
-      return runPullLoad(ctx);
+      return (await import("../bench/pull-load.js")).runPullLoad(ctx);
     case "full-pull":
-      return runFullPull(ctx);
+      return (await import("../bench/full-pull.js")).runFullPull(ctx);
     case "seed":
-      return runSeed(ctx);
+      return (await import("../bench/seed.js")).runSeed(ctx);
     case "wake":
-      return runWakeLatency(ctx);
+      return (await import("../bench/wake-latency.js")).runWakeLatency(ctx);
   }
 }
-
-type BenchResult = Awaited<ReturnType<typeof runMode>>;
 
 function renderLatency(latency: LatencySummary): string {
   return `latency ms  p50 ${formatNumber(latency.p50Ms)}  p90 ${formatNumber(latency.p90Ms)}  p95 ${formatNumber(latency.p95Ms)}  p99 ${formatNumber(latency.p99Ms)}  max ${formatNumber(latency.maxMs)}`;

@@ -3,7 +3,6 @@ import { integerArg } from "../arguments.js";
 import { UsageError } from "../cli-error.js";
 import { defineAction, type RunState } from "../command-action.js";
 import { formatFields, formatTable } from "../format.js";
-import { openNamespaceFile, quoteIdent } from "../namespace-file.js";
 
 interface InspectOptions {
   since: number;
@@ -29,6 +28,7 @@ export function registerInspect(program: Command, state: RunState): void {
   defineAction(command, state, async (out, options: InspectOptions, file: string, view?: string) => {
     if (view !== undefined && view !== "changes")
       throw new UsageError(`unknown view "${view}"; try: changes`);
+    const { openNamespaceFile, quoteIdent } = await import("../namespace-file.js");
     const ns = await openNamespaceFile(file, { writable: false });
     try {
       if (view === "changes") {

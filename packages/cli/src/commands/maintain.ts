@@ -6,7 +6,6 @@ import { CliError, EXIT_OK } from "../cli-error.js";
 import { defineAction, type RunState } from "../command-action.js";
 import { findConfigFile, loadConfigFile } from "../config-file.js";
 import { formatFields } from "../format.js";
-import { openNamespaceFile } from "../namespace-file.js";
 import type { Output } from "../output.js";
 
 /** The host's default retention, used when neither a flag, a stored knob nor a config names one. */
@@ -97,6 +96,7 @@ with --scheduled it yields at once and exits 0. A lease left by a dead process i
 }
 
 async function maintain(out: Output, options: MaintainOptions, file: string) {
+  const { openNamespaceFile } = await import("../namespace-file.js");
   const ns = await openNamespaceFile(file, { writable: true });
   try {
     const { retainChanges, source } = await chooseRetention(options, ns.storedRetention());

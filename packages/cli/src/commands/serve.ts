@@ -1,5 +1,5 @@
 import { dirname, isAbsolute, resolve } from "node:path";
-import { createServer, type NodeHostOptions } from "@weir/node-host";
+import type { NodeHostOptions, WeirServer } from "@weir/node-host";
 import type { Command } from "commander";
 import { integerArg } from "../arguments.js";
 import { CliError, EXIT_OK } from "../cli-error.js";
@@ -94,7 +94,9 @@ The config file's default export is the server's options: schema, mutators, auth
     const port = choosePort(options, settings);
     const host = options.host ?? (typeof settings.host === "string" ? settings.host : "127.0.0.1");
     const nodeOptions = hostOptions(config, configPath, options);
-    let server: ReturnType<typeof createServer>;
+    // The server and its dependencies load only for this command.
+    const { createServer } = await import("@weir/node-host");
+    let server: WeirServer;
     try {
       server = createServer(nodeOptions);
     } catch (error) {
