@@ -4,6 +4,7 @@ import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { writeNamespaceDb } from "../testing/namespace-db.js";
+import { ADMIN_KEY, pushOne, startTestServer } from "../testing/test-server.js";
 import { jsonOf, runWeir } from "../testing/weir-process.js";
 
 let dir: string;
@@ -122,5 +123,42 @@ describe("weir maintain", () => {
     expect([a.code, b.code]).toEqual([0, 0]);
     const deleted = [jsonOf<{ deleted: number }>(a).deleted, jsonOf<{ deleted: number }>(b).deleted].sort();
     expect(deleted).toEqual([0, 100]);
+  });
+});
+
+describe("weir maintain after a server", () => {
+  it("uses the retention an admin stored through the server, and shrinks its change log", async () => {
+    const server = await startTestServer();
+    try {
+      const ns = `${server.origin}/kept`;
+      for (let id = 1; id <= 30; id++) {
+        const push = await pushOne(ns, "alice", {
+          clientID: "c1",
+          id,
+          name: "benchPut",
+          args: { id: `r${id % 3}`, value: id },
+        });
+        expect(push.status).toBe(200);
+      }
+      // The retention an admin sets is stored in the database: maintain, run later without a server, applies it.
+      const stored = await runWeir(["admin", ns, "retention", "5", "--admin-key", ADMIN_KEY]);
+      expect(stored.code).toBe(0);
+      expect(await server.stop()).toBe(0);
+      const file = join(server.dir, ".data", "kept.sqlite");
+      const run = await runWeir(["maintain", file, "--json"]);
+      expect(run.code).toBe(0);
+      const report = jsonOf<{ retainChanges: number; retentionSource: string; changes: { after: number } }>(
+        run,
+      );
+      expect(report).toMatchObject({ retainChanges: 5, retentionSource: "stored", more: false });
+      expect(report.changes.after).toBeLessThanOrEqual(5);
+      expect(jsonOf(await runWeir(["inspect", file, "--json"]))).toMatchObject({
+        retainChanges: 5,
+        watermark: 30,
+        tables: { item: 3 },
+      });
+    } finally {
+      await server.dispose();
+    }
   });
 });
