@@ -115,6 +115,17 @@ describe("weir maintain", () => {
     expect(existsSync(`${db}.lease`)).toBe(false);
   });
 
+  it("fails with exit 1 on a missing file, leaving no lease behind", async () => {
+    const missing = join(dir, "missing.sqlite");
+    const run = await runWeir(["maintain", missing, "--json"]);
+    expect(run.code).toBe(1);
+    expect(jsonOf(run)).toMatchObject({ error: "not_found" });
+    expect(existsSync(`${missing}.lease`)).toBe(false);
+    const noDir = await runWeir(["maintain", join(dir, "nowhere", "x.sqlite")]);
+    expect(noDir.code).toBe(1);
+    expect(noDir.stderr).toContain("no such database file");
+  });
+
   it("of two maintains started together, one waits for the other", async () => {
     const [a, b] = await Promise.all([
       runWeir(["maintain", db, "--retain", "100", "--wait", "30", "--json"]),

@@ -1,3 +1,4 @@
+import { existsSync } from "node:fs";
 import { acquireLease, type Lease, LeaseHeldError } from "@weir/node-host/lease";
 import type { Command } from "commander";
 import { integerArg, nonNegativeSecondsArg } from "../arguments.js";
@@ -72,6 +73,8 @@ holds it: maintain waits --wait seconds for it, then refuses (exit 1) naming the
 with --scheduled it yields at once and exits 0. A lease left by a dead process is taken over.`,
     );
   defineAction(command, state, async (out, options: MaintainOptions, file: string) => {
+    // Checked before the lease, whose file would otherwise be written beside a missing database.
+    if (!existsSync(file)) throw new CliError(`no such database file: ${file}`, "not_found");
     let lease: Lease;
     try {
       lease = await acquireLease(file, {
