@@ -29,13 +29,34 @@ export const ROW_SEPARATOR = "\n";
 export const COLUMN_SEPARATOR = "\t";
 export const NO_PARAMS = "[]";
 
+/** A statement whose SQL never changes: registered on first use, then named by its number alone. */
+export class Statement {
+  private id: i32 = -1;
+
+  constructor(public sql: string) {}
+
+  get number(): i32 {
+    if (this.id < 0) this.id = hostPrepare(this.sql);
+    return this.id;
+  }
+}
+
 const statements = new Map<string, i32>();
 
+/** The number of a statement built at run time (pull queries), registered once per distinct text. */
 function statement(sql: string): i32 {
   if (statements.has(sql)) return statements.get(sql);
   const id = hostPrepare(sql);
   statements.set(sql, id);
   return id;
+}
+
+export function queryStatement(prepared: Statement, params: string = NO_PARAMS): string {
+  return hostQuery(prepared.number, params);
+}
+
+export function execStatement(prepared: Statement, params: string = NO_PARAMS): i32 {
+  return hostExec(prepared.number, params);
 }
 
 export function query(sql: string, params: string = NO_PARAMS): string {

@@ -1,12 +1,15 @@
 // Read-only views of the bookkeeping, for status pages and the CLI.
 import { queryRows } from "./host";
-import { firstSeq } from "./state";
+import { firstSeq, WATERMARK } from "./state";
 import { params } from "./text";
 
 /** "watermark\tfloor\tchanges\tclients\tgroups". */
 export function stateSummary(): string {
   const rows = queryRows(
-    "SELECT watermark, floor, (SELECT count(*) FROM _weir_changes), (SELECT count(*) FROM _weir_clients), " +
+    "SELECT " +
+      WATERMARK +
+      ", floor, (SELECT count(*) FROM _weir_changes WHERE tbl <> ''), " +
+      "(SELECT count(*) FROM _weir_clients), " +
       "(SELECT count(*) FROM _weir_client_groups) FROM _weir_state WHERE id = 1",
   );
   if (rows.length == 0) return "";
@@ -17,7 +20,7 @@ export function stateSummary(): string {
 export function listChanges(since: i64, limit: i64): string {
   const rows = queryRows(
     "SELECT coalesce(json_group_array(json_object('version', version, 'table', tbl, 'key', json(pk))), '[]') " +
-      "FROM (SELECT version, tbl, pk FROM _weir_changes WHERE seq >= ? ORDER BY seq LIMIT ?)",
+      "FROM (SELECT version, tbl, pk FROM _weir_changes WHERE seq >= ? AND tbl <> '' ORDER BY seq LIMIT ?)",
     params([firstSeq(since + 1).toString(), limit.toString()]),
   );
   return rows.length == 0 ? "[]" : rows[0][0];

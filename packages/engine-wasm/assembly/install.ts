@@ -74,9 +74,11 @@ export function install(schemaText: string, engineVersion: string): string {
   if (rows.length == 0) {
     for (let i = 0; i < next.tables.length; i++) installTable(next.tables[i]);
     exec(
-      "INSERT INTO _weir_state (id, watermark, floor, engine_version, schema) VALUES (1, 0, 0, ?, ?)",
+      "INSERT INTO _weir_state (id, floor, engine_version, schema) VALUES (1, 0, ?, ?)",
       params([jsonString(engineVersion), jsonString(schemaText)]),
     );
+    // The log starts with the marker of version 0, so it always has a newest row.
+    exec("INSERT INTO _weir_changes (seq, version, tbl, pk, old) VALUES (0, 0, '', '[]', NULL)");
     return INSTALL_CREATED;
   }
   const currentText = rows[0][0];

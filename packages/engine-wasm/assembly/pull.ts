@@ -3,7 +3,7 @@ import { fail } from "./errors";
 import { COLUMN_SEPARATOR, exec, queryPayload, queryPayloadCount, queryRows, ROW_SEPARATOR } from "./host";
 import { DIALECT_REPLICACHE, delOp, keyMatch, preImageColumns, putOp } from "./projection";
 import { Schema, Table } from "./schema";
-import { firstSeq } from "./state";
+import { firstSeq, WATERMARK } from "./state";
 import { ident, jsonString, params, parseI64 } from "./text";
 import { Filter, Visibility } from "./visibility";
 
@@ -202,7 +202,10 @@ export function pull(
   visibility: Visibility,
 ): string {
   const state = queryRows(
-    "SELECT watermark, floor, (SELECT user_id = ? FROM _weir_client_groups WHERE id = ?) FROM _weir_state WHERE id = 1",
+    "SELECT " +
+      WATERMARK +
+      ", floor, (SELECT user_id = ? FROM _weir_client_groups WHERE id = ?) " +
+      "FROM _weir_state WHERE id = 1",
     params([jsonString(userID), jsonString(groupID)]),
   );
   if (state.length == 0) return fail(500, "internal", "the engine is not installed in this database");

@@ -1,7 +1,7 @@
 // Retention: the change log keeps the newest versions only; older cookies get a full reset.
 import { exec, queryRows } from "./host";
 import { firstSeq, raiseFloorToWatermark, readVersions } from "./state";
-import { params } from "./text";
+import { params, parseI64 } from "./text";
 
 /**
  * Raises the floor to keep the newest `retain` versions, then deletes up to `limit` changes
@@ -16,18 +16,24 @@ export function prune(retain: i64, limit: i64): string {
     exec("UPDATE _weir_state SET floor = ? WHERE id = 1", params([floor.toString()]));
   }
   // Changes are numbered in version order, so those at or below the floor are a seq range at
-  // the start of the log: the delete reads no more than `limit` of them.
-  const deleted = exec(
-    "DELETE FROM _weir_changes WHERE seq IN (SELECT seq FROM _weir_changes WHERE seq < ? ORDER BY seq LIMIT ?)",
-    params([firstSeq(floor + 1).toString(), limit.toString()]),
-  );
+  // the start of the log: a batch reads no more than `limit` of them. The newest row (a commit
+  // marker) stays, since it tells the watermark.
+  const bound = params([firstSeq(floor + 1).toString(), limit.toString()]);
+  const range =
+    "SELECT seq, tbl FROM _weir_changes WHERE seq < ? AND seq < (SELECT max(seq) FROM _weir_changes) " +
+    "ORDER BY seq LIMIT ?";
+  const counted = queryRows("SELECT count(*), coalesce(sum(tbl <> ''), 0) FROM (" + range + ")", bound);
+  const batch = parseI64(counted[0][0]);
+  exec("DELETE FROM _weir_changes WHERE seq IN (SELECT seq FROM (" + range + "))", bound);
   let more = false;
-  if (<i64>deleted == limit) {
+  if (batch == limit) {
     more =
-      queryRows("SELECT 1 FROM _weir_changes WHERE seq < ? LIMIT 1", params([firstSeq(floor + 1).toString()]))
-        .length > 0;
+      queryRows(
+        "SELECT 1 FROM _weir_changes WHERE seq < ? AND seq < (SELECT max(seq) FROM _weir_changes) LIMIT 1",
+        params([firstSeq(floor + 1).toString()]),
+      ).length > 0;
   }
-  return deleted.toString() + "\t" + floor.toString() + "\t" + (more ? "1" : "0");
+  return counted[0][1] + "\t" + floor.toString() + "\t" + (more ? "1" : "0");
 }
 
 /** Every client resets once: the floor rises to a new version above every cookie handed out. */

@@ -2,6 +2,7 @@
 // "<table>|<pk1>,<pk2>|<col>:<type>:<nullable 0|1>,...;<table>|...". Names are already checked
 // to be plain identifiers (they are quoted anyway), so the text needs no escaping and is stored
 // as it is in the engine's state row.
+import { appendToLog } from "./state";
 import { ident, literal } from "./text";
 
 const TABLE_SEPARATOR = ";";
@@ -89,7 +90,17 @@ export function createTableSql(table: Table): string {
   const keys: string[] = [];
   for (let i = 0; i < table.primaryKey.length; i++) keys.push(ident(table.primaryKey[i].name));
   defs.push("PRIMARY KEY (" + keys.join(", ") + ")");
-  return "CREATE TABLE IF NOT EXISTS " + ident(table.name) + " (" + defs.join(", ") + ") STRICT";
+  // A single integer key is the rowid already; any other key makes the table WITHOUT ROWID, so
+  // a row is stored once, in key order, and a write touches one b-tree instead of two.
+  const rowidKey = table.primaryKey.length == 1 && table.primaryKey[0].type == TYPE_INTEGER;
+  return (
+    "CREATE TABLE IF NOT EXISTS " +
+    ident(table.name) +
+    " (" +
+    defs.join(", ") +
+    ") STRICT" +
+    (rowidKey ? "" : ", WITHOUT ROWID")
+  );
 }
 
 function triggerName(table: Table, kind: string): string {
@@ -130,27 +141,10 @@ function keyChanged(table: Table): string {
   return parts.join(" OR ");
 }
 
-// Changes made in a transaction belong to the version the transaction will commit as: one past
-// the watermark, which `finalize` (or any other committing step) then advances.
-const PENDING_VERSION = "(SELECT watermark + 1 FROM _weir_state)";
-// The next seq: after the last change, and at least the first seq of the pending version.
-const NEXT_SEQ =
-  "max(coalesce((SELECT max(seq) FROM _weir_changes), 0) + 1, (SELECT watermark + 1 FROM _weir_state) * 16777216)";
-
+// Changes made in a transaction belong to the version the transaction will commit as (see
+// state.ts): `finalize`, or any other committing step, then appends the commit marker.
 function logChange(table: Table, key: string, old: string): string {
-  return (
-    "INSERT INTO _weir_changes (seq, version, tbl, pk, old) VALUES (" +
-    NEXT_SEQ +
-    ", " +
-    PENDING_VERSION +
-    ", " +
-    literal(table.name) +
-    ", " +
-    key +
-    ", " +
-    old +
-    ");"
-  );
+  return appendToLog(literal(table.name) + ", " + key + ", " + old) + ";";
 }
 
 export function createTriggersSql(table: Table): Array<string> {
@@ -167,15 +161,9 @@ export function createTriggersSql(table: Table): Array<string> {
       " AFTER UPDATE" +
       on +
       logChange(table, keyArray(table, "OLD"), preImage(table)) +
-      " INSERT INTO _weir_changes (seq, version, tbl, pk, old) SELECT " +
-      NEXT_SEQ +
-      ", " +
-      PENDING_VERSION +
-      ", " +
-      literal(table.name) +
-      ", " +
-      keyArray(table, "NEW") +
-      ", NULL WHERE " +
+      " " +
+      appendToLog(literal(table.name) + ", " + keyArray(table, "NEW") + ", NULL") +
+      " WHERE " +
       keyChanged(table) +
       "; END",
     "CREATE TRIGGER " +

@@ -2,13 +2,44 @@
 import { exec, queryRows } from "./host";
 import { parseI64 } from "./text";
 
+/**
+ * The newest log row, from which the pending version (the version the open transaction's
+ * changes belong to) follows: one past a marker, or the version of a change already pending.
+ */
+const NEWEST = "(SELECT seq, version, tbl FROM _weir_changes ORDER BY seq DESC LIMIT 1)";
+export const PENDING_VERSION = "(SELECT version + (tbl = '') FROM " + NEWEST + ")";
+
+/**
+ * An INSERT ... SELECT that appends a log row at the pending version; `values` names the
+ * `tbl, pk, old` to store.
+ */
+export function appendToLog(values: string): string {
+  return (
+    "INSERT INTO _weir_changes (seq, version, tbl, pk, old) " +
+    "SELECT max(seq + 1, (version + (tbl = '')) * 16777216), version + (tbl = ''), " +
+    values +
+    " FROM " +
+    NEWEST
+  );
+}
+
+/** Commits the pending version: the changes before it become visible to pulls. */
+export const COMMIT_MARKER = appendToLog("'', '[]', NULL");
+
+/** The committed watermark: the version of the newest marker. */
+export const WATERMARK = "(SELECT version - (tbl <> '') FROM " + NEWEST + ")";
+
 export const BOOKKEEPING_SQL: Array<string> = [
+  // The floor (the oldest version the log still answers from), the engine version and the
+  // installed schema. Written only when they change, never per commit.
   "CREATE TABLE IF NOT EXISTS _weir_state (id INTEGER PRIMARY KEY CHECK (id = 1), " +
-    "watermark INTEGER NOT NULL, floor INTEGER NOT NULL, engine_version TEXT NOT NULL, schema TEXT NOT NULL)",
-  // One row per captured row change. `old` is the row before the change (NULL when it did not
-  // exist), so that a pull can tell whether the client held the row at its cookie. The rowid
-  // `seq` starts with the version (version * 2^24 + n), so "changes after version v" is a
-  // rowid range and the log needs no index of its own.
+    "floor INTEGER NOT NULL, engine_version TEXT NOT NULL, schema TEXT NOT NULL)",
+  // The change log. A row per captured row change: `old` is the row before the change (NULL
+  // when it did not exist), so that a pull can tell whether the client held the row at its
+  // cookie. A commit appends a marker (`tbl` = ''), so the log's newest row tells the
+  // watermark, and committing writes no other page. The rowid `seq` starts with the version
+  // (version * 2^24 + n), so "changes after version v" is a rowid range and the log needs no
+  // index. The newest marker is never pruned.
   "CREATE TABLE IF NOT EXISTS _weir_changes (seq INTEGER PRIMARY KEY, version INTEGER NOT NULL, " +
     "tbl TEXT NOT NULL, pk TEXT NOT NULL, old TEXT, " +
     "CHECK (seq >= version * 16777216 AND seq < (version + 1) * 16777216))",
@@ -16,6 +47,13 @@ export const BOOKKEEPING_SQL: Array<string> = [
   // A client is known within its group: the same id in another group is another client.
   "CREATE TABLE IF NOT EXISTS _weir_clients (group_id TEXT NOT NULL, id TEXT NOT NULL, " +
     "last_mutation_id INTEGER NOT NULL, version INTEGER NOT NULL, PRIMARY KEY (group_id, id)) WITHOUT ROWID",
+  // Recording a processed mutation commits its version: one statement does both.
+  "CREATE TRIGGER IF NOT EXISTS _weir_commit_on_insert AFTER INSERT ON _weir_clients BEGIN " +
+    COMMIT_MARKER +
+    "; END",
+  "CREATE TRIGGER IF NOT EXISTS _weir_commit_on_update AFTER UPDATE OF version ON _weir_clients BEGIN " +
+    COMMIT_MARKER +
+    "; END",
 ];
 
 /** Changes of one version: their seq is version * CHANGES_PER_VERSION + n. */
@@ -34,16 +72,12 @@ export class Versions {
 }
 
 export function readVersions(): Versions {
-  const rows = queryRows("SELECT watermark, floor FROM _weir_state WHERE id = 1");
+  const rows = queryRows("SELECT " + WATERMARK + ", floor FROM _weir_state WHERE id = 1");
   return new Versions(parseI64(rows[0][0]), parseI64(rows[0][1]));
 }
 
-/** Commits the pending version: the changes captured in this transaction become visible to pulls. */
-export function advanceWatermark(): void {
-  exec("UPDATE _weir_state SET watermark = watermark + 1 WHERE id = 1");
-}
-
-/** Every cookie older than the current watermark now gets a full reset. */
+/** Commits a new version above every cookie handed out, and makes it the floor: every client resets once. */
 export function raiseFloorToWatermark(): void {
-  exec("UPDATE _weir_state SET watermark = watermark + 1, floor = watermark + 1 WHERE id = 1");
+  exec(COMMIT_MARKER);
+  exec("UPDATE _weir_state SET floor = " + WATERMARK + " WHERE id = 1");
 }

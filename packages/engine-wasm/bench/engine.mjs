@@ -139,16 +139,15 @@ big.db.close();
 // Pushes: preflight, a one-row insert mutator and finalize, one transaction each.
 const pushNs = open(0);
 const insertOne = pushNs.db.prepare("INSERT INTO item (id, title, score, rank) VALUES (?, ?, ?, ?)");
+const push = pushNs.db.transaction((id) => {
+  const ref = { clientGroupID: "g", clientID: "c", mutationID: id };
+  if (engine.preflight(pushNs.adapter, ref).status !== "apply") throw new Error("unexpected preflight");
+  insertOne.run(`new-${id}`, "pushed", id / 7, id);
+  engine.finalize(pushNs.adapter, ref);
+});
 const pushes = 20_000;
 const pushStart = process.hrtime.bigint();
-for (let id = 1; id <= pushes; id++) {
-  pushNs.tx(() => {
-    const ref = { clientGroupID: "g", clientID: "c", mutationID: id };
-    if (engine.preflight(pushNs.adapter, ref).status !== "apply") throw new Error("unexpected preflight");
-    insertOne.run(`new-${id}`, "pushed", id / 7, id);
-    engine.finalize(pushNs.adapter, ref);
-  });
-}
+for (let id = 1; id <= pushes; id++) push(id);
 const pushSeconds = Number(process.hrtime.bigint() - pushStart) / 1e9;
 log("pushPerSec", Math.round(pushes / pushSeconds), "mutations/s");
 pushNs.db.close();

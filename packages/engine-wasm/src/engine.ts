@@ -58,6 +58,7 @@ function splice(body: string, rows: string[]): string {
 const OP_NAME_OFFSET = 7;
 const P = "p".charCodeAt(0);
 export const DEFAULT_PRUNE_LIMIT = 10_000;
+const CALLS_PER_COLLECT = 64;
 
 /**
  * weir's sync engine: one WASM instance that can serve any number of namespace databases,
@@ -72,6 +73,7 @@ export class Engine {
   /** Statements the engine registered, by number, and the numbers by text. */
   private readonly sqlTexts: string[] = [];
   private readonly sqlIDs = new Map<string, number>();
+  private callsSinceCollect = 0;
   /** Row payloads of the current call's `queryPayload`, kept on this side of the boundary. */
   private payloads: string[] = [];
   private readonly schemaHandles = new Map<Schema, number>();
@@ -167,6 +169,12 @@ export class Engine {
       this.db = null;
       this.extras = [];
       this.payloads = [];
+      // The engine runs AssemblyScript's minimal runtime: garbage is collected here, between
+      // calls, where nothing the engine allocated is still in use.
+      if (++this.callsSinceCollect >= CALLS_PER_COLLECT) {
+        this.callsSinceCollect = 0;
+        this.wasm.__collect();
+      }
     }
   }
 
