@@ -2,10 +2,11 @@
 // The two commands a new user needs: `npm start` and `npm test`.
 // Both bootstrap the pinned pnpm, install from the frozen lockfile and build;
 // then `start` runs the example server and `test` runs every check.
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { stripVTControlCharacters } from "node:util";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const PNPM_VERSION = "10.34.9";
@@ -23,10 +24,48 @@ function run(cmd, args) {
   if (result.status !== 0) process.exit(result.status ?? 1);
 }
 
-function pnpm(...args) {
+function pnpmCommand(args) {
   const local = spawnSync("pnpm", ["--version"], { env, encoding: "utf8" });
-  if (local.status === 0 && local.stdout.trim() === PNPM_VERSION) run("pnpm", args);
-  else run("npx", ["--yes", `pnpm@${PNPM_VERSION}`, ...args]);
+  if (local.status === 0 && local.stdout.trim() === PNPM_VERSION) return ["pnpm", args];
+  return ["npx", ["--yes", `pnpm@${PNPM_VERSION}`, ...args]];
+}
+
+function pnpm(...args) {
+  run(...pnpmCommand(args));
+}
+
+// Runs every package's tests through turbo (cached results replay their logs), passes the
+// output through, and closes with one line that totals the vitest summaries.
+function testAll() {
+  const [cmd, args] = pnpmCommand([
+    "exec",
+    "turbo",
+    "run",
+    "build",
+    "test",
+    "--output-logs=full",
+    "--concurrency=2",
+  ]);
+  return new Promise((resolve) => {
+    const child = spawn(cmd, args, { cwd: root, env, stdio: ["ignore", "pipe", "inherit"] });
+    let tail = "";
+    const totals = { passed: 0, failed: 0, skipped: 0 };
+    child.stdout.on("data", (chunk) => {
+      process.stdout.write(chunk);
+      const lines = (tail + chunk.toString("utf8")).split("\n");
+      tail = lines.pop() ?? "";
+      for (const line of lines) {
+        const plain = stripVTControlCharacters(line);
+        if (!/\bTests\s+\d/.test(plain)) continue;
+        for (const [, count, kind] of plain.matchAll(/(\d+) (passed|failed|skipped)/g))
+          totals[kind] += Number(count);
+      }
+    });
+    child.on("close", (code) => {
+      console.log(`\n${totals.passed} passed, ${totals.failed} failed, ${totals.skipped} skipped`);
+      resolve(code ?? 1);
+    });
+  });
 }
 
 const task = process.argv[2];
@@ -38,7 +77,7 @@ if (task !== "start" && task !== "test") {
 pnpm("install", "--frozen-lockfile");
 if (task === "test") {
   pnpm("run", "lint");
-  pnpm("exec", "turbo", "run", "build", "test", "--output-logs=errors-only", "--concurrency=1");
+  process.exitCode = await testAll();
 } else {
   pnpm("exec", "turbo", "run", "build", "--output-logs=errors-only");
   pnpm("run", "--filter", "@weir/example-todo", "start");

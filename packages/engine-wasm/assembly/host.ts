@@ -1,42 +1,56 @@
 // The only way the engine reaches the world: a synchronous SQL adapter supplied by the host.
-// Results come back as text: rows separated by "\n", columns by "\t", NULL as an empty field.
-// Every column the engine selects is an integer or JSON text (which never holds a raw tab or
-// newline), so the separators cannot be confused with data.
+// Statements are registered once (`prepare`) and then named by number, so a hot call does not
+// copy its SQL across the boundary. Results come back as text: rows separated by "\n", columns
+// by "\t", NULL as an empty field; every column the engine reads is an integer or JSON text
+// (which never holds a raw tab or newline), so the separators cannot be confused with data.
 // Parameters go as a JSON array; an element `{"$":k}` stands for the caller's k-th extra
 // parameter (a visibility filter's values, which may be bigints or bytes).
+// Row payloads (the JSON of each row a pull sends) never enter the engine: `queryPayload`
+// leaves each row's last column with the host and answers its length in its place; the engine
+// then says how many of them the answer includes.
+
+@external("host", "prepare")
+declare function hostPrepare(sql: string): i32;
 
 @external("host", "query")
-declare function hostQuery(sql: string, params: string): string;
+declare function hostQuery(statement: i32, params: string): string;
+
+@external("host", "queryPayload")
+declare function hostQueryPayload(statement: i32, params: string): string;
 
 @external("host", "exec")
-declare function hostExec(sql: string, params: string): i32;
+declare function hostExec(statement: i32, params: string): i32;
 
 export const ROW_SEPARATOR = "\n";
 export const COLUMN_SEPARATOR = "\t";
 export const NO_PARAMS = "[]";
 
+const statements = new Map<string, i32>();
+
+function statement(sql: string): i32 {
+  if (statements.has(sql)) return statements.get(sql);
+  const id = hostPrepare(sql);
+  statements.set(sql, id);
+  return id;
+}
+
 export function query(sql: string, params: string = NO_PARAMS): string {
-  return hostQuery(sql, params);
+  return hostQuery(statement(sql), params);
+}
+
+/** Runs a query whose last column is a row payload; see above. */
+export function queryPayload(sql: string, params: string = NO_PARAMS): string {
+  return hostQueryPayload(statement(sql), params);
 }
 
 export function exec(sql: string, params: string = NO_PARAMS): i32 {
-  return hostExec(sql, params);
-}
-
-/** The first column of the first row, or "" when there is no row. */
-export function queryScalar(sql: string, params: string = NO_PARAMS): string {
-  const text = hostQuery(sql, params);
-  let end = text.indexOf(ROW_SEPARATOR);
-  if (end < 0) end = text.length;
-  const tab = text.indexOf(COLUMN_SEPARATOR);
-  if (tab >= 0 && tab < end) end = tab;
-  return text.substring(0, end);
+  return hostExec(statement(sql), params);
 }
 
 /** Rows of a result, each split into its columns. For small results only. */
 export function queryRows(sql: string, params: string = NO_PARAMS): Array<Array<string>> {
-  const text = hostQuery(sql, params);
-  const rows: Array<string>[] = [];
+  const text = query(sql, params);
+  const rows = new Array<Array<string>>();
   if (text.length == 0) return rows;
   const lines = text.split(ROW_SEPARATOR);
   for (let i = 0; i < lines.length; i++) rows.push(lines[i].split(COLUMN_SEPARATOR));

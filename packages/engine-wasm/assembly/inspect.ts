@@ -1,5 +1,6 @@
 // Read-only views of the bookkeeping, for status pages and the CLI.
 import { queryRows } from "./host";
+import { firstSeq } from "./state";
 import { params } from "./text";
 
 /** "watermark\tfloor\tchanges\tclients\tgroups". */
@@ -16,8 +17,8 @@ export function stateSummary(): string {
 export function listChanges(since: i64, limit: i64): string {
   const rows = queryRows(
     "SELECT coalesce(json_group_array(json_object('version', version, 'table', tbl, 'key', json(pk))), '[]') " +
-      "FROM (SELECT version, tbl, pk FROM _weir_changes WHERE version > ? ORDER BY seq LIMIT ?)",
-    params([since.toString(), limit.toString()]),
+      "FROM (SELECT version, tbl, pk FROM _weir_changes WHERE seq >= ? ORDER BY seq LIMIT ?)",
+    params([firstSeq(since + 1).toString(), limit.toString()]),
   );
   return rows.length == 0 ? "[]" : rows[0][0];
 }

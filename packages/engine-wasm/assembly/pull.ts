@@ -1,18 +1,24 @@
 // Pull: the rows a client group must change to catch up from its cookie.
 import { fail } from "./errors";
-import { COLUMN_SEPARATOR, exec, query, queryRows, ROW_SEPARATOR } from "./host";
+import { COLUMN_SEPARATOR, exec, queryPayload, queryRows, ROW_SEPARATOR } from "./host";
 import { DIALECT_REPLICACHE, delOp, keyMatch, preImageColumns, putOp } from "./projection";
 import { Schema, Table } from "./schema";
+import { firstSeq } from "./state";
 import { ident, jsonString, params, parseI64 } from "./text";
 import { Filter, Visibility } from "./visibility";
 
 export const NULL_COOKIE: i64 = -1;
 
+// Where the host splices the row payloads the engine included into the body: the first
+// `included` payloads, joined by commas, preceded by a comma when an operation comes before.
+// Neither character can occur raw in JSON text.
+const ROWS_HERE = "\x01";
+const ROWS_AFTER_OP_HERE = "\x02";
+
 class PullPlan {
   cookie: i64 = 0;
   reset: bool = false;
-  puts: i32 = 0;
-  dels: i32 = 0;
+  included: i64 = 0;
   lastMutationIDs: i32 = 0;
   patch: string = "";
 }
@@ -84,10 +90,10 @@ function changesSql(
     filter.addParams(bound);
     const changed =
       "SELECT pk, min(seq) AS s, min(version) AS first FROM _weir_changes " +
-      "WHERE tbl = ? AND version > ? AND version <= ? GROUP BY pk";
+      "WHERE seq >= ? AND seq < ? AND tbl = ? GROUP BY pk";
+    bound.push(firstSeq(cookie + 1).toString());
+    bound.push(firstSeq(watermark + 1).toString());
     bound.push(jsonString(table.name));
-    bound.push(cookie.toString());
-    bound.push(watermark.toString());
     const before =
       "(SELECT c.pk AS _weir_pk, c.first AS _weir_first, o.old IS NOT NULL AS _weir_had, " +
       preImageColumns(table, "o.old") +
@@ -133,17 +139,13 @@ function planReset(
 ): void {
   const bound: string[] = [];
   const sql = fullResetSql(schema, visibility, dialect, bound);
-  const rows = schema.tables.length == 0 ? "" : query(sql, params(bound));
+  const rows = schema.tables.length == 0 ? "" : queryPayload(sql, params(bound));
   plan.reset = true;
   plan.cookie = watermark;
-  if (rows.length == 0) {
-    plan.patch = '{"op":"clear"}';
-    return;
-  }
-  let count = 1;
+  let count: i64 = rows.length == 0 ? 0 : 1;
   for (let i = rows.indexOf(ROW_SEPARATOR); i >= 0; i = rows.indexOf(ROW_SEPARATOR, i + 1)) count++;
-  plan.puts = count;
-  plan.patch = '{"op":"clear"},' + rows.replaceAll(ROW_SEPARATOR, ",");
+  plan.included = count;
+  plan.patch = '{"op":"clear"}' + ROWS_AFTER_OP_HERE;
 }
 
 // Caps cut the answer only between versions: the changes of one version (one transaction)
@@ -160,9 +162,8 @@ function planChanges(
 ): void {
   const bound: string[] = [];
   const sql = changesSql(schema, visibility, dialect, cookie, watermark, bound);
-  const text = schema.tables.length == 0 ? "" : query(sql, params(bound));
+  const text = schema.tables.length == 0 ? "" : queryPayload(sql, params(bound));
   plan.cookie = watermark;
-  const ops: string[] = [];
   let rows: i64 = 0;
   let bytes: i64 = 0;
   let groupVersion: i64 = -1;
@@ -170,32 +171,28 @@ function planChanges(
   while (position < text.length) {
     let lineEnd = text.indexOf(ROW_SEPARATOR, position);
     if (lineEnd < 0) lineEnd = text.length;
-    const firstTab = text.indexOf(COLUMN_SEPARATOR, position);
-    const secondTab = text.indexOf(COLUMN_SEPARATOR, firstTab + 1);
-    const version = parseI64(text.substring(position, firstTab));
-    const size = parseI64(text.substring(firstTab + 1, secondTab));
+    const tab = text.indexOf(COLUMN_SEPARATOR, position);
+    const version = parseI64(text.substring(position, tab));
+    const size = parseI64(text.substring(tab + 1, lineEnd));
     if (version != groupVersion) {
-      if (ops.length > 0 && (rows + 1 > maxRows || bytes + size > maxBytes)) {
+      if (rows > 0 && (rows + 1 > maxRows || bytes + size > maxBytes)) {
         plan.cookie = version - 1;
         break;
       }
       groupVersion = version;
     }
-    const op = text.substring(secondTab + 1, lineEnd);
-    // json_object writes keys in order, so the op name always starts at the same offset.
-    if (op.charCodeAt(7) == 0x70) plan.puts++;
-    else plan.dels++;
-    ops.push(op);
     rows++;
     bytes += size;
     position = lineEnd + 1;
   }
-  plan.patch = ops.join(",");
+  plan.included = rows;
+  plan.patch = ROWS_HERE;
 }
 
 /**
  * Answers a pull. Returns "<meta>\n<body>", where meta is
- * "cookie\treset\tputs\tdels\tlastMutationIDs\twatermark\tfloor\tunchanged", or a failure.
+ * "cookie\treset\tincluded\tlastMutationIDs\twatermark\tfloor\tunchanged", or a failure. The body
+ * holds a splice mark where the host puts the first `included` row payloads.
  */
 export function pull(
   schema: Schema,
@@ -250,8 +247,7 @@ export function pull(
   const meta = [
     plan.cookie.toString(),
     plan.reset ? "1" : "0",
-    plan.puts.toString(),
-    plan.dels.toString(),
+    plan.included.toString(),
     plan.lastMutationIDs.toString(),
     watermark.toString(),
     floor.toString(),

@@ -1,5 +1,4 @@
 // Push: deciding whether a mutation runs, and recording that it ran.
-import { fail } from "./errors";
 import { exec, queryRows } from "./host";
 import { advanceWatermark } from "./state";
 import { jsonString, params, parseI64 } from "./text";
@@ -14,14 +13,10 @@ export const PREFLIGHT_OUT_OF_ORDER = "ooo";
  */
 export function preflight(groupID: string, clientID: string, id: i64): string {
   const rows = queryRows(
-    "SELECT group_id = ?, last_mutation_id FROM _weir_clients WHERE id = ?",
+    "SELECT last_mutation_id FROM _weir_clients WHERE group_id = ? AND id = ?",
     params([jsonString(groupID), jsonString(clientID)]),
   );
-  let last: i64 = 0;
-  if (rows.length > 0) {
-    if (rows[0][0] != "1") return fail(403, "forbidden", "the client belongs to another client group");
-    last = parseI64(rows[0][1]);
-  }
+  const last: i64 = rows.length > 0 ? parseI64(rows[0][0]) : 0;
   let status = PREFLIGHT_APPLY;
   if (id <= last) status = PREFLIGHT_REPLAY;
   else if (id > last + 1) status = PREFLIGHT_OUT_OF_ORDER;
@@ -35,9 +30,9 @@ export function preflight(groupID: string, clientID: string, id: i64): string {
 export function finalize(groupID: string, clientID: string, id: i64): void {
   advanceWatermark();
   exec(
-    "INSERT INTO _weir_clients (id, group_id, last_mutation_id, version) " +
+    "INSERT INTO _weir_clients (group_id, id, last_mutation_id, version) " +
       "VALUES (?, ?, ?, (SELECT watermark FROM _weir_state WHERE id = 1)) " +
-      "ON CONFLICT (id) DO UPDATE SET last_mutation_id = excluded.last_mutation_id, version = excluded.version",
-    params([jsonString(clientID), jsonString(groupID), id.toString()]),
+      "ON CONFLICT (group_id, id) DO UPDATE SET last_mutation_id = excluded.last_mutation_id, version = excluded.version",
+    params([jsonString(groupID), jsonString(clientID), id.toString()]),
   );
 }

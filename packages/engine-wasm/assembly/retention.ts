@@ -1,6 +1,6 @@
 // Retention: the change log keeps the newest versions only; older cookies get a full reset.
 import { exec, queryRows } from "./host";
-import { raiseFloorToWatermark, readVersions } from "./state";
+import { firstSeq, raiseFloorToWatermark, readVersions } from "./state";
 import { params } from "./text";
 
 /**
@@ -15,16 +15,17 @@ export function prune(retain: i64, limit: i64): string {
     floor = wanted;
     exec("UPDATE _weir_state SET floor = ? WHERE id = 1", params([floor.toString()]));
   }
-  // Changes are numbered in version order, so the oldest `limit` of them are a seq range.
+  // Changes are numbered in version order, so those at or below the floor are a seq range at
+  // the start of the log: the delete reads no more than `limit` of them.
   const deleted = exec(
-    "DELETE FROM _weir_changes WHERE seq IN (SELECT seq FROM _weir_changes WHERE version <= ? ORDER BY seq LIMIT ?)",
-    params([floor.toString(), limit.toString()]),
+    "DELETE FROM _weir_changes WHERE seq IN (SELECT seq FROM _weir_changes WHERE seq < ? ORDER BY seq LIMIT ?)",
+    params([firstSeq(floor + 1).toString(), limit.toString()]),
   );
   let more = false;
   if (<i64>deleted == limit) {
     more =
-      queryRows("SELECT 1 FROM _weir_changes WHERE version <= ? LIMIT 1", params([floor.toString()])).length >
-      0;
+      queryRows("SELECT 1 FROM _weir_changes WHERE seq < ? LIMIT 1", params([firstSeq(floor + 1).toString()]))
+        .length > 0;
   }
   return deleted.toString() + "\t" + floor.toString() + "\t" + (more ? "1" : "0");
 }

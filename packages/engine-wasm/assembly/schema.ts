@@ -133,10 +133,15 @@ function keyChanged(table: Table): string {
 // Changes made in a transaction belong to the version the transaction will commit as: one past
 // the watermark, which `finalize` (or any other committing step) then advances.
 const PENDING_VERSION = "(SELECT watermark + 1 FROM _weir_state)";
+// The next seq: after the last change, and at least the first seq of the pending version.
+const NEXT_SEQ =
+  "max(coalesce((SELECT max(seq) FROM _weir_changes), 0) + 1, (SELECT watermark + 1 FROM _weir_state) * 16777216)";
 
 function logChange(table: Table, key: string, old: string): string {
   return (
-    "INSERT INTO _weir_changes (version, tbl, pk, old) VALUES (" +
+    "INSERT INTO _weir_changes (seq, version, tbl, pk, old) VALUES (" +
+    NEXT_SEQ +
+    ", " +
     PENDING_VERSION +
     ", " +
     literal(table.name) +
@@ -162,7 +167,9 @@ export function createTriggersSql(table: Table): Array<string> {
       " AFTER UPDATE" +
       on +
       logChange(table, keyArray(table, "OLD"), preImage(table)) +
-      " INSERT INTO _weir_changes (version, tbl, pk, old) SELECT " +
+      " INSERT INTO _weir_changes (seq, version, tbl, pk, old) SELECT " +
+      NEXT_SEQ +
+      ", " +
       PENDING_VERSION +
       ", " +
       literal(table.name) +

@@ -6,16 +6,25 @@ export const BOOKKEEPING_SQL: Array<string> = [
   "CREATE TABLE IF NOT EXISTS _weir_state (id INTEGER PRIMARY KEY CHECK (id = 1), " +
     "watermark INTEGER NOT NULL, floor INTEGER NOT NULL, engine_version TEXT NOT NULL, schema TEXT NOT NULL)",
   // One row per captured row change. `old` is the row before the change (NULL when it did not
-  // exist), so that a pull can tell whether the client held the row at its cookie.
+  // exist), so that a pull can tell whether the client held the row at its cookie. The rowid
+  // `seq` starts with the version (version * 2^24 + n), so "changes after version v" is a
+  // rowid range and the log needs no index of its own.
   "CREATE TABLE IF NOT EXISTS _weir_changes (seq INTEGER PRIMARY KEY, version INTEGER NOT NULL, " +
-    "tbl TEXT NOT NULL, pk TEXT NOT NULL, old TEXT)",
-  "CREATE INDEX IF NOT EXISTS _weir_changes_by_table ON _weir_changes (tbl, version)",
-  "CREATE INDEX IF NOT EXISTS _weir_changes_by_version ON _weir_changes (version)",
+    "tbl TEXT NOT NULL, pk TEXT NOT NULL, old TEXT, " +
+    "CHECK (seq >= version * 16777216 AND seq < (version + 1) * 16777216))",
   "CREATE TABLE IF NOT EXISTS _weir_client_groups (id TEXT PRIMARY KEY, user_id TEXT NOT NULL) WITHOUT ROWID",
-  "CREATE TABLE IF NOT EXISTS _weir_clients (id TEXT PRIMARY KEY, group_id TEXT NOT NULL, " +
-    "last_mutation_id INTEGER NOT NULL, version INTEGER NOT NULL) WITHOUT ROWID",
-  "CREATE INDEX IF NOT EXISTS _weir_clients_by_group ON _weir_clients (group_id, version)",
+  // A client is known within its group: the same id in another group is another client.
+  "CREATE TABLE IF NOT EXISTS _weir_clients (group_id TEXT NOT NULL, id TEXT NOT NULL, " +
+    "last_mutation_id INTEGER NOT NULL, version INTEGER NOT NULL, PRIMARY KEY (group_id, id)) WITHOUT ROWID",
 ];
+
+/** Changes of one version: their seq is version * CHANGES_PER_VERSION + n. */
+export const CHANGES_PER_VERSION: i64 = 16777216;
+
+/** The first seq a change of `version` can have. */
+export function firstSeq(version: i64): i64 {
+  return version * CHANGES_PER_VERSION;
+}
 
 export class Versions {
   constructor(

@@ -41,6 +41,14 @@ function rowsText(rows: SqlValue[][]): string {
   return rows.map((row) => row.join(COLUMN_SEPARATOR)).join(ROW_SEPARATOR);
 }
 
+// The splice marks of a pull body (see assembly/pull.ts).
+const ROWS_HERE = "\x01";
+const ROWS_AFTER_OP_HERE = "\x02";
+// json_object writes "op" first, so a payload's operation name starts at a fixed offset.
+const OP_NAME_OFFSET = 7;
+const P = "p".charCodeAt(0);
+export const DEFAULT_PRUNE_LIMIT = 10_000;
+
 /**
  * weir's sync engine: one WASM instance that can serve any number of namespace databases,
  * one call at a time. Each call takes the namespace's `SqlAdapter`; the host runs calls that
@@ -51,6 +59,11 @@ export class Engine {
   private readonly wasm: Exports;
   private db: SqlAdapter | null = null;
   private extras: readonly SqlValue[] = [];
+  /** Statements the engine registered, by number, and the numbers by text. */
+  private readonly sqlTexts: string[] = [];
+  private readonly sqlIDs = new Map<string, number>();
+  /** Row payloads of the current call's `queryPayload`, kept on this side of the boundary. */
+  private payloads: string[] = [];
   private readonly schemaHandles = new Map<Schema, number>();
   private readonly installed = new WeakMap<SqlAdapter, { schema: Schema; handle: number }>();
 
@@ -62,20 +75,55 @@ export class Engine {
   /** Instantiates the engine from its compiled module (preferred in Workers) or the `.wasm` bytes. */
   static async load(source: WebAssembly.Module | BufferSource): Promise<Engine> {
     let engine: Engine | null = null;
-    const adapter = (): SqlAdapter => {
+    const self = (): Engine => {
       if (!engine?.db) throw new Error("the engine called its host outside of a call");
-      return engine.db;
+      return engine;
     };
     const module = source instanceof WebAssembly.Module ? source : await WebAssembly.compile(source);
     const wasm = await instantiate(module, {
       env: {},
       host: {
-        query: (sql: string, params: string) => rowsText(adapter().query(sql, engine!.bind(params))),
-        exec: (sql: string, params: string) => adapter().exec(sql, engine!.bind(params)),
+        prepare: (sql: string) => self().register(sql),
+        query: (id: number, params: string) => self().query(id, params),
+        queryPayload: (id: number, params: string) => self().queryPayload(id, params),
+        exec: (id: number, params: string) => {
+          const host = self();
+          return host.db!.exec(host.sqlTexts[id]!, host.bind(params));
+        },
       },
     });
     engine = new Engine(wasm);
     return engine;
+  }
+
+  private register(sql: string): number {
+    let id = this.sqlIDs.get(sql);
+    if (id === undefined) {
+      id = this.sqlTexts.push(sql) - 1;
+      this.sqlIDs.set(sql, id);
+    }
+    return id;
+  }
+
+  private query(id: number, params: string): string {
+    return rowsText(this.db!.query(this.sqlTexts[id]!, this.bind(params)));
+  }
+
+  /** Keeps each row's last column (NULL rows are dropped) and answers its length in its place. */
+  private queryPayload(id: number, params: string): string {
+    const rows = this.db!.query(this.sqlTexts[id]!, this.bind(params));
+    const payloads: string[] = [];
+    const lines: string[] = [];
+    for (const row of rows) {
+      const payload = row[row.length - 1];
+      if (payload === null || payload === undefined) continue;
+      const text = String(payload);
+      payloads.push(text);
+      row[row.length - 1] = text.length;
+      lines.push(row.join(COLUMN_SEPARATOR));
+    }
+    this.payloads = payloads;
+    return lines.join(ROW_SEPARATOR);
   }
 
   private bind(params: string): SqlValue[] {
@@ -93,6 +141,7 @@ export class Engine {
     } finally {
       this.db = null;
       this.extras = [];
+      this.payloads = [];
     }
   }
 
@@ -129,8 +178,8 @@ export class Engine {
     if (!(maxRows >= 1 && maxBytes >= 1))
       throw new EngineError(500, "internal", "pull caps must be at least 1");
     const cookie = input.cookie === null ? NULL_COOKIE : BigInt(input.cookie);
-    const result = this.call(db, visibility.values, () =>
-      checkEngineResult(
+    return this.call(db, visibility.values, () => {
+      const result = checkEngineResult(
         this.wasm.pull(
           handle,
           input.clientGroupID,
@@ -141,24 +190,32 @@ export class Engine {
           BigInt(maxBytes),
           visibility.text,
         ),
-      ),
-    );
-    const split = result.indexOf(ROW_SEPARATOR);
-    const [cookieOut, reset, puts, dels, ids, watermark, floor, unchanged] = result
-      .slice(0, split)
-      .split(COLUMN_SEPARATOR)
-      .map(Number) as number[];
-    return {
-      body: result.slice(split + 1),
-      cookie: cookieOut!,
-      unchanged: unchanged === 1,
-      reset: reset === 1,
-      puts: puts!,
-      dels: dels!,
-      lastMutationIDs: ids!,
-      watermark: watermark!,
-      floor: floor!,
-    };
+      );
+      const split = result.indexOf(ROW_SEPARATOR);
+      const [cookieOut, reset, included, ids, watermark, floor, unchanged] = result
+        .slice(0, split)
+        .split(COLUMN_SEPARATOR)
+        .map(Number) as number[];
+      const rows = this.payloads.length === included ? this.payloads : this.payloads.slice(0, included);
+      let puts = 0;
+      for (const row of rows) if (row.charCodeAt(OP_NAME_OFFSET) === P) puts++;
+      let body = result.slice(split + 1);
+      const joined = rows.join(",");
+      if (body.includes(ROWS_AFTER_OP_HERE))
+        body = body.replace(ROWS_AFTER_OP_HERE, rows.length > 0 ? "," + joined : "");
+      else body = body.replace(ROWS_HERE, joined);
+      return {
+        body,
+        cookie: cookieOut!,
+        unchanged: unchanged === 1,
+        reset: reset === 1,
+        puts,
+        dels: rows.length - puts,
+        lastMutationIDs: ids!,
+        watermark: watermark!,
+        floor: floor!,
+      };
+    });
   }
 
   /** Registers the group to the user on first use; refuses another user's group with 403. */
@@ -183,8 +240,11 @@ export class Engine {
     this.call(db, [], () => this.wasm.finalize(ref.clientGroupID, ref.clientID, BigInt(ref.mutationID)));
   }
 
-  /** Keeps the newest `retainChanges` versions; deletes at most `limit` older changes per call. */
-  prune(db: SqlAdapter, retainChanges: number, limit = Number.MAX_SAFE_INTEGER): PruneResult {
+  /**
+   * Keeps the newest `retainChanges` versions: raises the floor and deletes at most `limit`
+   * older changes per call; `more` says another call has more to delete.
+   */
+  prune(db: SqlAdapter, retainChanges: number, limit = DEFAULT_PRUNE_LIMIT): PruneResult {
     if (!Number.isSafeInteger(retainChanges) || retainChanges < 0) {
       throw new EngineError(400, "bad_request", "retainChanges must be a non-negative integer");
     }

@@ -1,4 +1,10 @@
-export { DEFAULT_MAX_CHANGE_BYTES, DEFAULT_MAX_CHANGE_ROWS, Engine, loadEngine } from "./engine.js";
+export {
+  DEFAULT_MAX_CHANGE_BYTES,
+  DEFAULT_MAX_CHANGE_ROWS,
+  DEFAULT_PRUNE_LIMIT,
+  Engine,
+  loadEngine,
+} from "./engine.js";
 export { EngineError } from "./engine-error.js";
 export { engineWasmUrl } from "./engine-wasm-url.js";
 export { type ParsedPull, parsePullRequest, parsePushRequest, UnsupportedVersionError } from "./requests.js";

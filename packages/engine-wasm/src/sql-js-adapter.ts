@@ -3,12 +3,12 @@ import type { SqlAdapter, SqlValue } from "./types.js";
 /** The parts of a sql.js `Database` the adapter uses (so this module needs no import of it). */
 export interface SqlJsDatabase {
   prepare(sql: string): SqlJsStatement;
-  run(sql: string, params?: unknown[]): unknown;
   getRowsModified(): number;
 }
 
 interface SqlJsStatement {
-  bind(params: unknown[]): boolean;
+  // sql.js binds bigint too, though its published types do not say so.
+  bind(params: Exclude<SqlValue, bigint>[]): boolean;
   step(): boolean;
   get(): unknown[];
   reset(): void;
@@ -36,7 +36,7 @@ export function sqlJsAdapter(db: SqlJsDatabase): SqlAdapter {
     query(sql, params) {
       const statement = prepare(sql);
       try {
-        statement.bind(params as SqlValue[]);
+        statement.bind(params as Exclude<SqlValue, bigint>[]);
         const rows: SqlValue[][] = [];
         while (statement.step()) rows.push(statement.get() as SqlValue[]);
         return rows;
@@ -47,7 +47,7 @@ export function sqlJsAdapter(db: SqlJsDatabase): SqlAdapter {
     exec(sql, params) {
       const statement = prepare(sql);
       try {
-        statement.bind(params as SqlValue[]);
+        statement.bind(params as Exclude<SqlValue, bigint>[]);
         while (statement.step()) {
           // Statements run for their effect; any rows they return are not needed.
         }

@@ -1,0 +1,82 @@
+import { describe, expect, it } from "vitest";
+import type { Schema } from "../src/types.js";
+import { DATABASES, testEngine } from "./databases.js";
+import { todoSchema } from "./fixtures.js";
+
+describe.each(DATABASES)("install on $kind", ({ open }) => {
+  it("creates once, then is a no-op", async () => {
+    const engine = await testEngine();
+    const db = open();
+    expect(db.transaction(() => engine.install(db.adapter, todoSchema))).toEqual({ outcome: "created" });
+    const before = db.totalChanges();
+    expect(db.transaction(() => engine.install(db.adapter, todoSchema))).toEqual({ outcome: "unchanged" });
+    expect(engine.state(db.adapter)).toMatchObject({ watermark: 0, floor: 0, changes: 0 });
+    // The only write of a repeated install is the engine version in the state row.
+    expect(db.totalChanges() - before).toBeLessThanOrEqual(1);
+  });
+
+  it("migrates an added table or nullable column, and resets clients once", async () => {
+    const engine = await testEngine();
+    const db = open();
+    db.transaction(() => engine.install(db.adapter, todoSchema));
+    const grown = {
+      tables: {
+        todo: {
+          ...todoSchema.tables.todo,
+          columns: { ...todoSchema.tables.todo.columns, note: { type: "string", nullable: true } },
+        },
+        tag: { columns: { name: "string" }, primaryKey: ["name"] },
+      },
+    } satisfies Schema;
+    expect(db.transaction(() => engine.install(db.adapter, grown))).toEqual({ outcome: "migrated" });
+    const state = engine.state(db.adapter);
+    expect(state.floor).toBe(state.watermark);
+    db.adapter.exec("INSERT INTO tag (name) VALUES ('x')", []);
+    db.adapter.exec(
+      "INSERT INTO todo (id, owner, text, done, sort, note) VALUES ('t', 'u', '', 0, 0, 'n')",
+      [],
+    );
+    expect(engine.listChanges(db.adapter, 0, 10).map((change) => change.table)).toEqual(["tag", "todo"]);
+  });
+
+  it.each([
+    ["a removed column", { id: "string", owner: "string", text: "string", done: "boolean" }],
+    ["a changed type", { id: "string", owner: "string", text: "string", done: "boolean", sort: "integer" }],
+    ["a new non-nullable column", { ...todoSchema.tables.todo.columns, extra: "string" }],
+  ] as const)("refuses %s with schema_mismatch", async (_, columns) => {
+    const engine = await testEngine();
+    const db = open();
+    db.transaction(() => engine.install(db.adapter, todoSchema));
+    const changed = { tables: { todo: { columns, primaryKey: ["id"] } } } as unknown as Schema;
+    expect(() => db.transaction(() => engine.install(db.adapter, changed))).toThrow(
+      expect.objectContaining({ status: 409, code: "schema_mismatch" }),
+    );
+  });
+
+  it.each([
+    ['a"; DROP TABLE x; --', "a table name with quotes"],
+    ["_weir_changes", "a reserved table name"],
+    ["sqlite_master", "an sqlite_ name"],
+    ["todo) --", "a parenthesis"],
+  ])("refuses the table name %j (%s)", async (name) => {
+    const engine = await testEngine();
+    const db = open();
+    const schema = { tables: { [name]: { columns: { id: "string" }, primaryKey: ["id"] } } } as Schema;
+    expect(() => engine.install(db.adapter, schema)).toThrow(expect.objectContaining({ status: 400 }));
+  });
+
+  it("refuses hostile column names, missing or unusable primary keys", async () => {
+    const engine = await testEngine();
+    const db = open();
+    const bad: Schema[] = [
+      { tables: { t: { columns: { "x' OR 1=1": "string" }, primaryKey: ["x' OR 1=1"] } } },
+      { tables: { t: { columns: { id: "string" }, primaryKey: ["nope"] } } },
+      { tables: { t: { columns: { id: "number" }, primaryKey: ["id"] } } },
+      { tables: { t: { columns: { id: { type: "string", nullable: true } }, primaryKey: ["id"] } } },
+      { tables: { t: { columns: {}, primaryKey: [] } } },
+    ];
+    for (const schema of bad) {
+      expect(() => engine.install(db.adapter, schema)).toThrow(expect.objectContaining({ status: 400 }));
+    }
+  });
+});

@@ -1,0 +1,139 @@
+import { describe, expect, it } from "vitest";
+import { EngineError } from "../src/engine-error.js";
+import { DATABASES, testEngine } from "./databases.js";
+import { Namespace, todoSchema } from "./fixtures.js";
+
+const insert = "INSERT INTO todo (id, owner, text, done, sort) VALUES (?, 'u', ?, 0, ?)";
+
+describe.each(DATABASES)("pull on $kind", ({ open }) => {
+  async function namespace() {
+    return new Namespace(await testEngine(), open(), todoSchema);
+  }
+
+  it("answers a null cookie with clear and every row, and the group's last mutation ids", async () => {
+    const ns = await namespace();
+    ns.mutate("g", "c1", (run) => run(insert, ["a", "A", 1]));
+    ns.mutate("g", "c1", (run) => run(insert, ["b", "B", 2]));
+    const result = ns.pull({ cookie: null });
+    expect(result.reset).toBe(true);
+    expect(result.json.rowsPatch?.[0]).toEqual({ op: "clear" });
+    expect(result.json.rowsPatch?.slice(1).map((op) => op.value?.id)).toEqual(["a", "b"]);
+    expect(result.json.lastMutationIDChanges).toEqual({ c1: 2 });
+    expect(result.cookie).toBe(2);
+  });
+
+  it("answers the current cookie with unchanged, and a future cookie with 409", async () => {
+    const ns = await namespace();
+    ns.sql(insert, ["a", "A", 1]);
+    expect(ns.pull({ cookie: 1 }).json).toEqual({ cookie: 1, unchanged: true });
+    const future = () => ns.pull({ cookie: 2 });
+    expect(future).toThrow(EngineError);
+    expect(future).toThrow(expect.objectContaining({ status: 409, code: "cookie_from_future" }));
+  });
+
+  it("collapses several changes of a row into its current value", async () => {
+    const ns = await namespace();
+    ns.sql(insert, ["a", "first", 1]);
+    const cookie = ns.pull({ cookie: null }).cookie;
+    ns.sql("UPDATE todo SET text = 'second' WHERE id = 'a'");
+    ns.sql("UPDATE todo SET text = 'third' WHERE id = 'a'");
+    ns.sql(insert, ["b", "temporary", 2]);
+    ns.sql("DELETE FROM todo WHERE id = 'b'");
+    const result = ns.pull({ cookie });
+    // b was created and deleted after the cookie: the client never had it, so nothing is sent.
+    expect(result.json.rowsPatch).toEqual([
+      { op: "put", tableName: "todo", value: { id: "a", owner: "u", text: "third", done: false, sort: 1 } },
+    ]);
+  });
+
+  it("sends del for a row the client had", async () => {
+    const ns = await namespace();
+    ns.sql(insert, ["a", "A", 1]);
+    const cookie = ns.pull({ cookie: null }).cookie;
+    ns.sql("DELETE FROM todo WHERE id = 'a'");
+    expect(ns.pull({ cookie }).json.rowsPatch).toEqual([{ op: "del", tableName: "todo", id: { id: "a" } }]);
+  });
+
+  it("cuts at a version boundary under maxChangeRows and reports only covered mutation ids", async () => {
+    const ns = await namespace();
+    ns.mutate("g", "c1", (run) => {
+      run(insert, ["a1", "x", 1]);
+      run(insert, ["a2", "x", 2]);
+    });
+    ns.mutate("g", "c1", (run) => run(insert, ["b", "x", 3]));
+    ns.mutate("g", "c2", (run) => run(insert, ["c", "x", 4]));
+    const first = ns.pull({ cookie: 0, maxChangeRows: 1 });
+    // The first version has two rows: it is always included whole.
+    expect(first.json.rowsPatch?.map((op) => op.value?.id)).toEqual(["a1", "a2"]);
+    // c1's latest processed mutation (2) is not covered yet, so c1 is not reported at all.
+    expect(first.json.lastMutationIDChanges).toEqual({});
+    expect(first.cookie).toBe(1);
+    const second = ns.pull({ cookie: first.cookie, maxChangeRows: 2 });
+    expect(second.json.rowsPatch?.map((op) => op.value?.id)).toEqual(["b", "c"]);
+    expect(second.json.lastMutationIDChanges).toEqual({ c1: 2, c2: 1 });
+    expect(ns.pull({ cookie: second.cookie }).unchanged).toBe(true);
+  });
+
+  it("cuts under maxChangeBytes and still always makes progress", async () => {
+    const ns = await namespace();
+    for (let i = 0; i < 5; i++) ns.sql(insert, [`r${i}`, "x".repeat(100), i]);
+    const seen: string[] = [];
+    let cookie = 0;
+    for (let pulls = 0; pulls < 10; pulls++) {
+      const result = ns.pull({ cookie, maxChangeBytes: 1 });
+      if (result.unchanged) break;
+      expect(result.json.rowsPatch).toHaveLength(1);
+      seen.push(String(result.json.rowsPatch?.[0]?.value?.id));
+      cookie = result.cookie;
+    }
+    expect(seen).toEqual(["r0", "r1", "r2", "r3", "r4"]);
+  });
+
+  it("writes nothing when caught up", async () => {
+    const ns = await namespace();
+    ns.sql(insert, ["a", "A", 1]);
+    const { cookie } = ns.pull({ cookie: null });
+    const before = ns.db.totalChanges();
+    for (let i = 0; i < 5; i++) expect(ns.pull({ cookie }).unchanged).toBe(true);
+    expect(ns.db.totalChanges()).toBe(before);
+  });
+
+  it("refuses another user's client group with 403", async () => {
+    const ns = await namespace();
+    ns.pull({ cookie: null, clientGroupID: "mine", userID: "alice" });
+    expect(() => ns.pull({ cookie: null, clientGroupID: "mine", userID: "mallory" })).toThrow(
+      expect.objectContaining({ status: 403, code: "forbidden" }),
+    );
+    expect(() => ns.engine.claimGroup(ns.db.adapter, "mine", "mallory")).toThrow(
+      expect.objectContaining({ status: 403 }),
+    );
+    expect(() => ns.engine.claimGroup(ns.db.adapter, "mine", "alice")).not.toThrow();
+  });
+
+  it("speaks the Replicache dialect from the same changes", async () => {
+    const ns = await namespace();
+    ns.mutate("g", "c1", (run) => run(insert, ["a/b~c", "A", 1]));
+    const reset = ns.pull({ cookie: null, dialect: "replicache" });
+    expect(reset.json).toEqual({
+      cookie: 1,
+      lastMutationIDChanges: { c1: 1 },
+      patch: [
+        { op: "clear" },
+        {
+          op: "put",
+          key: "todo/a~1b~0c",
+          value: { id: "a/b~c", owner: "u", text: "A", done: false, sort: 1 },
+        },
+      ],
+    });
+    ns.sql("DELETE FROM todo");
+    expect(ns.pull({ cookie: 1, dialect: "replicache" }).json.patch).toEqual([
+      { op: "del", key: "todo/a~1b~0c" },
+    ]);
+    expect(ns.pull({ cookie: 2, dialect: "replicache" }).json).toEqual({
+      cookie: 2,
+      lastMutationIDChanges: {},
+      patch: [],
+    });
+  });
+});

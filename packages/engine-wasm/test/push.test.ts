@@ -1,0 +1,86 @@
+import { describe, expect, it } from "vitest";
+import { parsePushRequest, UnsupportedVersionError } from "../src/requests.js";
+import { DATABASES, testEngine } from "./databases.js";
+import { Namespace, todoSchema } from "./fixtures.js";
+
+describe.each(DATABASES)("push steps on $kind", ({ open }) => {
+  async function namespace() {
+    return new Namespace(await testEngine(), open(), todoSchema);
+  }
+
+  it("tells apply, replay and out-of-order apart", async () => {
+    const ns = await namespace();
+    const { engine, db } = ns;
+    const ref = (mutationID: number) => ({ clientGroupID: "g", clientID: "c", mutationID });
+    expect(engine.preflight(db.adapter, ref(1))).toEqual({ status: "apply", lastMutationID: 0 });
+    expect(engine.preflight(db.adapter, ref(2))).toEqual({ status: "ooo", lastMutationID: 0 });
+    db.transaction(() => engine.finalize(db.adapter, ref(1)));
+    expect(engine.preflight(db.adapter, ref(1))).toEqual({ status: "replay", lastMutationID: 1 });
+    expect(engine.preflight(db.adapter, ref(2))).toEqual({ status: "apply", lastMutationID: 1 });
+  });
+
+  it("keeps the same client id in two groups apart", async () => {
+    const ns = await namespace();
+    ns.db.transaction(() =>
+      ns.engine.finalize(ns.db.adapter, { clientGroupID: "g1", clientID: "c", mutationID: 1 }),
+    );
+    expect(ns.engine.preflight(ns.db.adapter, { clientGroupID: "g2", clientID: "c", mutationID: 1 })).toEqual(
+      {
+        status: "apply",
+        lastMutationID: 0,
+      },
+    );
+  });
+
+  it("advances the id of a mutation whose writes were rolled back, without its writes", async () => {
+    const ns = await namespace();
+    const { engine, db } = ns;
+    const ref = { clientGroupID: "g", clientID: "c", mutationID: 1 };
+    expect(() =>
+      db.transaction(() => {
+        db.adapter.exec("INSERT INTO todo VALUES ('a', 'u', 'x', 0, 0)", []);
+        throw new Error("the mutator refused");
+      }),
+    ).toThrow("refused");
+    db.transaction(() => engine.finalize(db.adapter, ref));
+    const result = ns.pull({ cookie: 0 });
+    expect(result.json).toEqual({ cookie: 1, lastMutationIDChanges: { c: 1 }, rowsPatch: [] });
+    expect(engine.state(db.adapter).changes).toBe(0);
+  });
+});
+
+describe("parsePushRequest", () => {
+  const native = {
+    clientGroupID: "g",
+    pushVersion: 1,
+    mutations: [{ type: "custom", id: 1, clientID: "c", name: "createTodo", args: [{ id: "a" }] }],
+  };
+
+  it("brings both dialects to one shape", () => {
+    expect(parsePushRequest(native, "native")).toEqual({
+      clientGroupID: "g",
+      mutations: [{ clientID: "c", id: 1, name: "createTodo", args: { id: "a" }, timestamp: undefined }],
+    });
+    const replicache = {
+      pushVersion: 1,
+      clientGroupID: "g",
+      profileID: "p",
+      schemaVersion: "1",
+      mutations: [{ clientID: "c", id: 1, name: "createTodo", args: { id: "a" }, timestamp: 5 }],
+    };
+    expect(parsePushRequest(replicache, "replicache").mutations[0]).toEqual({
+      clientID: "c",
+      id: 1,
+      name: "createTodo",
+      args: { id: "a" },
+      timestamp: 5,
+    });
+  });
+
+  it("refuses malformed batches with 400 and unknown versions with UnsupportedVersionError", () => {
+    for (const body of [null, [], { ...native, mutations: "x" }, { ...native, clientGroupID: 3 }]) {
+      expect(() => parsePushRequest(body, "native")).toThrow(expect.objectContaining({ status: 400 }));
+    }
+    expect(() => parsePushRequest({ ...native, pushVersion: 2 }, "native")).toThrow(UnsupportedVersionError);
+  });
+});
