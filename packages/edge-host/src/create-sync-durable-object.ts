@@ -137,11 +137,16 @@ export function createSyncDurableObject<Env>(source: EdgeConfigSource<Env>): Syn
     }
 
     webSocketClose(ws: WebSocket, code: number, reason: string): void {
-      closeQuietly(ws, code, reason);
+      this.logCloseFailure(closeQuietly(ws, code, reason), code);
     }
 
     webSocketError(ws: WebSocket): void {
-      closeQuietly(ws, 1011, "");
+      this.logCloseFailure(closeQuietly(ws, 1011, ""), 1011);
+    }
+
+    private logCloseFailure(error: unknown, code: number): void {
+      if (error === undefined) return;
+      this.logger.log("error", { msg: "closing a wake socket failed", code, error: String(error) });
     }
 
     /** Records the namespace this object serves, and starts the alarm task the first time. */

@@ -51,21 +51,26 @@ export class HibernatableWake implements Wake {
   }
 }
 
-/** Close codes an endpoint may send (RFC 6455 7.4): 1005, 1006 and 1015 only describe what happened. */
+/** Codes that only describe what happened (RFC 6455 7.4.1) and that workerd refuses to send. */
+const RESERVED_CLOSE_CODES = new Set([1004, 1005, 1006, 1015]);
+
+/** Whether a close code may be sent back as it came: the registered ones and 3000-4999. */
 export function echoableCloseCode(code: number): boolean {
-  return code === 1000 || (code >= 3000 && code <= 4999);
+  return (code >= 1000 && code <= 1014 && !RESERVED_CLOSE_CODES.has(code)) || (code >= 3000 && code <= 4999);
 }
 
 /**
- * Completes a close the client started. A browser's 1001 (page left), or 1005/1006 (no code,
- * dropped connection) cannot be sent back, so those are answered with 1000; a socket that is
- * already closed is left alone.
+ * Completes a close the client started. A code that describes rather than says (1005: none was
+ * given, 1006: the connection dropped) cannot be sent back, so those get 1000. Answers what went
+ * wrong, if anything, for the caller to log: a handler's exception would otherwise vanish.
  */
-export function closeQuietly(ws: WebSocket, code: number, reason: string): void {
+export function closeQuietly(ws: WebSocket, code: number, reason: string): unknown {
+  if (ws.readyState === WebSocket.READY_STATE_CLOSED) return undefined;
+  const echo = echoableCloseCode(code);
   try {
-    if (ws.readyState === WebSocket.READY_STATE_CLOSED) return;
-    ws.close(echoableCloseCode(code) ? code : 1000, echoableCloseCode(code) ? reason.slice(0, 120) : "");
-  } catch {
-    // Closing twice, or a runtime that already answered the close itself.
+    ws.close(echo ? code : 1000, echo ? reason.slice(0, 120) : "");
+    return undefined;
+  } catch (error) {
+    return error;
   }
 }

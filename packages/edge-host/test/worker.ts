@@ -21,15 +21,20 @@ function devAuthenticate(request: Request) {
 const config: EdgeConfig<Env> = { ...conformanceConfig(), authenticate: devAuthenticate };
 export const SyncObject = createSyncDurableObject(config);
 
-/** An alarm task shaped like upstream polling: it writes a row per run, three runs in all. */
+/**
+ * An alarm task shaped like upstream polling: in namespaces named `ticks*` it writes a row per
+ * run, three runs in all. A long wake window makes coalescing visible.
+ */
 const ALARM_RUNS = 3;
 const alarmed: EdgeConfig<Env> = {
   ...config,
   binding: "ALARMED",
   basePath: "/alarmed",
+  wakeWindowMs: 1_000,
   alarm: {
     firstDelayMs: 0,
-    run({ service }) {
+    run({ namespace, service }) {
+      if (!namespace.startsWith("ticks")) return null;
       const { store } = service;
       const done = Number(store.db.query("SELECT count(*) FROM todo WHERE owner = 'alarm'", [])[0]![0]);
       if (done >= ALARM_RUNS) return null;
@@ -40,7 +45,8 @@ const alarmed: EdgeConfig<Env> = {
         ]),
       );
       service.committed([]);
-      return 10;
+      // `ticks-slow` leaves time to restart workerd between runs.
+      return namespace.startsWith("ticks-slow") ? 500 : 10;
     },
   },
 };
