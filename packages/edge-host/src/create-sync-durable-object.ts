@@ -106,9 +106,10 @@ export function createSyncDurableObject<Env>(source: EdgeConfigSource<Env>): Syn
       }
       this.forwarded.set(request, forwarded);
       let response = await this.host.handle(request);
-      // A push answer is small; reading it here is how a dropped one (an admin knob) is noticed,
-      // since a failing body does not cross from the object to the Worker as a failure.
-      if (request.method === "POST" && response.body && /\/push$/.test(new URL(request.url).pathname)) {
+      // Answers go to the Worker whole: the body is already in memory (the engine renders it),
+      // a known length crosses faster than a stream, and a dropped push answer (an admin knob)
+      // is noticed here, since a failing body does not cross to the Worker as a failure.
+      if (response.body && response.status !== 101) {
         try {
           response = new Response(await response.arrayBuffer(), response);
         } catch {
