@@ -36,6 +36,7 @@ export function adminSuite(target: () => ConformanceTarget): void {
     expect(s.visibility).toEqual({ enabled: true });
     expect(s.counters).toMatchObject({ pulls: 4, resets: 1, pushes: 1, mutations: 1, appErrors: 1 });
     expect(s.memory.engineBytes).toBeGreaterThan(0);
+    expect(s.sizes).toHaveProperty("databaseBytes");
   });
 
   it("a disabled writer answers push with 503 and stores nothing", async () => {

@@ -6,8 +6,9 @@
 // Parameters go as a JSON array; an element `{"$":k}` stands for the caller's k-th extra
 // parameter (a visibility filter's values, which may be bigints or bytes).
 // Row payloads (the JSON of each row a pull sends) never enter the engine: `queryPayload`
-// leaves each row's last column with the host and answers its length in its place; the engine
-// then says how many of them the answer includes.
+// leaves each row's last column with the host and answers its length in its place, and
+// `queryPayloadCount` keeps a one-column result whole and answers only how many rows it has;
+// the engine then says how many of them the answer includes.
 
 @external("host", "prepare")
 declare function hostPrepare(sql: string): i32;
@@ -17,6 +18,9 @@ declare function hostQuery(statement: i32, params: string): string;
 
 @external("host", "queryPayload")
 declare function hostQueryPayload(statement: i32, params: string): string;
+
+@external("host", "queryPayloadCount")
+declare function hostQueryPayloadCount(statement: i32, params: string): i32;
 
 @external("host", "exec")
 declare function hostExec(statement: i32, params: string): i32;
@@ -41,6 +45,10 @@ export function query(sql: string, params: string = NO_PARAMS): string {
 /** Runs a query whose last column is a row payload; see above. */
 export function queryPayload(sql: string, params: string = NO_PARAMS): string {
   return hostQueryPayload(statement(sql), params);
+}
+
+export function queryPayloadCount(sql: string, params: string = NO_PARAMS): i32 {
+  return hostQueryPayloadCount(statement(sql), params);
 }
 
 export function exec(sql: string, params: string = NO_PARAMS): i32 {

@@ -1,6 +1,6 @@
 // Pull: the rows a client group must change to catch up from its cookie.
 import { fail } from "./errors";
-import { COLUMN_SEPARATOR, exec, queryPayload, queryRows, ROW_SEPARATOR } from "./host";
+import { COLUMN_SEPARATOR, exec, queryPayload, queryPayloadCount, queryRows, ROW_SEPARATOR } from "./host";
 import { DIALECT_REPLICACHE, delOp, keyMatch, preImageColumns, putOp } from "./projection";
 import { Schema, Table } from "./schema";
 import { firstSeq } from "./state";
@@ -139,12 +139,9 @@ function planReset(
 ): void {
   const bound: string[] = [];
   const sql = fullResetSql(schema, visibility, dialect, bound);
-  const rows = schema.tables.length == 0 ? "" : queryPayload(sql, params(bound));
   plan.reset = true;
   plan.cookie = watermark;
-  let count: i64 = rows.length == 0 ? 0 : 1;
-  for (let i = rows.indexOf(ROW_SEPARATOR); i >= 0; i = rows.indexOf(ROW_SEPARATOR, i + 1)) count++;
-  plan.included = count;
+  plan.included = schema.tables.length == 0 ? 0 : queryPayloadCount(sql, params(bound));
   plan.patch = '{"op":"clear"}' + ROWS_AFTER_OP_HERE;
 }
 

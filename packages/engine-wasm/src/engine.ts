@@ -44,6 +44,16 @@ function rowsText(rows: SqlValue[][]): string {
 // The splice marks of a pull body (see assembly/pull.ts).
 const ROWS_HERE = "\x01";
 const ROWS_AFTER_OP_HERE = "\x02";
+/** Puts the included payloads at the body's splice mark (concatenation, not a copying replace). */
+function splice(body: string, rows: string[]): string {
+  const afterOp = body.indexOf(ROWS_AFTER_OP_HERE);
+  const at = afterOp >= 0 ? afterOp : body.indexOf(ROWS_HERE);
+  if (at < 0) return body;
+  const joined = rows.join(",");
+  const inserted = afterOp >= 0 && rows.length > 0 ? "," + joined : joined;
+  return body.slice(0, at) + inserted + body.slice(at + 1);
+}
+
 // json_object writes "op" first, so a payload's operation name starts at a fixed offset.
 const OP_NAME_OFFSET = 7;
 const P = "p".charCodeAt(0);
@@ -86,6 +96,7 @@ export class Engine {
         prepare: (sql: string) => self().register(sql),
         query: (id: number, params: string) => self().query(id, params),
         queryPayload: (id: number, params: string) => self().queryPayload(id, params),
+        queryPayloadCount: (id: number, params: string) => self().queryPayloadCount(id, params),
         exec: (id: number, params: string) => {
           const host = self();
           return host.db!.exec(host.sqlTexts[id]!, host.bind(params));
@@ -124,6 +135,20 @@ export class Engine {
     }
     this.payloads = payloads;
     return lines.join(ROW_SEPARATOR);
+  }
+
+  /** Keeps every row of a one-column result (NULL rows are dropped) and answers their number. */
+  private queryPayloadCount(id: number, params: string): number {
+    const rows = this.db!.query(this.sqlTexts[id]!, this.bind(params));
+    const payloads = new Array<string>(rows.length);
+    let count = 0;
+    for (const row of rows) {
+      const payload = row[0];
+      if (payload !== null && payload !== undefined) payloads[count++] = String(payload);
+    }
+    payloads.length = count;
+    this.payloads = payloads;
+    return count;
   }
 
   private bind(params: string): SqlValue[] {
@@ -199,11 +224,7 @@ export class Engine {
       const rows = this.payloads.length === included ? this.payloads : this.payloads.slice(0, included);
       let puts = 0;
       for (const row of rows) if (row.charCodeAt(OP_NAME_OFFSET) === P) puts++;
-      let body = result.slice(split + 1);
-      const joined = rows.join(",");
-      if (body.includes(ROWS_AFTER_OP_HERE))
-        body = body.replace(ROWS_AFTER_OP_HERE, rows.length > 0 ? "," + joined : "");
-      else body = body.replace(ROWS_HERE, joined);
+      const body = splice(result.slice(split + 1), rows);
       return {
         body,
         cookie: cookieOut!,

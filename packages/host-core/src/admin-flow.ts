@@ -1,7 +1,7 @@
 import { FaultRequest, parse, RetentionRequest, VisibilityRequest, WriterRequest } from "@weir/protocol";
 import type { GenericSchema, InferOutput } from "valibot";
 import { HttpError } from "./http-error.js";
-import { jsonResponse } from "./json-response.js";
+import { jsonParts } from "./http-parts.js";
 import type { FlowResult, NamespaceService } from "./namespace-service.js";
 
 export const ADMIN_ACTIONS = {
@@ -27,7 +27,7 @@ export function runAdmin(
   body: unknown,
 ): FlowResult {
   const { control, engine, store } = service;
-  const ok = (value: unknown): FlowResult => ({ response: jsonResponse(value), log: { admin: action } });
+  const ok = (value: unknown): FlowResult => ({ response: jsonParts(value), log: { admin: action } });
   switch (action) {
     case "health":
       return ok({ ok: true, engineVersion: engine.version });
@@ -77,7 +77,7 @@ function status(service: NamespaceService) {
     wakeSockets: service.wake.count(service.namespace),
     caps: { maxChangeRows: config.maxChangeRows, maxChangeBytes: config.maxChangeBytes },
     sizes: { databaseBytes: store.sizeBytes?.() ?? null },
-    memory: { engineBytes: engine.memoryBytes() },
+    memory: { engineBytes: engine.memoryBytes(), ...service.memory() },
   };
 }
 

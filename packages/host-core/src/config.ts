@@ -1,6 +1,7 @@
 import type { Schema, Visibility } from "@weir/engine-wasm";
 import * as v from "valibot";
 import type { Claims } from "./claims.js";
+import type { AuthRequest } from "./http-parts.js";
 import type { Mutator } from "./mutator.js";
 
 export interface WeirConfig {
@@ -8,8 +9,8 @@ export interface WeirConfig {
   schema: Schema;
   /** Named synchronous mutators, `(tx, args, ctx) => void`. */
   mutators: Record<string, Mutator>;
-  /** Claims for a request, or null to answer 401. */
-  authenticate(request: Request): Claims | null | Promise<Claims | null>;
+  /** Claims for a request (its method, URL and headers), or null to answer 401. */
+  authenticate(request: AuthRequest): Claims | null | Promise<Claims | null>;
   /** Which rows these claims may see, by table. Without it every row is visible. */
   visibility?(claims: Claims): Visibility;
   /** Caps on one pull's changes. Defaults 10,000 rows and 2,000,000 bytes. */
@@ -22,7 +23,7 @@ export interface WeirConfig {
   /** The `x-admin-key` that opens the admin routes. */
   adminKey?: string;
   /** Or a check of your own; admin routes are closed when neither is set. */
-  isAdmin?(request: Request): boolean | Promise<boolean>;
+  isAdmin?(request: AuthRequest): boolean | Promise<boolean>;
   /** Largest request body accepted (default 4 MiB); beyond it 413. */
   maxBodyBytes?: number;
 }

@@ -10,6 +10,14 @@ export { CONTROL_TABLE, type Knobs } from "./control-store.js";
 export type { Counters } from "./counters.js";
 export { FaultError } from "./fault.js";
 export { HttpError } from "./http-error.js";
+export {
+  type AuthRequest,
+  jsonParts,
+  partsFromRequest,
+  type RequestParts,
+  type ResponseParts,
+  toResponse,
+} from "./http-parts.js";
 export { errorResponse, jsonResponse } from "./json-response.js";
 export type { Mutator, MutatorContext, MutatorTx, Row, RowKey } from "./mutator.js";
 export { MutatorError } from "./mutator-error.js";

@@ -1,9 +1,8 @@
-const JSON_HEADERS = { "content-type": "application/json; charset=utf-8" } as const;
+import { jsonParts, toResponse } from "./http-parts.js";
 
-/** A JSON answer. A string body is sent as is (the engine renders pull bodies itself). */
+/** A JSON Response. A string body is sent as is. */
 export function jsonResponse(body: unknown, status = 200, headers: Record<string, string> = {}): Response {
-  const text = typeof body === "string" ? body : JSON.stringify(body);
-  return new Response(text, { status, headers: { ...JSON_HEADERS, ...headers } });
+  return toResponse(jsonParts(body, status, headers));
 }
 
 /** The `{ error, message }` shape every failed request answers with. */

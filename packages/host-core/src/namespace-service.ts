@@ -5,6 +5,7 @@ import type { TableInfo } from "./column-codec.js";
 import type { ResolvedConfig } from "./config.js";
 import { ControlStore } from "./control-store.js";
 import { FaultError } from "./fault.js";
+import type { ResponseParts } from "./http-parts.js";
 import type { Clock } from "./ports/clock.js";
 import type { Logger } from "./ports/logger.js";
 import type { Scheduler } from "./ports/scheduler.js";
@@ -15,9 +16,14 @@ import { runPush } from "./push-flow.js";
 import type { RequestRecord } from "./request-record.js";
 import { WakeCoalescer } from "./wake-coalescer.js";
 
+/** How many change-log rows one retention pass deletes at most, so a push never stalls on it. */
+const PRUNE_BATCH = 10_000;
+const PRUNE_EVERY_MAX = 1_000;
+const COUNTER_SAVE_INTERVAL_MS = 5_000;
+
 /** What a flow answers: the response and the fields it adds to the request's log line. */
 export interface FlowResult {
-  response: Response;
+  response: ResponseParts;
   log: Partial<RequestRecord>;
 }
 
@@ -32,6 +38,7 @@ export interface NamespaceServiceInit {
   wake: Wake;
   clock: Clock;
   logger: Logger;
+  memory?(): Record<string, number>;
   waitUntil(promise: Promise<unknown>): void;
 }
 
@@ -53,11 +60,14 @@ export class NamespaceService {
   readonly clock: Clock;
   readonly logger: Logger;
   readonly waitUntil: (promise: Promise<unknown>) => void;
+  readonly memory: () => Record<string, number>;
   private readonly coalescer: WakeCoalescer;
   /** Requests being served, so an idle close never pulls the database from under one. */
   active = 0;
   lastUsed: number;
   private closed = false;
+  private versionsSincePrune = 0;
+  private countersSavedAt: number;
 
   constructor(init: NamespaceServiceInit) {
     this.namespace = init.namespace;
@@ -70,7 +80,9 @@ export class NamespaceService {
     this.clock = init.clock;
     this.logger = init.logger;
     this.waitUntil = init.waitUntil;
+    this.memory = init.memory ?? (() => ({}));
     this.lastUsed = init.clock.monotonic();
+    this.countersSavedAt = this.lastUsed;
     this.store.transaction(() => this.engine.install(this.store.db, this.config.schema));
     this.control = ControlStore.open(this.store);
     this.coalescer = new WakeCoalescer(init.namespace, init.config.wakeWindowMs, init.scheduler, (except) => {
@@ -101,8 +113,40 @@ export class NamespaceService {
     return this.guard(() => runPush(this, dialect, body, claims));
   }
 
+  /** Stores the counters now and then, so that a crash loses at most a few seconds of them. */
+  private saveCountersNowAndThen(): void {
+    const now = this.clock.monotonic();
+    if (now - this.countersSavedAt < COUNTER_SAVE_INTERVAL_MS) return;
+    this.countersSavedAt = now;
+    try {
+      this.control.saveCounters();
+    } catch (error) {
+      this.logger.log("error", { msg: "saving counters failed", ns: this.hash, error: String(error) });
+    }
+  }
+
   admin(action: AdminAction, method: string, body: unknown): FlowResult {
     return runAdmin(this, action, method, body);
+  }
+
+  /**
+   * Retention after pushes. A pass costs a look through the change log, so it runs once the log
+   * has grown by a hundredth of what it keeps (at least every version for tiny retentions, at
+   * most every PRUNE_EVERY_MAX versions), and again at once while a pass left work behind.
+   */
+  retention(newVersions: number): void {
+    this.versionsSincePrune += newVersions;
+    const every = Math.min(PRUNE_EVERY_MAX, Math.max(1, Math.ceil(this.retainChanges / 100)));
+    if (this.versionsSincePrune < every) return;
+    try {
+      const result = this.store.transaction(() =>
+        this.engine.prune(this.store.db, this.retainChanges, PRUNE_BATCH),
+      );
+      this.versionsSincePrune = result.more ? every : 0;
+    } catch (error) {
+      // The push already committed; a failed pass is retried after the next one.
+      this.logger.log("error", { msg: "retention failed", ns: this.hash, error: String(error) });
+    }
   }
 
   /** Wakes the other clients after a commit by these writers. */
@@ -145,6 +189,8 @@ export class NamespaceService {
     } catch (error) {
       if (error instanceof FaultError) this.control.disarm(error.point);
       throw error;
+    } finally {
+      this.saveCountersNowAndThen();
     }
   }
 }

@@ -2,7 +2,7 @@ import { type Dialect, parsePullRequest } from "@weir/engine-wasm";
 import type { Claims } from "./claims.js";
 import { isUnsupportedVersion } from "./engine-errors.js";
 import { fireFault } from "./fault.js";
-import { jsonResponse } from "./json-response.js";
+import { jsonParts } from "./http-parts.js";
 import type { FlowResult, NamespaceService } from "./namespace-service.js";
 
 /** Pull in either dialect: changes since the cookie, through the visibility filter of these claims. */
@@ -18,7 +18,7 @@ export function runPull(
   } catch (error) {
     // Replicache expects this exact body (with a 200) to tell its user to update the app.
     if (dialect === "replicache" && isUnsupportedVersion(error)) {
-      return { response: jsonResponse({ error: "VersionNotSupported", versionType: "pull" }), log: {} };
+      return { response: jsonParts({ error: "VersionNotSupported", versionType: "pull" }), log: {} };
     }
     throw error;
   }
@@ -44,7 +44,7 @@ export function runPull(
   control.counters.pulls++;
   if (result.reset) control.counters.resets++;
   return {
-    response: jsonResponse(result.body),
+    response: jsonParts(result.body),
     log: {
       cookieIn: input.cookie,
       cookieOut: result.cookie,

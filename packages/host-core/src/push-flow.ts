@@ -4,13 +4,10 @@ import type { Claims } from "./claims.js";
 import { isUnsupportedVersion } from "./engine-errors.js";
 import { fireFault } from "./fault.js";
 import { HttpError } from "./http-error.js";
-import { jsonResponse } from "./json-response.js";
+import { jsonParts } from "./http-parts.js";
 import type { MutatorContext } from "./mutator.js";
 import type { FlowResult, NamespaceService } from "./namespace-service.js";
 import { runMutator } from "./run-mutator.js";
-
-/** How many change-log rows one retention pass deletes at most, so a push never stalls on it. */
-const PRUNE_BATCH = 10_000;
 
 type Entry = { id: { clientID: string; id: number }; result: MutationResult };
 
@@ -97,17 +94,17 @@ export function runPush(
   counters.replays += replays;
   if (applied > 0) {
     service.runDeferred(deferred);
-    prune(service);
     service.committed(writers);
   }
+  if (applied + appErrors > 0) service.retention(applied + appErrors);
   fireFault(control, "push_after_commit_before_response");
 
   const log = { mutations: batch.mutations.length, idsAdvanced: applied + appErrors, appErrors, txMs };
   if (control.knobs.dropNextPushResponse) {
     control.set("dropNextPushResponse", false);
-    return { response: droppedResponse(), log: { ...log, error: "response_dropped" } };
+    return { response: { ...jsonParts({}), drop: true }, log: { ...log, error: "response_dropped" } };
   }
-  if (dialect === "replicache") return { response: jsonResponse({}), log };
+  if (dialect === "replicache") return { response: jsonParts({}), log };
   if (stoppedAt >= 0) {
     const rest = batch.mutations.slice(stoppedAt);
     const first = rest[0]!;
@@ -118,9 +115,9 @@ export function runPush(
       message: `mutation ${first.id} of client ${first.clientID} is out of order`,
       mutationIDs: rest.map((m) => ({ clientID: m.clientID, id: m.id })),
     };
-    return { response: jsonResponse({ pushResponse }), log: { ...log, error: "ooo" } };
+    return { response: jsonParts({ pushResponse }), log: { ...log, error: "ooo" } };
   }
-  return { response: jsonResponse({ pushResponse: { mutations: entries } }), log };
+  return { response: jsonParts({ pushResponse: { mutations: entries } }), log };
 }
 
 function entry(mutation: PushMutation, result: MutationResult): Entry {
@@ -134,20 +131,9 @@ function alreadyProcessed(mutation: PushMutation, last: number): MutationResult 
   };
 }
 
-/** Retention after a write; a failure here must not fail the push that already committed. */
-function prune(service: NamespaceService): void {
-  try {
-    service.store.transaction(() =>
-      service.engine.prune(service.store.db, service.retainChanges, PRUNE_BATCH),
-    );
-  } catch (error) {
-    service.logger.log("error", { msg: "retention failed", ns: service.hash, error: String(error) });
-  }
-}
-
 function unsupportedVersion(dialect: Dialect, body: unknown, message: string): FlowResult {
   if (dialect === "replicache") {
-    return { response: jsonResponse({ error: "VersionNotSupported", versionType: "push" }), log: {} };
+    return { response: jsonParts({ error: "VersionNotSupported", versionType: "push" }), log: {} };
   }
   // Both shapes: `{error, message}` for any HTTP client, `pushResponse` for a native one.
   const pushResponse = {
@@ -158,7 +144,7 @@ function unsupportedVersion(dialect: Dialect, body: unknown, message: string): F
     mutationIDs: mutationRefs(body),
   };
   return {
-    response: jsonResponse({ error: "unsupported_version", message, pushResponse }, 400),
+    response: jsonParts({ error: "unsupported_version", message, pushResponse }, 400),
     log: { error: "unsupported_version" },
   };
 }
@@ -170,17 +156,4 @@ function mutationRefs(body: unknown): { clientID: string; id: number }[] {
   return mutations.flatMap((m: { clientID?: unknown; id?: unknown }) =>
     typeof m?.clientID === "string" && typeof m.id === "number" ? [{ clientID: m.clientID, id: m.id }] : [],
   );
-}
-
-/**
- * A response whose body fails mid-way: the client sees the connection break after the push
- * committed, as when a network drops an answer.
- */
-function droppedResponse(): Response {
-  const body = new ReadableStream({
-    pull(controller) {
-      controller.error(new Error("push response dropped by the drop-next-push-response knob"));
-    },
-  });
-  return new Response(body, { status: 200, headers: { "content-type": "application/json" } });
 }

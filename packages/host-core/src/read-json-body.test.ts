@@ -1,5 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { readJsonBody } from "./read-json-body.js";
+import { partsFromRequest } from "./http-parts.js";
+import { readJsonBody as readParts } from "./read-json-body.js";
+
+const readJsonBody = (request: Request, max: number, optional?: boolean) =>
+  readParts(partsFromRequest(request), max, optional);
 
 const request = (
   body: BodyInit | null,

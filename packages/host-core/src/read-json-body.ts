@@ -1,26 +1,34 @@
 import { HttpError } from "./http-error.js";
+import type { RequestParts } from "./http-parts.js";
 
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
+const UTF8 = new TextDecoder("utf-8", { fatal: true });
 
 /**
  * Reads a JSON body of at most `maxBytes`, counting as it reads so a body that lies about its
  * length (or sends none) cannot make the server buffer more. `optional` accepts an empty body.
  */
-export async function readJsonBody(request: Request, maxBytes: number, optional = false): Promise<unknown> {
-  const declared = request.headers.get("content-length");
+export async function readJsonBody(
+  parts: RequestParts,
+  maxBytes: number,
+  optional = false,
+): Promise<unknown> {
+  const declared = parts.headers.get("content-length");
   if (declared !== null && Number(declared) > maxBytes) throw tooLarge(maxBytes);
-  const bytes = request.body ? await readAtMost(request.body, maxBytes) : new Uint8Array(0);
-  if (bytes.length === 0) {
+  const bytes =
+    parts.body === undefined ? await readRequestBody(parts.request(), declared, maxBytes) : parts.body;
+  if (bytes === null || bytes.length === 0) {
     if (optional) return undefined;
     throw new HttpError("bad_request", "a JSON body is required");
   }
-  const type = request.headers.get("content-type");
+  if (bytes.length > maxBytes) throw tooLarge(maxBytes);
+  const type = parts.headers.get("content-type");
   if (!type || !JSON_TYPE.test(type)) {
     throw new HttpError("unsupported_media_type", "the body must be JSON (content-type: application/json)");
   }
   let text: string;
   try {
-    text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+    text = UTF8.decode(bytes);
   } catch {
     throw new HttpError("bad_request", "the body is not valid UTF-8");
   }
@@ -29,6 +37,20 @@ export async function readJsonBody(request: Request, maxBytes: number, optional 
   } catch (error) {
     throw new HttpError("bad_request", `malformed JSON: ${(error as Error).message}`);
   }
+}
+
+/**
+ * A declared length is enforced by the HTTP layer, so such a body can be taken whole (faster);
+ * without one (chunked), count while reading.
+ */
+async function readRequestBody(
+  request: Request,
+  declared: string | null,
+  maxBytes: number,
+): Promise<Uint8Array> {
+  if (!request.body) return new Uint8Array(0);
+  if (declared !== null) return new Uint8Array(await request.arrayBuffer());
+  return readAtMost(request.body, maxBytes);
 }
 
 async function readAtMost(body: ReadableStream<Uint8Array>, maxBytes: number): Promise<Uint8Array> {

@@ -5,7 +5,14 @@ import { type TableInfo, tableInfos } from "./column-codec.js";
 import { type ResolvedConfig, resolveConfig, type WeirConfig } from "./config.js";
 import { isEngineError } from "./engine-errors.js";
 import { HttpError, ShuttingDownError } from "./http-error.js";
-import { errorResponse } from "./json-response.js";
+import {
+  type AuthRequest,
+  jsonParts,
+  partsFromRequest,
+  type RequestParts,
+  type ResponseParts,
+  toResponse,
+} from "./http-parts.js";
 import { NamespaceService } from "./namespace-service.js";
 import { type Clock, systemClock } from "./ports/clock.js";
 import { consoleJsonLogger, type Logger } from "./ports/logger.js";
@@ -17,6 +24,8 @@ import { namespaceHash, type RequestRecord, resultClass } from "./request-record
 import { matchRoute, type Route } from "./route.js";
 import { safeEqual } from "./safe-equal.js";
 
+const MAX_CACHED_HASHES = 10_000;
+
 /** What a host gives host-core: the engine and the ports of its runtime. */
 export interface HostPorts {
   engine: Engine;
@@ -27,6 +36,8 @@ export interface HostPorts {
   logger?: Logger;
   /** Sees every request's record (for metrics). */
   observe?(record: RequestRecord): void;
+  /** The process's memory figures for the status route (Node: `process.memoryUsage()`). */
+  memory?(): Record<string, number>;
   /** Keeps work that outlives its response alive (Workers' `ctx.waitUntil`); tracked by default. */
   waitUntil?(promise: Promise<unknown>): void;
 }
@@ -49,6 +60,7 @@ export class WeirHost {
   private readonly open = new Map<string, NamespaceService>();
   private readonly inflight = new Set<Promise<unknown>>();
   private readonly background = new Set<Promise<unknown>>();
+  private readonly hashes = new Map<string, string>();
   private closing = false;
 
   constructor(
@@ -62,8 +74,16 @@ export class WeirHost {
   }
 
   /** Answers one request; never throws. */
-  handle(request: Request): Promise<Response> {
-    const done = this.serve(request);
+  async handle(request: Request): Promise<Response> {
+    return toResponse(await this.handleParts(partsFromRequest(request)));
+  }
+
+  /**
+   * Answers a request given as parts, for hosts that parse HTTP themselves and would rather not
+   * build a Request and a Response per call; never throws.
+   */
+  handleParts(parts: RequestParts): Promise<ResponseParts> {
+    const done = this.serve(parts);
     this.inflight.add(done);
     return done.finally(() => this.inflight.delete(done));
   }
@@ -110,16 +130,16 @@ export class WeirHost {
     this.open.clear();
   }
 
-  private async serve(request: Request): Promise<Response> {
+  private async serve(request: RequestParts): Promise<ResponseParts> {
     const started = this.clock.monotonic();
     const record: RequestRecord = { msg: "request", kind: "unknown", status: 0, result: "ok", totalMs: 0 };
     let service: NamespaceService | undefined;
-    let response: Response;
+    let response: ResponseParts;
     try {
       const route = matchRoute(request.method, new URL(request.url).pathname);
       record.kind = route.kind;
       if (this.closing) throw new ShuttingDownError();
-      record.ns = await namespaceHash(route.namespace);
+      record.ns = await this.hashOf(route.namespace);
       response = await this.route(request, route, record, (opened) => {
         service = opened;
         opened.active++;
@@ -141,11 +161,11 @@ export class WeirHost {
   }
 
   private async route(
-    request: Request,
+    request: RequestParts,
     route: Route,
     record: RequestRecord,
     using: (service: NamespaceService) => void,
-  ): Promise<Response> {
+  ): Promise<ResponseParts> {
     if (route.type === "admin") {
       await this.checkAdmin(request);
       const body =
@@ -160,11 +180,12 @@ export class WeirHost {
     if (route.type === "wake") {
       const clientID = parse(IdString, new URL(request.url).searchParams.get("clientID") ?? "");
       if (!clientID.ok) throw new HttpError("bad_request", `clientID: ${clientID.message}`);
-      return this.ports.wake.accept(request, {
+      const accepted = await this.ports.wake.accept(request.request(), {
         namespace: route.namespace,
         clientID: clientID.value,
         claims,
       });
+      return { status: accepted.status, headers: {}, body: null, response: accepted };
     }
     const body = await readJsonBody(request, this.config.maxBodyBytes);
     const service = await this.namespace(route.namespace);
@@ -178,7 +199,7 @@ export class WeirHost {
     return result.response;
   }
 
-  private async authenticate(request: Request): Promise<Claims> {
+  private async authenticate(request: AuthRequest): Promise<Claims> {
     let claims: Claims | null;
     try {
       claims = await this.config.authenticate(request);
@@ -195,7 +216,7 @@ export class WeirHost {
     return claims;
   }
 
-  private async checkAdmin(request: Request): Promise<void> {
+  private async checkAdmin(request: AuthRequest): Promise<void> {
     const { adminKey, isAdmin } = this.config;
     const key = request.headers.get("x-admin-key");
     if (adminKey !== undefined && key !== null && safeEqual(key, adminKey)) return;
@@ -209,7 +230,7 @@ export class WeirHost {
   }
 
   private async openNamespace(name: string): Promise<NamespaceService> {
-    const [store, hash] = await Promise.all([this.ports.storage.open(name), namespaceHash(name)]);
+    const [store, hash] = await Promise.all([this.ports.storage.open(name), this.hashOf(name)]);
     try {
       const service = new NamespaceService({
         namespace: name,
@@ -222,6 +243,7 @@ export class WeirHost {
         wake: this.ports.wake,
         clock: this.clock,
         logger: this.logger,
+        ...(this.ports.memory ? { memory: this.ports.memory } : {}),
         waitUntil: (promise) => this.keepAlive(promise),
       });
       this.open.set(name, service);
@@ -230,6 +252,17 @@ export class WeirHost {
       store.close();
       throw error;
     }
+  }
+
+  /** The namespace's log hash; digests are asynchronous and cost a thread hop, so they are kept. */
+  private async hashOf(namespace: string): Promise<string> {
+    let hash = this.hashes.get(namespace);
+    if (hash === undefined) {
+      hash = await namespaceHash(namespace);
+      if (this.hashes.size >= MAX_CACHED_HASHES) this.hashes.clear();
+      this.hashes.set(namespace, hash);
+    }
+    return hash;
   }
 
   private keepAlive(promise: Promise<unknown>): void {
@@ -249,14 +282,14 @@ export class WeirHost {
     }
   }
 
-  private errorResponse(error: unknown, record: RequestRecord): Response {
+  private errorResponse(error: unknown, record: RequestRecord): ResponseParts {
     if (error instanceof HttpError) {
       record.error = error.code;
-      return errorResponse(error.status, error.code, error.message, error.headers);
+      return jsonParts({ error: error.code, message: error.message }, error.status, error.headers);
     }
     if (isEngineError(error)) {
       record.error = error.code;
-      return errorResponse(error.status, error.code, error.message);
+      return jsonParts({ error: error.code, message: error.message }, error.status);
     }
     record.error = "internal";
     this.logger.log("error", {
@@ -265,6 +298,9 @@ export class WeirHost {
       kind: record.kind,
       error: error instanceof Error ? (error.stack ?? error.message) : String(error),
     });
-    return errorResponse(500, "internal", error instanceof Error ? error.message : "internal error");
+    return jsonParts(
+      { error: "internal", message: error instanceof Error ? error.message : "internal error" },
+      500,
+    );
   }
 }

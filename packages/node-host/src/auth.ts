@@ -5,12 +5,22 @@ export type JwtOptions =
   | { secret: string; issuer?: string; audience?: string }
   | { jwksUrl: string; issuer?: string; audience?: string };
 
-/** The credential of an `Authorization` header, raw (as Replicache sends it) or after `Bearer `. */
+/**
+ * The credential of a request: its `Authorization` header, raw (as Replicache sends it) or after
+ * `Bearer `. A browser cannot set headers on a WebSocket, so the wake socket (and only it: it
+ * carries no data) may send the credential as `?auth=` instead.
+ */
 export function credential(request: Request): string | null {
-  const header = request.headers.get("authorization")?.trim();
+  const header = request.headers.get("authorization")?.trim() || wakeCredential(request);
   if (!header) return null;
   const match = /^bearer\s+(.+)$/i.exec(header);
   return (match ? match[1]! : header).trim() || null;
+}
+
+function wakeCredential(request: Request): string | undefined {
+  if (request.method !== "GET") return undefined;
+  const url = new URL(request.url);
+  return url.pathname.endsWith("/wake") ? url.searchParams.get("auth")?.trim() : undefined;
 }
 
 /**

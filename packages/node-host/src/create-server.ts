@@ -1,4 +1,10 @@
-import { createServer as createHttpServer, type IncomingMessage, type Server, STATUS_CODES } from "node:http";
+import {
+  createServer as createHttpServer,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+  STATUS_CODES,
+} from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Duplex } from "node:stream";
 import {
@@ -6,13 +12,14 @@ import {
   consoleJsonLogger,
   createWeirHost,
   errorResponse,
+  jsonParts,
   type Logger,
   resolveConfig,
   type WeirConfig,
   type WeirHost,
 } from "@weir/host-core";
 import { devAuthenticator, type JwtOptions, jwtAuthenticator } from "./auth.js";
-import { readBody, toRequest, writeResponse } from "./http-bridge.js";
+import { readBody, toParts, writeParts } from "./http-bridge.js";
 import { loadNodeEngine } from "./load-node-engine.js";
 import { Metrics } from "./metrics.js";
 import { TimerScheduler } from "./scheduler.js";
@@ -37,6 +44,11 @@ export interface NodeHostOptions extends Omit<WeirConfig, "authenticate"> {
   heartbeatMs?: number;
   /** Serve Prometheus metrics at `GET /metrics` (default true). */
   metrics?: boolean;
+  /**
+   * Your own routes (static files of an app, a health check), tried before weir's: answer true
+   * when it answered the request.
+   */
+  onRequest?(req: IncomingMessage, res: ServerResponse): boolean | Promise<boolean>;
 }
 
 export interface ListenOptions {
@@ -95,6 +107,10 @@ export function createServer(options: NodeHostOptions): WeirServer {
       scheduler,
       wake,
       logger,
+      memory: () => {
+        const { rss, heapUsed, external } = process.memoryUsage();
+        return { rssBytes: rss, heapUsedBytes: heapUsed, externalBytes: external };
+      },
       ...(metrics ? { observe: (record) => metrics.observe(record) } : {}),
     });
     const idleMs = options.idleCloseMs ?? 60_000;
@@ -117,6 +133,7 @@ export function createServer(options: NodeHostOptions): WeirServer {
   httpServer.on("request", (req, res) => {
     track(
       (async () => {
+        if (options.onRequest && (await options.onRequest(req, res))) return;
         if (metrics && req.method === "GET" && req.url === "/metrics") {
           const { body, contentType } = await metrics.render();
           res.writeHead(200, { "content-type": contentType }).end(body);
@@ -124,11 +141,11 @@ export function createServer(options: NodeHostOptions): WeirServer {
         }
         const weir = await ensureStarted();
         const { bytes, overflow } = await readBody(req, weir.config.maxBodyBytes);
-        const request = toRequest(req, bytes);
-        const response = request
-          ? await weir.handle(request)
-          : errorResponse(400, "bad_request", "the request target must be a path");
-        await writeResponse(res, response, overflow);
+        const parts = toParts(req, bytes);
+        const answer = parts
+          ? await weir.handleParts(parts)
+          : jsonParts({ error: "bad_request", message: "the request target must be a path" }, 400);
+        await writeParts(res, answer, overflow);
       })().catch((error: unknown) => {
         logger.log("error", { msg: "request bridge failed", error: String(error) });
         if (!res.headersSent) res.writeHead(500, { "content-type": "application/json" });
@@ -141,7 +158,7 @@ export function createServer(options: NodeHostOptions): WeirServer {
     track(
       (async () => {
         const weir = await ensureStarted();
-        const request = toRequest(req, null);
+        const request = toParts(req, null)?.request();
         if (!request) {
           await rejectUpgrade(socket, errorResponse(400, "bad_request", "bad request target"));
           return;

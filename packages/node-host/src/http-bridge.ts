@@ -1,4 +1,5 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from "node:http";
+import type { RequestParts, ResponseParts } from "@weir/host-core";
 
 /** A request body as read: `overflow` when it went past the limit and reading stopped. */
 export interface ReadBody {
@@ -43,21 +44,49 @@ export function toHeaders(incoming: IncomingHttpHeaders): Headers {
   return headers;
 }
 
-/** The standard Request for a Node request; null when its target is not a path. */
-export function toRequest(req: IncomingMessage, body: Buffer | null): Request | null {
+/**
+ * The parts of a Node request for host-core; null when its target is not a path. The standard
+ * Request is built only if host-core asks for one (a wake upgrade).
+ */
+export function toParts(req: IncomingMessage, body: Buffer | null): RequestParts | null {
   if (!req.url?.startsWith("/")) return null;
-  let url: URL;
+  const url = `http://localhost${req.url}`;
+  if (!URL.canParse(url)) return null;
+  let headers: Headers;
   try {
-    url = new URL(`http://localhost${req.url}`);
+    headers = toHeaders(req.headers);
   } catch {
     return null;
   }
   const method = req.method ?? "GET";
-  return new Request(url, {
+  const hasBody = body !== null && method !== "GET" && method !== "HEAD";
+  let request: Request | undefined;
+  return {
     method,
-    headers: toHeaders(req.headers),
-    body: body && method !== "GET" && method !== "HEAD" ? (body as Uint8Array<ArrayBuffer>) : null,
-  });
+    url,
+    headers,
+    body: hasBody ? body : null,
+    request() {
+      request ??= new Request(url, {
+        method,
+        headers,
+        body: hasBody ? (body as Uint8Array<ArrayBuffer>) : null,
+      });
+      return request;
+    },
+  };
+}
+
+/** Writes host-core's answer; a dropped one breaks the connection instead. */
+export async function writeParts(res: ServerResponse, parts: ResponseParts, close: boolean): Promise<void> {
+  if (parts.response) return writeResponse(res, parts.response, close);
+  if (parts.drop) {
+    res.destroy();
+    return;
+  }
+  const headers = close ? { ...parts.headers, connection: "close" } : parts.headers;
+  res.writeHead(parts.status, headers);
+  res.end(parts.body ?? undefined);
 }
 
 /**
@@ -65,10 +94,10 @@ export function toRequest(req: IncomingMessage, body: Buffer | null): Request | 
  * fails (a dropped push response) destroys the connection and the client sees no answer at all.
  */
 export async function writeResponse(res: ServerResponse, response: Response, close: boolean): Promise<void> {
-  let body: Buffer | null = null;
+  let body: string | null = null;
   if (response.body) {
     try {
-      body = Buffer.from(await response.arrayBuffer());
+      body = await response.text();
     } catch {
       res.destroy();
       return;

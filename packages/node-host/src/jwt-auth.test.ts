@@ -3,6 +3,7 @@ import type { AddressInfo } from "node:net";
 import { conformanceConfig } from "@weir/conformance";
 import { exportJWK, generateKeyPair, type JWK, SignJWT } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { WebSocket } from "ws";
 import { memoryLogger } from "../test/helpers.js";
 import { createServer, type WeirServer } from "./index.js";
 
@@ -57,6 +58,29 @@ describe("JWT with an HS256 secret", () => {
     expect(await pull(weir.url, `Bearer ${expired}`)).toBe(401);
     expect(await pull(weir.url, `Bearer ${await sign({ name: "no subject" })}`)).toBe(401);
     expect(await pull(weir.url, "alice")).toBe(401);
+  });
+
+  it("takes the token from ?auth= on the wake socket only, where a browser cannot set headers", async () => {
+    const token = await sign({ sub: "alice" });
+    const wakeUrl = (auth: string) => `${weir.url.replace("http", "ws")}/jwt/wake?clientID=c1&auth=${auth}`;
+    const connect = (url: string) =>
+      new Promise<number>((resolve) => {
+        const socket = new WebSocket(url);
+        socket.on("open", () => {
+          socket.close();
+          resolve(101);
+        });
+        socket.on("unexpected-response", (_request, response) => resolve(response.statusCode ?? 0));
+        socket.on("error", () => resolve(0));
+      });
+    expect(await connect(wakeUrl(token))).toBe(101);
+    expect(await connect(wakeUrl("forged"))).toBe(401);
+    const response = await fetch(`${weir.url}/jwt/pull?auth=${token}`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ clientGroupID: "g-query", clientID: "c", cookie: null }),
+    });
+    expect(response.status).toBe(401);
   });
 });
 

@@ -1,6 +1,7 @@
-import { conformanceConfig } from "@weir/conformance";
+import { CONFORMANCE_ADMIN_KEY, conformanceConfig } from "@weir/conformance";
 import { ConfigError } from "@weir/host-core";
 import { describe, expect, it } from "vitest";
+import WebSocket from "ws";
 import { memoryLogger, tempDir } from "../test/helpers.js";
 import { createServer } from "./index.js";
 
@@ -97,6 +98,63 @@ describe("createServer", () => {
       expect(text).toMatch(/weir_request_duration_seconds_bucket\{le="[^"]+",kind="push"\}/);
       expect(text).toMatch(/weir_open_namespaces 1/);
       expect(text).toMatch(/weir_wake_sockets 0/);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it("tries the app's own routes first", async () => {
+    const server = createServer({
+      ...conformanceConfig(),
+      devAuth: true,
+      storage: "memory",
+      logger: memoryLogger(),
+      onRequest(req, res) {
+        if (req.url !== "/") return false;
+        res.writeHead(200, { "content-type": "text/html" }).end("<h1>app</h1>");
+        return true;
+      },
+    });
+    const { url } = await server.listen();
+    try {
+      expect(await (await fetch(`${url}/`)).text()).toBe("<h1>app</h1>");
+      expect((await fetch(`${url}/todo/pull`, { method: "POST" })).status).toBe(401);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it("drops a wake socket whose peer stopped answering pings", async () => {
+    const server = createServer({
+      ...conformanceConfig(),
+      devAuth: true,
+      storage: "memory",
+      heartbeatMs: 250,
+      logger: memoryLogger(),
+    });
+    const { url } = await server.listen();
+    const status = async () =>
+      (
+        (await (
+          await fetch(`${url}/hb/admin/status`, { headers: { "x-admin-key": CONFORMANCE_ADMIN_KEY } })
+        ).json()) as { wakeSockets: number }
+      ).wakeSockets;
+    try {
+      const alive = new WebSocket(`${url.replace("http", "ws")}/hb/wake?clientID=alive`, {
+        headers: { authorization: "a" },
+      });
+      const dead = new WebSocket(`${url.replace("http", "ws")}/hb/wake?clientID=dead`, {
+        headers: { authorization: "a" },
+      });
+      await Promise.all([alive, dead].map((ws) => new Promise((resolve) => ws.once("open", resolve))));
+      expect(await status()).toBe(2);
+      // A peer that vanished: its socket stays open but it no longer reads, so it never pongs.
+      (dead as unknown as { _socket: { pause(): void } })._socket.pause();
+      for (let i = 0; i < 500 && (await status()) !== 1; i++)
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      expect(await status()).toBe(1);
+      expect(alive.readyState).toBe(WebSocket.OPEN);
+      alive.close();
     } finally {
       await server.close();
     }

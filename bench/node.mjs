@@ -1,0 +1,261 @@
+#!/usr/bin/env node
+// `pnpm bench node`: weir's Node host against a hand-written Replicache "global version"
+// backend (bench/baseline/server.mjs), both on better-sqlite3 over node:http on loopback, both
+// driven by the same load generator (`weir bench`), each in its own process. Prints a table,
+// then, as the last line, one JSON object with weir's figures, the baseline's, and the ratios.
+//
+//   pnpm bench node [--quick]     --quick: shorter phases, for a smoke run
+import { spawn, spawnSync } from "node:child_process";
+import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { fileURLToPath } from "node:url";
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+const weirBin = join(root, "packages/cli/dist/weir.js");
+const quick = process.argv.includes("--quick");
+const NAMESPACE = "bench";
+const PHASE_SECONDS = quick ? 2 : 8;
+const FULL_PULL_ROWS = 100_000;
+const CLIENTS = 32;
+const MUTATIONS_PER_PUSH = 10;
+const WAKE_SOCKETS = 500;
+
+function log(line) {
+  process.stderr.write(`${line}\n`);
+}
+
+function build() {
+  log("bench node: building @weir/cli and its dependencies (cached when up to date)");
+  const result = spawnSync(
+    "pnpm",
+    ["exec", "turbo", "run", "build", "--filter=@weir/cli...", "--output-logs=errors-only"],
+    {
+      cwd: root,
+      stdio: ["ignore", "inherit", "inherit"],
+      env: { ...process.env, TURBO_TELEMETRY_DISABLED: "1" },
+    },
+  );
+  if (result.status !== 0 || !existsSync(weirBin)) {
+    log("bench node: the build failed");
+    process.exit(1);
+  }
+}
+
+/** Starts a server process whose stdout goes to a file, and waits for its {"url"} line. */
+async function startServer(name, args, logFile) {
+  const fd = openSync(logFile, "w");
+  const child = spawn(process.execPath, args, { cwd: root, stdio: ["ignore", fd, "inherit"] });
+  closeSync(fd);
+  const exited = new Promise((resolve) => child.once("exit", (code) => resolve(code)));
+  let code;
+  exited.then((c) => {
+    code = c;
+  });
+  for (let waited = 0; waited < 30_000; waited += 50) {
+    if (code !== undefined) throw new Error(`${name} exited with ${code} before listening`);
+    const line = readFileSync(logFile, "utf8")
+      .split("\n")
+      .find((l) => l.startsWith('{"url":'));
+    if (line) return { name, child, exited, url: `${JSON.parse(line).url}/${NAMESPACE}` };
+    await sleep(50);
+  }
+  child.kill("SIGKILL");
+  throw new Error(`${name} did not print its URL within 30 s`);
+}
+
+async function stopServer(server) {
+  server.child.kill("SIGTERM");
+  const timeout = sleep(10_000).then(() => server.child.kill("SIGKILL"));
+  await Promise.race([server.exited, timeout]);
+}
+
+/** Runs the load generator once and answers its JSON result. */
+function loadGenerator(url, args) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [weirBin, "bench", url, "--json", ...args], {
+      cwd: root,
+      stdio: ["ignore", "pipe", "inherit"],
+    });
+    let out = "";
+    child.stdout.setEncoding("utf8").on("data", (chunk) => {
+      out += chunk;
+    });
+    child.once("close", (code) => {
+      let result;
+      try {
+        result = JSON.parse(out.trim().split("\n").pop());
+      } catch {
+        return reject(new Error(`weir bench ${args.join(" ")} printed no JSON (exit ${code}): ${out}`));
+      }
+      if (code !== 0)
+        return reject(new Error(`weir bench ${args.join(" ")} failed (exit ${code}): ${out.trim()}`));
+      resolve(result);
+    });
+  });
+}
+
+/** The same phases, in the same order, against either server. */
+async function measure(server, { wake }) {
+  const phases = {};
+  const seconds = String(PHASE_SECONDS);
+  log(`bench node: ${server.name}: seeding ${FULL_PULL_ROWS.toLocaleString("en-US")} rows`);
+  phases.seed = await loadGenerator(server.url, ["--mode", "seed", "--rows", String(FULL_PULL_ROWS)]);
+  log(`bench node: ${server.name}: full pull`);
+  phases.fullPull = await loadGenerator(server.url, ["--mode", "full-pull", "--repeat", "3"]);
+  log(`bench node: ${server.name}: caught-up pulls, ${CLIENTS} clients, ${seconds} s`);
+  phases.pull = await loadGenerator(server.url, ["--mode", "pull", "-c", String(CLIENTS), "-d", seconds]);
+  log(
+    `bench node: ${server.name}: pushes, ${CLIENTS} clients x ${MUTATIONS_PER_PUSH} mutations, ${seconds} s`,
+  );
+  phases.push = await loadGenerator(server.url, [
+    "--mode",
+    "push",
+    "-c",
+    String(CLIENTS),
+    "-m",
+    String(MUTATIONS_PER_PUSH),
+    "-d",
+    seconds,
+  ]);
+  if (wake) {
+    log(`bench node: ${server.name}: wake latency, ${WAKE_SOCKETS} sockets`);
+    phases.wake = await loadGenerator(server.url, [
+      "--mode",
+      "wake",
+      "--sockets",
+      String(WAKE_SOCKETS),
+      "--rounds",
+      quick ? "5" : "20",
+    ]);
+  }
+  return phases;
+}
+
+/** Resident set size of a process, from /proc where there is one, else from ps. */
+function rssMB(pid) {
+  try {
+    const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+    if (match) return Math.round(Number(match[1]) / 1024);
+  } catch {}
+  const ps = spawnSync("ps", ["-o", "rss=", "-p", String(pid)], { encoding: "utf8" });
+  return Math.round(Number(ps.stdout.trim()) / 1024);
+}
+
+const ratio = (a, b) => (b > 0 ? Math.round((a / b) * 100) / 100 : null);
+const round = (value) => Math.round(value);
+
+build();
+const dir = mkdtempSync(join(tmpdir(), "weir-bench-node-"));
+const servers = [];
+try {
+  const baseline = await startServer(
+    "baseline",
+    [join(root, "bench/baseline/server.mjs"), "--db", join(dir, "baseline.sqlite")],
+    join(dir, "baseline.log"),
+  );
+  servers.push(baseline);
+  const base = await measure(baseline, { wake: false });
+  await stopServer(baseline);
+
+  const weir = await startServer(
+    "weir",
+    [
+      weirBin,
+      "serve",
+      "--config",
+      join(root, "bench/node/weir.config.mjs"),
+      "--port",
+      "0",
+      "--data-dir",
+      join(dir, "weir"),
+      "--json",
+    ],
+    join(dir, "weir.log"),
+  );
+  servers.push(weir);
+  const ours = await measure(weir, { wake: true });
+  const rss = rssMB(weir.child.pid);
+  await stopServer(weir);
+
+  const figures = {
+    pushMutationsPerSec: round(ours.push.mutationsPerSec),
+    pushP99Ms: ours.push.latency.p99Ms,
+    idlePullsPerSec: round(ours.pull.pullsPerSec),
+    fullPullRowsPerSec: round(ours.fullPull.rowsPerSec),
+    wakeP95Ms: ours.wake.latency.p95Ms,
+    rssMB: rss,
+  };
+  const baselineFigures = {
+    pushMutationsPerSec: round(base.push.mutationsPerSec),
+    pushP99Ms: base.push.latency.p99Ms,
+    idlePullsPerSec: round(base.pull.pullsPerSec),
+    fullPullRowsPerSec: round(base.fullPull.rowsPerSec),
+  };
+  const ratios = {
+    pushMutationsPerSec: ratio(figures.pushMutationsPerSec, baselineFigures.pushMutationsPerSec),
+    idlePullsPerSec: ratio(figures.idlePullsPerSec, baselineFigures.idlePullsPerSec),
+    fullPullRowsPerSec: ratio(figures.fullPullRowsPerSec, baselineFigures.fullPullRowsPerSec),
+  };
+  // The targets weir is held to on this benchmark.
+  const meets = {
+    pushMutationsPerSec: ratios.pushMutationsPerSec >= 0.8,
+    pushP99Ms: figures.pushP99Ms <= 25,
+    idlePullsPerSec: ratios.idlePullsPerSec >= 0.8,
+    fullPullRowsPerSec: ratios.fullPullRowsPerSec >= 1.0,
+    wakeP95Ms: figures.wakeP95Ms <= 50 && ours.wake.missed === 0,
+  };
+
+  const rows = [
+    [
+      "push mutations/s",
+      figures.pushMutationsPerSec,
+      baselineFigures.pushMutationsPerSec,
+      ratios.pushMutationsPerSec,
+    ],
+    ["push p99 ms", figures.pushP99Ms, baselineFigures.pushP99Ms, ""],
+    ["caught-up pulls/s", figures.idlePullsPerSec, baselineFigures.idlePullsPerSec, ratios.idlePullsPerSec],
+    [
+      "full pull rows/s",
+      figures.fullPullRowsPerSec,
+      baselineFigures.fullPullRowsPerSec,
+      ratios.fullPullRowsPerSec,
+    ],
+    ["wake p95 ms (500 sockets)", figures.wakeP95Ms, "-", ""],
+    ["weir RSS MB", figures.rssMB, "-", ""],
+  ];
+  const table = [["", "weir", "baseline", "weir/baseline"], ...rows].map((row) =>
+    row
+      .map((cell, i) =>
+        String(typeof cell === "number" ? cell.toLocaleString("en-US") : cell)[
+          i === 0 ? "padEnd" : "padStart"
+        ](i === 0 ? 26 : 14),
+      )
+      .join(""),
+  );
+  console.log(table.join("\n"));
+  console.log(
+    JSON.stringify({
+      suite: "node",
+      ...figures,
+      wakeMissed: ours.wake.missed,
+      // Wakes can reach the sockets before the push's own answer reaches its client: then the
+      // figure above is 0 and this one, from sending the push, tells how quickly they came.
+      wakeFromSendP95Ms: ours.wake.sincePushSent.p95Ms,
+      ratios,
+      baseline: baselineFigures,
+      meets,
+      settings: {
+        clients: CLIENTS,
+        mutationsPerPush: MUTATIONS_PER_PUSH,
+        phaseSeconds: PHASE_SECONDS,
+        fullPullRows: ours.fullPull.rows,
+        wakeSockets: WAKE_SOCKETS,
+      },
+    }),
+  );
+} finally {
+  for (const server of servers) if (server.child.exitCode === null) server.child.kill("SIGKILL");
+  rmSync(dir, { recursive: true, force: true });
+}

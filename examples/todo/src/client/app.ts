@@ -1,0 +1,118 @@
+import { Replicache } from "replicache";
+import { mutators } from "../mutators.js";
+import { NAMESPACE, type Todo, todoSchema } from "../schema.js";
+import { pushThenPull } from "./push-then-pull.js";
+import { replicacheMutators } from "./replicache-mutators.js";
+import { renderTodoList, sortTodos } from "./todo-list-view.js";
+import { connectWakeSocket } from "./wake-socket.js";
+
+// `?user=` picks a user for this tab (handy for two users side by side); otherwise the name
+// entered once is remembered.
+const USER_KEY = "weir-todo-user";
+
+function $<T extends Element>(selector: string): T {
+  const element = document.querySelector<T>(selector);
+  if (!element) throw new Error(`missing ${selector}`);
+  return element;
+}
+
+function currentUser(): string | null {
+  const fromUrl = new URLSearchParams(location.search).get("user")?.trim();
+  return fromUrl || localStorage.getItem(USER_KEY);
+}
+
+function showSignIn(): void {
+  const form = $<HTMLFormElement>("form.sign-in");
+  form.hidden = false;
+  form.onsubmit = (event) => {
+    event.preventDefault();
+    const user = new FormData(form).get("user")?.toString().trim();
+    if (!user) return;
+    localStorage.setItem(USER_KEY, user);
+    location.reload();
+  };
+  $<HTMLInputElement>("form.sign-in input").focus();
+}
+
+function signOut(): void {
+  localStorage.removeItem(USER_KEY);
+  const url = new URL(location.href);
+  url.searchParams.delete("user");
+  location.assign(url);
+}
+
+/** Ids are made in the browser so a todo exists (and can be edited) before the server hears of it. */
+function newID(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(12));
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+function showTodos(user: string): void {
+  const base = `${location.origin}/${NAMESPACE}`;
+  const rep: Replicache<ReturnType<typeof replicacheMutators<typeof mutators>>> = new Replicache({
+    // One local database per user, so switching users never mixes their rows.
+    name: `weir-todo:${user}`,
+    // Development authentication on the server takes this header as the user id.
+    auth: user,
+    pullURL: `${base}/replicache/pull`,
+    pushURL: `${base}/replicache/push`,
+    pusher: pushThenPull({ url: `${base}/replicache/push`, auth: user, pull: () => rep.pull() }),
+    mutators: replicacheMutators(mutators, { schema: todoSchema, userID: user }),
+    logLevel: "error",
+  });
+
+  $<HTMLElement>("[data-user]").textContent = user;
+  $<HTMLElement>(".who").hidden = false;
+  $<HTMLButtonElement>("[data-sign-out]").onclick = signOut;
+  $<HTMLElement>("section.todos").hidden = false;
+
+  const list = $<HTMLUListElement>("ul.todo-list");
+  const empty = $<HTMLElement>("p.empty");
+  const count = $<HTMLElement>("[data-count]");
+  const status = $<HTMLElement>("[data-status]");
+  let todos: Todo[] = [];
+
+  const report = (error: unknown) => console.error(error);
+  const actions = {
+    toggle: (todo: Todo) => rep.mutate.updateTodo({ id: todo.id, done: !todo.done }).catch(report),
+    rename: (todo: Todo, text: string) => rep.mutate.updateTodo({ id: todo.id, text }).catch(report),
+    remove: (todo: Todo) => rep.mutate.deleteTodo({ id: todo.id }).catch(report),
+  };
+
+  rep.subscribe(async (tx) => (await tx.scan({ prefix: "todo/" }).values().toArray()) as unknown as Todo[], {
+    onData: (rows) => {
+      todos = sortTodos(rows);
+      renderTodoList(list, todos, actions);
+      empty.hidden = todos.length > 0;
+      const left = todos.filter((todo) => !todo.done).length;
+      count.textContent = `${left} ${left === 1 ? "item" : "items"} left`;
+    },
+  });
+
+  const form = $<HTMLFormElement>("form.new-todo");
+  const input = $<HTMLInputElement>("form.new-todo input");
+  form.onsubmit = (event) => {
+    event.preventDefault();
+    const text = input.value.trim();
+    if (!text) return;
+    const sort = todos.reduce((max, todo) => Math.max(max, todo.sort), 0) + 1;
+    rep.mutate.createTodo({ id: newID(), text, done: false, sort }).catch(report);
+    input.value = "";
+  };
+  input.focus();
+
+  const wsBase = base.replace(/^http/, "ws");
+  connectWakeSocket({
+    // A browser cannot set headers on a WebSocket, so the credential rides in the query.
+    url: `${wsBase}/wake?clientID=${encodeURIComponent(rep.clientID)}&auth=${encodeURIComponent(user)}`,
+    onWake: () => rep.pull(),
+    onStatus: (state) => {
+      status.dataset.status = state;
+      status.textContent = state;
+    },
+  });
+}
+
+const user = currentUser();
+if (user) showTodos(user);
+else showSignIn();

@@ -1,0 +1,172 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { type Browser, chromium, type Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+
+// The todo app in a real Chromium, served by the example's own server entry (what
+// `npm start` runs) over an embedded SQLite file.
+
+const CHROMIUM = process.env.CHROMIUM_PATH || "/usr/bin/chromium";
+const CHROMIUM_FLAGS = [
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+  "--no-first-run",
+];
+const SERVER_ENTRY = fileURLToPath(new URL("../dist/server.js", import.meta.url));
+
+interface RunningServer {
+  process: ChildProcess;
+  url: string;
+  output: () => string;
+}
+
+/** Starts `node dist/server.js` and waits for the line that says where it listens. */
+function startServer(env: Record<string, string>): Promise<RunningServer> {
+  const child = spawn(process.execPath, [SERVER_ENTRY], {
+    env: { ...process.env, ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let output = "";
+  return new Promise((resolve, reject) => {
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      const match = /weir listening on (http:\/\/\S+)/.exec(output);
+      if (match) resolve({ process: child, url: match[1]!.replace(/\/$/, ""), output: () => output });
+    };
+    child.stdout.on("data", onData);
+    child.stderr.on("data", onData);
+    child.on("exit", (code) =>
+      reject(new Error(`the server exited with ${code} before listening:\n${output}`)),
+    );
+  });
+}
+
+function stopServer(server: RunningServer): Promise<void> {
+  return new Promise((resolve) => {
+    if (server.process.exitCode !== null) return resolve();
+    server.process.once("exit", () => resolve());
+    server.process.kill("SIGTERM");
+  });
+}
+
+let browser: Browser;
+let server: RunningServer;
+let dataDir: string;
+const pageErrors: string[] = [];
+
+beforeAll(async () => {
+  if (!existsSync(CHROMIUM)) {
+    throw new Error(
+      `Chromium is needed at ${CHROMIUM} for the browser test: run \`node scripts/ensure-chromium.mjs\` ` +
+        "(installs Debian's chromium as root), or set CHROMIUM_PATH.",
+    );
+  }
+  if (!existsSync(SERVER_ENTRY)) throw new Error(`build the example first: ${SERVER_ENTRY} is missing`);
+  dataDir = mkdtempSync(join(tmpdir(), "weir-todo-"));
+  server = await startServer({ PORT: "0", HOST: "127.0.0.1", WEIR_DATA_DIR: dataDir });
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_FLAGS });
+});
+
+afterAll(async () => {
+  await browser?.close();
+  if (server) await stopServer(server);
+  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+});
+
+/** A page in a fresh browser profile (its own IndexedDB, so its own Replicache client group). */
+async function openApp(user: string): Promise<Page> {
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  page.on("pageerror", (error) => pageErrors.push(error.message));
+  page.on("console", (message) => {
+    if (message.type() === "error") pageErrors.push(message.text());
+  });
+  await page.goto(`${server.url}/?user=${encodeURIComponent(user)}`);
+  await live(page);
+  return page;
+}
+
+/** Waits until the page's wake socket is connected. */
+async function live(page: Page): Promise<void> {
+  await page.locator('[data-status="live"]').waitFor();
+}
+
+const item = (page: Page, text: string) => page.locator(".todo-list li", { hasText: text });
+
+describe("the todo app in Chromium", () => {
+  it("says that development authentication is on", () => {
+    expect(server.output()).toMatch(/development authentication/i);
+  });
+
+  it("shows a todo added in one window in the other, and keeps it across reloads and restarts", async () => {
+    const first = await openApp("alice");
+    const second = await openApp("alice");
+
+    await first.locator("form.new-todo input").fill("buy oat milk");
+    await first.locator("form.new-todo input").press("Enter");
+    await item(first, "buy oat milk").waitFor();
+    // The second window polls only once a minute: the todo arrives because the wake socket
+    // told it to pull.
+    await item(second, "buy oat milk").waitFor();
+
+    await item(second, "buy oat milk").locator('input[type="checkbox"]').check();
+    await first.locator(".todo-list li.done", { hasText: "buy oat milk" }).waitFor();
+
+    // Rename by double-clicking the text.
+    await item(first, "buy oat milk").locator(".text").dblclick();
+    const edit = first.locator(".todo-list input.edit");
+    await edit.fill("buy oat milk and bread");
+    await edit.press("Enter");
+    await item(second, "buy oat milk and bread").waitFor();
+
+    await second.reload();
+    await live(second);
+    await item(second, "buy oat milk and bread").waitFor();
+    expect(await second.locator(".todo-list li.done").count()).toBe(1);
+
+    // Another user sees none of it. A second window of theirs gets everything it may see in
+    // one full pull, so once their own todo shows there, Alice's would have too.
+    const stranger = await openApp("mallory");
+    await stranger.locator("form.new-todo input").fill("mallory's plan");
+    await stranger.locator("form.new-todo input").press("Enter");
+    const strangerElsewhere = await openApp("mallory");
+    await item(strangerElsewhere, "mallory's plan").waitFor();
+    expect(await strangerElsewhere.locator(".todo-list li .text").allTextContents()).toEqual([
+      "mallory's plan",
+    ]);
+
+    expect(pageErrors).toEqual([]);
+
+    // Restart the server on the same data directory: the todo is in its SQLite file. The open
+    // window reconnects its wake socket and keeps syncing.
+    await stopServer(server);
+    const port = new URL(server.url).port;
+    server = await startServer({ PORT: port, HOST: "127.0.0.1", WEIR_DATA_DIR: dataDir });
+    const fresh = await openApp("alice");
+    await item(fresh, "buy oat milk and bread").waitFor();
+    expect(await fresh.locator(".todo-list li .text").allTextContents()).toEqual(["buy oat milk and bread"]);
+    expect(await fresh.locator(".todo-list li.done").count()).toBe(1);
+
+    await live(first);
+    await fresh.locator("form.new-todo input").fill("call the plumber");
+    await fresh.locator("form.new-todo input").press("Enter");
+    await item(first, "call the plumber").waitFor();
+    expect(await first.locator(".todo-list li .text").allTextContents()).toEqual([
+      "buy oat milk and bread",
+      "call the plumber",
+    ]);
+
+    await item(first, "buy oat milk and bread").locator("button.delete").click();
+    await item(fresh, "buy oat milk and bread").waitFor({ state: "detached" });
+    expect(await fresh.locator(".todo-list li .text").allTextContents()).toEqual(["call the plumber"]);
+
+    // While the server was down, the open windows' reconnect attempts failed, as they should.
+    expect(pageErrors.filter((error) => !/WebSocket connection .* failed/.test(error))).toEqual([]);
+  });
+});

@@ -1,0 +1,54 @@
+import { randomBytes } from "node:crypto";
+import { type BenchDialect, SyncTarget } from "./sync-target.js";
+
+export type BenchMode = "push" | "pull" | "full-pull" | "seed" | "wake";
+
+export interface BenchOptions {
+  mode: BenchMode;
+  dialect: BenchDialect;
+  /** Sent as the Authorization header. */
+  auth: string;
+  clients: number;
+  mutationsPerPush: number;
+  durationSec: number;
+  warmupSec: number;
+  /** Writes one row from `{ id, value }`. */
+  mutator: string;
+  /** Writes `count` rows from `{ prefix, start, count }`. */
+  seedMutator: string;
+  rows: number;
+  repeat: number;
+  sockets: number;
+  rounds: number;
+}
+
+export const DEFAULT_BENCH_OPTIONS: Omit<BenchOptions, "mode"> = {
+  dialect: "replicache",
+  auth: "bench",
+  clients: 32,
+  mutationsPerPush: 10,
+  durationSec: 10,
+  warmupSec: 1,
+  mutator: "benchPut",
+  seedMutator: "benchSeed",
+  rows: 100_000,
+  repeat: 3,
+  sockets: 500,
+  rounds: 20,
+};
+
+/** What every bench mode shares: the target, a run id that keeps client ids unique, where progress goes. */
+export class BenchContext {
+  /** Client and group ids carry it, so that runs against one database never collide. */
+  readonly runID = `b${Date.now().toString(36)}${randomBytes(3).toString("hex")}`;
+
+  constructor(
+    readonly url: URL,
+    readonly options: BenchOptions,
+    readonly progressStream: NodeJS.WritableStream & { isTTY?: boolean } = process.stderr,
+  ) {}
+
+  target(): SyncTarget {
+    return new SyncTarget(this.url, this.options.dialect, this.options.auth);
+  }
+}

@@ -1,0 +1,152 @@
+import { dirname, isAbsolute, resolve } from "node:path";
+import type { NodeHostOptions, WeirServer } from "@weir/node-host";
+import type { Command } from "commander";
+import { integerArg } from "../arguments.js";
+import { CliError, EXIT_OK } from "../cli-error.js";
+import { defineAction, type RunState } from "../command-action.js";
+import { findConfigFile, loadConfigFile } from "../config-file.js";
+
+const DEFAULT_PORT = 4848;
+
+interface ServeOptions {
+  config?: string;
+  port?: number;
+  host?: string;
+  dataDir?: string;
+  memory?: boolean;
+  json?: boolean;
+}
+
+/** Server settings a config file may carry beside the weir config itself. */
+interface ServeFileSettings {
+  port?: unknown;
+  host?: unknown;
+}
+
+/**
+ * The options for node-host: the config file's, with a relative `dataDir` taken from the
+ * config's own folder, then the command line's on top (a relative `--data-dir` is from the
+ * working directory, as any path typed in a shell).
+ */
+function hostOptions(
+  config: Record<string, unknown>,
+  configPath: string,
+  options: ServeOptions,
+): NodeHostOptions {
+  const { port: _port, host: _host, ...rest } = config as ServeFileSettings & Record<string, unknown>;
+  const merged = { ...rest } as unknown as NodeHostOptions;
+  if (typeof merged.dataDir === "string" && !isAbsolute(merged.dataDir)) {
+    merged.dataDir = resolve(dirname(configPath), merged.dataDir);
+  }
+  merged.dataDir ??= resolve(dirname(configPath), ".data");
+  if (options.dataDir !== undefined) merged.dataDir = resolve(options.dataDir);
+  if (options.memory) merged.storage = "memory";
+  return merged;
+}
+
+function choosePort(options: ServeOptions, config: ServeFileSettings): number {
+  if (options.port !== undefined) return options.port;
+  if (config.port !== undefined) {
+    if (
+      typeof config.port !== "number" ||
+      !Number.isInteger(config.port) ||
+      config.port < 0 ||
+      config.port > 65535
+    ) {
+      throw new CliError("the config's port must be an integer 0..65535", "bad_config");
+    }
+    return config.port;
+  }
+  const env = process.env.PORT;
+  if (env !== undefined && env !== "") {
+    const port = Number(env);
+    if (!Number.isInteger(port) || port < 0 || port > 65535)
+      throw new CliError(`PORT=${env} is not a port`, "bad_port");
+    return port;
+  }
+  return DEFAULT_PORT;
+}
+
+export function registerServe(program: Command, state: RunState): void {
+  const command = program
+    .command("serve")
+    .description("run a weir sync server from a config file (stops cleanly on Ctrl-C or SIGTERM)")
+    .option("--config <file>", "config file, .js/.mjs or .ts (default: weir.config.{ts,mts,js,mjs} here)")
+    .option(
+      "-p, --port <port>",
+      "port to listen on; 0 picks a free one (default: config, PORT, 4848)",
+      integerArg(0, 65535),
+    )
+    .option("--host <address>", "address to listen on (default: config, 127.0.0.1)")
+    .option("--data-dir <dir>", "where the namespace databases live (default: config's dataDir, .data)")
+    .option("--memory", "keep the databases in memory (lost when the server stops)")
+    .addHelpText(
+      "after",
+      `
+The config file's default export is the server's options: schema, mutators, authentication
+(jwt, authenticate or devAuth), visibility, adminKey, retainChanges, caps, dataDir, port, host.
+--json prints one line {"url", "port", "dataDir", "config"} once listening.`,
+    );
+  defineAction(command, state, async (out, options: ServeOptions) => {
+    const configPath = findConfigFile(options.config);
+    const config = await loadConfigFile(configPath);
+    const settings = config as ServeFileSettings;
+    const port = choosePort(options, settings);
+    const host = options.host ?? (typeof settings.host === "string" ? settings.host : "127.0.0.1");
+    const nodeOptions = hostOptions(config, configPath, options);
+    // The server and its dependencies load only for this command.
+    const { createServer } = await import("@weir/node-host");
+    let server: WeirServer;
+    try {
+      server = createServer(nodeOptions);
+    } catch (error) {
+      throw new CliError((error as Error).message, "bad_config");
+    }
+    let listening: { url: string; port: number };
+    try {
+      listening = await server.listen({ port, host });
+    } catch (error) {
+      await server.close().catch(() => {});
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === "EADDRINUSE") throw new CliError(`port ${port} on ${host} is in use`, "port_in_use");
+      throw new CliError(`cannot start: ${(error as Error).message}`, "start_failed");
+    }
+    const dataDir = nodeOptions.storage === "memory" ? null : (nodeOptions.dataDir ?? null);
+    out.result({ url: listening.url, port: listening.port, dataDir, config: configPath }, (value) =>
+      [
+        `weir listening on ${value.url}`,
+        `  config:   ${value.config}`,
+        `  data:     ${value.dataDir ?? "in memory (lost on stop)"}`,
+        `  routes:   ${value.url}/<namespace>/pull, /push, /replicache/pull, /replicache/push, /wake`,
+        "press Ctrl-C to stop",
+      ].join("\n"),
+    );
+    await untilStopped(server, out.json ? () => {} : (line) => process.stderr.write(`${line}\n`));
+    return EXIT_OK;
+  });
+}
+
+/**
+ * Waits for SIGINT or SIGTERM, then closes the server gracefully: it stops accepting, finishes
+ * requests in flight and closes the databases. A second signal stops at once.
+ */
+function untilStopped(server: { close(): Promise<void> }, note: (line: string) => void): Promise<void> {
+  return new Promise((resolvePromise, reject) => {
+    const stop = (signal: NodeJS.Signals) => {
+      process.off("SIGINT", stop);
+      process.off("SIGTERM", stop);
+      note(`weir: ${signal} received, finishing requests in flight (again to force)`);
+      const force = () => process.exit(1);
+      process.once("SIGINT", force);
+      process.once("SIGTERM", force);
+      server.close().then(() => {
+        process.off("SIGINT", force);
+        process.off("SIGTERM", force);
+        note("weir: stopped");
+        resolvePromise();
+      }, reject);
+    };
+    process.on("SIGINT", stop);
+    process.on("SIGTERM", stop);
+  });
+}

@@ -1,0 +1,2 @@
+export { adminCall } from "./commands/admin.js";
+export { run } from "./run.js";

@@ -1,0 +1,39 @@
+import { Command } from "commander";
+import type { RunState } from "./command-action.js";
+import { registerAdmin } from "./commands/admin.js";
+import { registerBench } from "./commands/bench.js";
+import { registerInit } from "./commands/init.js";
+import { registerInspect } from "./commands/inspect.js";
+import { registerMaintain } from "./commands/maintain.js";
+import { registerServe } from "./commands/serve.js";
+import { cliVersion } from "./version.js";
+
+/** The `weir` command tree. Every command has `--help`; usage errors exit with code 2. */
+export function buildProgram(state: RunState): Command {
+  const program = new Command("weir")
+    .description("weir sync server: serve, inspect, maintain, administer and benchmark namespaces")
+    .version(cliVersion(), "-V, --version", "print the version")
+    .helpOption("-h, --help", "show help")
+    .showHelpAfterError("(run with --help for usage)")
+    .exitOverride()
+    .addHelpText(
+      "after",
+      `
+Examples:
+  weir init my-app                          scaffold weir.config.js and a serve script
+  weir serve --port 4848                    run the server from ./weir.config.{ts,js}
+  weir inspect .data/todo.sqlite            watermark, floor, clients, row counts
+  weir maintain .data/todo.sqlite           prune, checkpoint, optimize (under the file's lease)
+  weir admin http://127.0.0.1:4848/todo status
+  weir bench http://127.0.0.1:4848/todo --mode push --clients 32 --duration 10
+
+Exit codes: 0 ok, 1 failure, 2 usage error. Every command takes --help; most take --json.`,
+    );
+  registerInit(program, state);
+  registerServe(program, state);
+  registerInspect(program, state);
+  registerMaintain(program, state);
+  registerAdmin(program, state);
+  registerBench(program, state);
+  return program;
+}
