@@ -27,7 +27,11 @@ export const mutators = {
     const { id, text, done } = parse(UpdateTodoArgs, args);
     const todo = tx.get("todo", id);
     if (!todo || todo.owner !== tx.claims.userID) throw new MutatorError(`no todo ${id}`);
-    tx.update("todo", { id, ...(text === undefined ? {} : { text }), ...(done === undefined ? {} : { done }) });
+    tx.update("todo", {
+      id,
+      ...(text === undefined ? {} : { text }),
+      ...(done === undefined ? {} : { done }),
+    });
   },
 
   deleteTodo(tx: MutatorTx, args: unknown): void {

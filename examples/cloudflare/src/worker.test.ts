@@ -77,7 +77,11 @@ it("serves the todo app from the wrangler bundle in workerd: each user sees thei
     });
   expect((await create("alice", "a1")).json.pushResponse.mutations[0].result).toEqual({});
   expect((await create("bob", "b1")).status).toBe(200);
-  const pulled = await post("/todo/pull", "alice", { clientGroupID: "g-alice", clientID: "c-alice", cookie: null });
+  const pulled = await post("/todo/pull", "alice", {
+    clientGroupID: "g-alice",
+    clientID: "c-alice",
+    cookie: null,
+  });
   const puts = pulled.json.rowsPatch.filter((op: { op: string }) => op.op === "put");
   expect(puts.map((op: { value: unknown }) => op.value)).toEqual([
     { id: "a1", owner: "alice", text: "alice's todo", done: false, sort: 1 },
@@ -85,7 +89,9 @@ it("serves the todo app from the wrangler bundle in workerd: each user sees thei
   const refused = await post("/todo/push", "alice", {
     clientGroupID: "g-alice",
     pushVersion: 1,
-    mutations: [{ type: "custom", id: 2, clientID: "c-alice", name: "updateTodo", args: [{ id: "b1", done: true }] }],
+    mutations: [
+      { type: "custom", id: 2, clientID: "c-alice", name: "updateTodo", args: [{ id: "b1", done: true }] },
+    ],
   });
   expect(refused.json.pushResponse.mutations[0].result).toMatchObject({ error: "app" });
   const status = await fetch(`${url}/todo/admin/status`, { headers: { "x-admin-key": "example-admin-key" } });

@@ -27,7 +27,9 @@ const shipped = readdirSync(outdir).filter((file) => !file.endsWith(".map") && !
 const sizeOf = (file) => statSync(join(outdir, file)).size;
 const bundleKiB = round(shipped.reduce((sum, file) => sum + sizeOf(file), 0) / 1024);
 const wasmKiB = round(sizeOf(shipped.find((file) => file.endsWith(".wasm"))) / 1024);
-console.log(`bundle (worker.js + engine.wasm, minified, uncompressed): ${bundleKiB} KiB; engine.wasm ${wasmKiB} KiB`);
+console.log(
+  `bundle (worker.js + engine.wasm, minified, uncompressed): ${bundleKiB} KiB; engine.wasm ${wasmKiB} KiB`,
+);
 
 const mf = new Miniflare({
   host: "127.0.0.1",
@@ -57,11 +59,12 @@ async function post(path, user, body) {
     body: JSON.stringify(body),
   });
   const json = await response.json();
-  if (response.status !== 200) throw new Error(`${path} answered ${response.status}: ${JSON.stringify(json)}`);
+  if (response.status !== 200)
+    throw new Error(`${path} answered ${response.status}: ${JSON.stringify(json)}`);
   return json;
 }
 
-let nextID = { alice: 1, bob: 1 };
+const nextID = { alice: 1, bob: 1 };
 function push(ns, user, todo) {
   return post(`/${ns}/push`, user, {
     clientGroupID: `g-${user}`,

@@ -1,4 +1,5 @@
 import {
+  type AuthRequest,
   type Claims,
   consoleJsonLogger,
   createWeirHost,
@@ -6,6 +7,7 @@ import {
   type Logger,
   type NamespaceService,
   namespaceHash,
+  partsFromRequest,
   type RequestRecord,
   type WeirHost,
 } from "@weir/host-core";
@@ -41,7 +43,7 @@ export function createSyncDurableObject<Env>(source: EdgeConfigSource<Env>): Syn
     private readonly config: EdgeConfig<Env>;
     private readonly logger: Logger;
     private readonly binding: ObjectBinding;
-    private readonly forwarded = new WeakMap<Request, Forwarded>();
+    private readonly forwarded = new WeakMap<object, Forwarded>();
     private host!: WeirHost;
     private service: NamespaceService | undefined;
     private flushTimer: ReturnType<typeof setTimeout> | undefined;
@@ -60,7 +62,8 @@ export function createSyncDurableObject<Env>(source: EdgeConfigSource<Env>): Syn
 
     private async init(): Promise<void> {
       const [engine] = await Promise.all([loadEdgeEngine(), this.binding.ready()]);
-      const authenticated = (request: Request): Claims | null => this.forwarded.get(request)?.claims ?? null;
+      const authenticated = (request: AuthRequest): Claims | null =>
+        this.forwarded.get(request)?.claims ?? null;
       this.host = createWeirHost(
         {
           ...this.config,
@@ -104,21 +107,15 @@ export function createSyncDurableObject<Env>(source: EdgeConfigSource<Env>): Syn
         });
         return errorResponse(500, "internal", "this object serves another namespace");
       }
-      this.forwarded.set(request, forwarded);
-      let response = await this.host.handle(request);
-      // Answers go to the Worker whole: the body is already in memory (the engine renders it),
-      // a known length crosses faster than a stream, and a dropped push answer (an admin knob)
-      // is noticed here, since a failing body does not cross to the Worker as a failure.
-      if (response.body && response.status !== 101) {
-        try {
-          response = new Response(await response.arrayBuffer(), response);
-        } catch {
-          response = new Response(null, { status: 200, headers: { [DROPPED_HEADER]: "1" } });
-        }
-      }
+      const parts = partsFromRequest(request);
+      this.forwarded.set(parts, forwarded);
+      const answer = await this.host.handleParts(parts);
       // The service the request opened (a wake socket opens none), for the counters and the alarm.
       if (!this.service) this.service = await this.host.namespace(namespace).catch(() => undefined);
-      return response;
+      // A dropped answer (an admin knob) is the Worker's to break: a failing body would reach the
+      // Worker as an empty one.
+      if (answer.drop) return new Response(null, { status: 200, headers: { [DROPPED_HEADER]: "1" } });
+      return answer.response ?? new Response(answer.body, { status: answer.status, headers: answer.headers });
     }
 
     async alarm(): Promise<void> {
