@@ -29,4 +29,6 @@ export type { Scheduler } from "./ports/scheduler.js";
 export type { NamespaceStore, Storage } from "./ports/storage.js";
 export type { Wake, WakeTarget } from "./ports/wake.js";
 export { namespaceHash, type RequestKind, type RequestRecord, type ResultClass } from "./request-record.js";
+export { matchRoute, type Route, type SyncKind } from "./route.js";
+export { safeEqual } from "./safe-equal.js";
 export { createWeirHost, type HostPorts, WeirHost } from "./weir-host.js";

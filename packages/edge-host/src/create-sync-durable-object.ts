@@ -1,0 +1,184 @@
+import {
+  type AuthRequest,
+  type Claims,
+  consoleJsonLogger,
+  createWeirHost,
+  errorResponse,
+  type Logger,
+  type NamespaceService,
+  namespaceHash,
+  partsFromRequest,
+  type RequestRecord,
+  type WeirHost,
+} from "@weir/host-core";
+import { configFor, type EdgeConfig, type EdgeConfigSource } from "./edge-config.js";
+import { DROPPED_HEADER, decodeForwarded, FORWARDED_HEADER, type Forwarded } from "./forwarded-request.js";
+import { loadEdgeEngine } from "./load-edge-engine.js";
+import { ObjectBinding } from "./object-binding.js";
+import { ObjectScheduler } from "./scheduler.js";
+import { durableObjectStorage } from "./storage.js";
+import { closeQuietly, HibernatableWake, PING, PONG } from "./wake.js";
+
+/** Counts of pulls are stored at most this long after they happened (pushes and admin at once). */
+const COUNTER_FLUSH_MS = 10_000;
+const WRITE_KINDS = new Set<RequestRecord["kind"]>(["push", "replicache_push", "admin"]);
+
+export interface SyncDurableObject {
+  fetch(request: Request): Promise<Response>;
+  alarm(): Promise<void>;
+  webSocketMessage(ws: WebSocket, message: string | ArrayBuffer): void;
+  webSocketClose(ws: WebSocket, code: number, reason: string, wasClean: boolean): void;
+  webSocketError(ws: WebSocket, error: unknown): void;
+}
+
+export type SyncDurableObjectClass<Env> = new (ctx: DurableObjectState, env: Env) => SyncDurableObject;
+
+/**
+ * The Durable Object class of one namespace: its SQLite database, knobs, counters and wake
+ * sockets. It trusts only what its Worker forwards (claims, the admin check), and binds itself to
+ * the first namespace it serves, refusing any other.
+ */
+export function createSyncDurableObject<Env>(source: EdgeConfigSource<Env>): SyncDurableObjectClass<Env> {
+  return class WeirSyncObject implements SyncDurableObject {
+    private readonly config: EdgeConfig<Env>;
+    private readonly logger: Logger;
+    private readonly binding: ObjectBinding;
+    private readonly forwarded = new WeakMap<object, Forwarded>();
+    private host!: WeirHost;
+    private service: NamespaceService | undefined;
+    private flushTimer: ReturnType<typeof setTimeout> | undefined;
+
+    constructor(
+      private readonly ctx: DurableObjectState,
+      private readonly env: Env,
+    ) {
+      this.config = configFor(source, env);
+      this.logger = this.config.logger ?? consoleJsonLogger;
+      this.binding = new ObjectBinding(ctx.storage);
+      // The platform answers `ping` itself, so a client's keepalive never wakes a sleeping object.
+      ctx.setWebSocketAutoResponse(new WebSocketRequestResponsePair(PING, PONG));
+      void ctx.blockConcurrencyWhile(() => this.init());
+    }
+
+    private async init(): Promise<void> {
+      const [engine] = await Promise.all([loadEdgeEngine(), this.binding.ready()]);
+      const authenticated = (request: AuthRequest): Claims | null =>
+        this.forwarded.get(request)?.claims ?? null;
+      this.host = createWeirHost(
+        {
+          ...this.config,
+          authenticate: authenticated,
+          // The Worker checked the key; the object sees only its verdict.
+          adminKey: undefined,
+          isAdmin: (request) => this.forwarded.get(request)?.admin === true,
+        },
+        {
+          engine,
+          storage: durableObjectStorage(this.ctx.storage, () => this.binding.namespace),
+          scheduler: new ObjectScheduler(),
+          wake: new HibernatableWake(this.ctx),
+          logger: this.logger,
+          observe: (record) => this.observe(record),
+          waitUntil: (promise) => this.ctx.waitUntil(promise),
+        },
+      );
+      if (this.binding.namespace !== null) this.service = await this.host.namespace(this.binding.namespace);
+    }
+
+    async fetch(request: Request): Promise<Response> {
+      const header = request.headers.get(FORWARDED_HEADER);
+      const forwarded = header === null ? null : decodeForwarded(header);
+      if (!forwarded) {
+        return errorResponse(403, "forbidden", "this object answers only requests its Worker forwards");
+      }
+      const namespace = new URL(request.url).pathname.split("/")[1] ?? "";
+      if (this.binding.namespace === null) {
+        const hash = await namespaceHash(namespace);
+        if (hash !== forwarded.ns) {
+          return errorResponse(400, "bad_request", "the forwarded namespace does not match the path");
+        }
+        // Another request may have bound the object while the hash was computed.
+        if (this.binding.namespace === null) this.bind(namespace, hash);
+      }
+      if (namespace !== this.binding.namespace || forwarded.ns !== this.binding.hash) {
+        this.logger.log("error", {
+          msg: "request for another namespace reached this object",
+          ns: forwarded.ns,
+        });
+        return errorResponse(500, "internal", "this object serves another namespace");
+      }
+      const parts = partsFromRequest(request);
+      this.forwarded.set(parts, forwarded);
+      const answer = await this.host.handleParts(parts);
+      // The service the request opened (a wake socket opens none), for the counters and the alarm.
+      if (!this.service) this.service = await this.host.namespace(namespace).catch(() => undefined);
+      // A dropped answer (an admin knob) is the Worker's to break: a failing body would reach the
+      // Worker as an empty one.
+      if (answer.drop) return new Response(null, { status: 200, headers: { [DROPPED_HEADER]: "1" } });
+      return answer.response ?? new Response(answer.body, { status: answer.status, headers: answer.headers });
+    }
+
+    async alarm(): Promise<void> {
+      const task = this.config.alarm;
+      const namespace = this.binding.namespace;
+      if (!task || namespace === null) return;
+      this.service ??= await this.host.namespace(namespace);
+      const service = this.service;
+      const next = await task.run({ namespace, service, env: this.env });
+      if (typeof next === "number") await this.ctx.storage.setAlarm(Date.now() + Math.max(0, next));
+    }
+
+    webSocketMessage(ws: WebSocket, message: string | ArrayBuffer): void {
+      // Reached only when the auto-response did not answer (a ping with other framing); wake
+      // sockets carry nothing else.
+      if (message === PING) ws.send(PONG);
+    }
+
+    webSocketClose(ws: WebSocket, code: number, reason: string): void {
+      this.logCloseFailure(closeQuietly(ws, code, reason), code);
+    }
+
+    webSocketError(ws: WebSocket): void {
+      this.logCloseFailure(closeQuietly(ws, 1011, ""), 1011);
+    }
+
+    private logCloseFailure(error: unknown, code: number): void {
+      if (error === undefined) return;
+      this.logger.log("error", { msg: "closing a wake socket failed", code, error: String(error) });
+    }
+
+    /** Records the namespace this object serves, and starts the alarm task the first time. */
+    private bind(namespace: string, hash: string): void {
+      this.binding.bind(namespace, hash);
+      const task = this.config.alarm;
+      if (task) void this.ctx.storage.setAlarm(Date.now() + Math.max(0, task.firstDelayMs));
+    }
+
+    /**
+     * Counters live in memory and in the database. An eviction gives no notice, so they are stored
+     * with every write request (which writes anyway) and soon after pulls.
+     */
+    private observe(record: RequestRecord): void {
+      const service = this.service;
+      if (!service || service.isClosed) return;
+      if (WRITE_KINDS.has(record.kind)) {
+        this.saveCounters(service);
+        return;
+      }
+      this.flushTimer ??= setTimeout(() => {
+        this.flushTimer = undefined;
+        this.saveCounters(service);
+      }, COUNTER_FLUSH_MS);
+    }
+
+    private saveCounters(service: NamespaceService): void {
+      if (this.flushTimer !== undefined) clearTimeout(this.flushTimer);
+      this.flushTimer = undefined;
+      try {
+        service.control.saveCounters();
+      } catch (error) {
+        this.logger.log("error", { msg: "saving counters failed", ns: service.hash, error: String(error) });
+      }
+    }
+  };
+}

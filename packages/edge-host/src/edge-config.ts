@@ -1,0 +1,46 @@
+import type { Logger, NamespaceService, WeirConfig } from "@weir/host-core";
+
+/** What the object's alarm task sees each time it runs. */
+export interface AlarmContext<Env> {
+  namespace: string;
+  /** The namespace's service: its store (`service.store.transaction`), engine, knobs and wake. */
+  service: NamespaceService;
+  env: Env;
+}
+
+/**
+ * Work on the object's alarm, which survives eviction and restarts (the slot that upstream
+ * polling uses). It first runs `firstDelayMs` after the object learns its namespace; `run`
+ * answers the delay until its next run, or null to stop. A run that throws is retried by the
+ * platform with backoff.
+ */
+export interface AlarmTask<Env> {
+  firstDelayMs: number;
+  run(context: AlarmContext<Env>): number | null | Promise<number | null>;
+}
+
+export interface EdgeConfig<Env = unknown> extends WeirConfig {
+  /** The Durable Object namespace binding of the sync object (default `WEIR`). */
+  binding?: string;
+  /** A path prefix the Worker serves weir under, e.g. `/sync` (default none). */
+  basePath?: string;
+  logger?: Logger;
+  alarm?: AlarmTask<Env>;
+}
+
+/** A config, or a function of the Worker's `env` (for secrets such as the admin key or JWT keys). */
+export type EdgeConfigSource<Env> = EdgeConfig<Env> | ((env: Env) => EdgeConfig<Env>);
+
+const resolved = new WeakMap<object, EdgeConfig<never>>();
+
+/** The config for this `env`, built once per isolate. */
+export function configFor<Env>(source: EdgeConfigSource<Env>, env: Env): EdgeConfig<Env> {
+  if (typeof source !== "function") return source;
+  const key = (env ?? {}) as object;
+  let config = resolved.get(key) as EdgeConfig<Env> | undefined;
+  if (!config) {
+    config = source(env);
+    resolved.set(key, config as EdgeConfig<never>);
+  }
+  return config;
+}

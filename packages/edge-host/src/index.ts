@@ -1,0 +1,12 @@
+export type { Claims, Mutator, MutatorContext, MutatorTx, WeirConfig } from "@weir/host-core";
+export { MutatorError } from "@weir/host-core";
+export {
+  createSyncDurableObject,
+  type SyncDurableObject,
+  type SyncDurableObjectClass,
+} from "./create-sync-durable-object.js";
+export { createSyncWorker, DEFAULT_BINDING, type SyncWorker } from "./create-sync-worker.js";
+export type { AlarmContext, AlarmTask, EdgeConfig, EdgeConfigSource } from "./edge-config.js";
+export { FORWARDED_HEADER } from "./forwarded-request.js";
+export { sqlStorageAdapter } from "./sql-storage-adapter.js";
+export { durableObjectStore } from "./storage.js";

@@ -1,0 +1,76 @@
+import { errorResponse, type Wake, type WakeTarget } from "@weir/host-core";
+
+/** What a wake socket carries through hibernation: whose it is. */
+export interface WakeAttachment {
+  clientID: string;
+  userID: string;
+}
+
+/** The message a client sends to check its socket, and the answer, given without waking the object. */
+export const PING = "ping";
+export const PONG = "pong";
+
+/**
+ * Wake sockets on the Hibernation API: the platform holds them while the object sleeps, answers
+ * `ping` with `pong` itself, and hands them back (with their tag and attachment) when it wakes.
+ * A socket's one tag is its client id.
+ */
+export class HibernatableWake implements Wake {
+  constructor(private readonly ctx: DurableObjectState) {}
+
+  accept(request: Request, target: WakeTarget): Response {
+    if (request.headers.get("upgrade")?.toLowerCase() !== "websocket") {
+      return errorResponse(400, "bad_request", "this route is a WebSocket: send `Upgrade: websocket`");
+    }
+    const [client, server] = Object.values(new WebSocketPair()) as [WebSocket, WebSocket];
+    this.ctx.acceptWebSocket(server, [target.clientID]);
+    server.serializeAttachment({
+      clientID: target.clientID,
+      userID: target.claims.userID,
+    } satisfies WakeAttachment);
+    return new Response(null, { status: 101, webSocket: client });
+  }
+
+  send(_namespace: string, exceptClientID: string | null): number {
+    let sent = 0;
+    for (const ws of this.ctx.getWebSockets()) {
+      if (ws.readyState !== WebSocket.READY_STATE_OPEN) continue;
+      if (exceptClientID !== null && this.ctx.getTags(ws)[0] === exceptClientID) continue;
+      try {
+        ws.send("wake");
+        sent++;
+      } catch {
+        // A socket that closed meanwhile; its close handler tidies up.
+      }
+    }
+    return sent;
+  }
+
+  count(): number {
+    return this.ctx.getWebSockets().length;
+  }
+}
+
+/** Codes that only describe what happened (RFC 6455 7.4.1) and that workerd refuses to send. */
+const RESERVED_CLOSE_CODES = new Set([1004, 1005, 1006, 1015]);
+
+/** Whether a close code may be sent back as it came: the registered ones and 3000-4999. */
+export function echoableCloseCode(code: number): boolean {
+  return (code >= 1000 && code <= 1014 && !RESERVED_CLOSE_CODES.has(code)) || (code >= 3000 && code <= 4999);
+}
+
+/**
+ * Completes a close the client started. A code that describes rather than says (1005: none was
+ * given, 1006: the connection dropped) cannot be sent back, so those get 1000. Answers what went
+ * wrong, if anything, for the caller to log: a handler's exception would otherwise vanish.
+ */
+export function closeQuietly(ws: WebSocket, code: number, reason: string): unknown {
+  if (ws.readyState === WebSocket.READY_STATE_CLOSED) return undefined;
+  const echo = echoableCloseCode(code);
+  try {
+    ws.close(echo ? code : 1000, echo ? reason.slice(0, 120) : "");
+    return undefined;
+  } catch (error) {
+    return error;
+  }
+}

@@ -1,0 +1,81 @@
+// The Worker the tests run in workerd: the conformance app behind the sync Worker, a second
+// object class whose alarm writes rows, and two routes that reach an object around the Worker.
+import { conformanceConfig } from "@weir/conformance/config";
+import { namespaceHash } from "@weir/host-core";
+import { createSyncDurableObject, createSyncWorker, type EdgeConfig } from "../src/index.js";
+
+interface Env {
+  WEIR: DurableObjectNamespace;
+  ALARMED: DurableObjectNamespace;
+}
+
+/** Development authentication: the Authorization header is the user id. */
+function devAuthenticate(request: Request) {
+  const userID = request.headers
+    .get("authorization")
+    ?.replace(/^bearer\s+/i, "")
+    .trim();
+  return userID ? { userID } : null;
+}
+
+const config: EdgeConfig<Env> = { ...conformanceConfig(), authenticate: devAuthenticate };
+export const SyncObject = createSyncDurableObject(config);
+
+/**
+ * An alarm task shaped like upstream polling: in namespaces named `ticks*` it writes a row per
+ * run, three runs in all. A long wake window makes coalescing visible.
+ */
+const ALARM_RUNS = 3;
+const alarmed: EdgeConfig<Env> = {
+  ...config,
+  binding: "ALARMED",
+  basePath: "/alarmed",
+  wakeWindowMs: 1_000,
+  alarm: {
+    firstDelayMs: 0,
+    run({ namespace, service }) {
+      if (!namespace.startsWith("ticks")) return null;
+      const { store } = service;
+      const done = Number(store.db.query("SELECT count(*) FROM todo WHERE owner = 'alarm'", [])[0]![0]);
+      if (done >= ALARM_RUNS) return null;
+      store.transaction(() =>
+        store.db.exec("INSERT INTO todo (id, owner, text, done, sort) VALUES (?, 'alarm', 'tick', 0, ?)", [
+          `tick-${done + 1}`,
+          done + 1,
+        ]),
+      );
+      service.committed([]);
+      // `ticks-slow` leaves time to restart workerd between runs.
+      return namespace.startsWith("ticks-slow") ? 500 : 10;
+    },
+  },
+};
+export const AlarmedObject = createSyncDurableObject(alarmed);
+
+const sync = createSyncWorker(config);
+const alarmedSync = createSyncWorker(alarmed);
+
+export default {
+  async fetch(request: Request, env: Env, ctx: ExecutionContext): Promise<Response> {
+    const url = new URL(request.url);
+    const [, first, namespace, ...rest] = url.pathname.split("/");
+    if (first === "alarmed") return alarmedSync.fetch(request, env, ctx);
+    // Straight to an object with no forwarded header, as a Worker that forgot it would.
+    if (first === "__direct" && namespace) {
+      url.pathname = `/${namespace}/${rest.join("/")}`;
+      return env.WEIR.get(env.WEIR.idFromName(namespace)).fetch(new Request(url, request));
+    }
+    // To the object of `namespace`, for a path (and forwarded hash) of another namespace.
+    if (first === "__misroute" && namespace) {
+      const [other, ...tail] = rest;
+      url.pathname = `/${other}/${tail.join("/")}`;
+      const headers = new Headers(request.headers);
+      const forwarded = { ns: await namespaceHash(other!), claims: { userID: "alice" } };
+      headers.set("x-weir-forwarded", btoa(JSON.stringify(forwarded)).replace(/=+$/, ""));
+      return env.WEIR.get(env.WEIR.idFromName(namespace)).fetch(
+        new Request(url, { method: request.method, headers, body: request.body }),
+      );
+    }
+    return sync.fetch(request, env, ctx);
+  },
+};

@@ -1,0 +1,11 @@
+import { defineConfig } from "tsup";
+
+export default defineConfig({
+  entry: ["src/index.ts"],
+  format: ["esm"],
+  dts: true,
+  clean: true,
+  target: "es2022",
+  // The engine stays an import of its `.wasm`, which the Worker's bundler turns into a compiled module.
+  external: [/\.wasm$/],
+});
