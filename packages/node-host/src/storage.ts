@@ -2,41 +2,61 @@ import { mkdirSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { betterSqliteAdapter } from "@weir/engine-wasm/better-sqlite3";
 import { type SqlJsDatabase, sqlJsAdapter } from "@weir/engine-wasm/sql-js";
-import type { NamespaceStore, Storage } from "@weir/host-core";
+import { HttpError, type NamespaceStore, type Storage } from "@weir/host-core";
 import Database from "better-sqlite3";
 import initSqlJs from "sql.js";
+import { acquireLease, type Lease, LeaseHeldError } from "./lease.js";
 
 /** How long a writer waits for a lock another process holds before failing. */
 const BUSY_TIMEOUT_MS = 5_000;
+/** How long opening a namespace waits for another process's lease (a `weir maintain`, say). */
+const LEASE_WAIT_MS = 2_000;
 
 /**
  * One better-sqlite3 file per namespace, `<dataDir>/<namespace>.sqlite`, in WAL mode with
  * synchronous=NORMAL: a commit survives a process crash; only an OS crash may lose the last ones.
+ * While a namespace is open the server holds the file's single-writer lease (`<file>.lease`),
+ * so a `weir maintain` waits or yields; it lets go when the namespace closes (idle or shutdown).
  */
 export function fileStorage(dataDir: string): Storage {
   const dir = resolve(dataDir);
   return {
     closesWhenIdle: true,
-    open(namespace) {
+    async open(namespace) {
       mkdirSync(dir, { recursive: true });
-      const db = new Database(join(dir, `${namespace}.sqlite`));
+      const file = join(dir, `${namespace}.sqlite`);
+      let lease: Lease;
       try {
+        lease = await acquireLease(file, { command: "weir server", waitMs: LEASE_WAIT_MS });
+      } catch (error) {
+        if (error instanceof LeaseHeldError)
+          throw new HttpError("namespace_busy", error.message, { "retry-after": "5" });
+        throw error;
+      }
+      let db: Database.Database | undefined;
+      try {
+        db = new Database(file);
         db.pragma("journal_mode = WAL");
         db.pragma("synchronous = NORMAL");
         db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
       } catch (error) {
-        db.close();
+        db?.close();
+        lease.release();
         throw error;
       }
+      const opened = db;
       // One wrapper for every call: better-sqlite3 turns a nested call into a savepoint.
-      const run = db.transaction((fn: () => unknown) => fn());
+      const run = opened.transaction((fn: () => unknown) => fn());
       return {
-        db: betterSqliteAdapter(db),
+        db: betterSqliteAdapter(opened),
         transaction: <T>(fn: () => T) => run(fn) as T,
         sizeBytes: () =>
-          (db.pragma("page_count", { simple: true }) as number) *
-          (db.pragma("page_size", { simple: true }) as number),
-        close: () => db.close(),
+          (opened.pragma("page_count", { simple: true }) as number) *
+          (opened.pragma("page_size", { simple: true }) as number),
+        close: () => {
+          opened.close();
+          lease.release();
+        },
       };
     },
   };

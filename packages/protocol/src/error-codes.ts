@@ -14,6 +14,7 @@ export const ERROR_STATUS = {
   unsupported_media_type: 415,
   internal: 500,
   writer_disabled: 503,
+  namespace_busy: 503,
   fault_injected: 500,
   quota_exceeded: 507,
 } as const;
