@@ -3,6 +3,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "n
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { build } from "esbuild";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 // Proves that each public package's `files` and `exports` ship what runs (the engine's .wasm
@@ -19,6 +20,10 @@ interface Manifest {
   bin?: Record<string, string>;
   exports?: Record<string, unknown>;
 }
+
+// Packages that run in Workers import the engine's .wasm as a module, which only a bundler
+// (wrangler's esbuild) resolves: they are bundled, not imported by Node.
+const WORKER_PACKAGES = ["@weir/edge-host"];
 
 const packages = readdirSync(join(root, "packages"))
   .map((dir) => ({ dir: join(root, "packages", dir), manifest: readManifest(join(root, "packages", dir)) }))
@@ -66,20 +71,46 @@ describe("published packages", () => {
     expect(names).toEqual(expect.arrayContaining(["@weir/protocol", "@weir/engine-wasm"]));
     // turbo builds this test's workspace dependencies first: every public package must be one.
     const own = JSON.parse(readFileSync(new URL("package.json", import.meta.url), "utf8"));
-    expect(Object.keys(own.devDependencies).sort()).toEqual([...names].sort());
+    const workspace = Object.keys(own.devDependencies).filter((dep) => dep.startsWith("@weir/"));
+    expect(workspace.sort()).toEqual([...names].sort());
   });
 
   it("import every entry point of their exports maps", () => {
-    const entries = packages.flatMap(({ manifest }) =>
-      Object.entries(manifest.exports ?? {})
-        .filter(
-          ([subpath, target]) =>
-            !subpath.endsWith(".json") && !subpath.endsWith(".wasm") && typeof target === "object",
-        )
-        .map(([subpath]) => manifest.name + subpath.slice(1)),
-    );
+    const entries = packages
+      .filter(({ manifest }) => !WORKER_PACKAGES.includes(manifest.name))
+      .flatMap(({ manifest }) =>
+        Object.entries(manifest.exports ?? {})
+          .filter(
+            ([subpath, target]) =>
+              !subpath.endsWith(".json") && !subpath.endsWith(".wasm") && typeof target === "object",
+          )
+          .map(([subpath]) => manifest.name + subpath.slice(1)),
+      );
     const script = `for (const entry of ${JSON.stringify(entries)}) { const m = await import(entry); if (Object.keys(m).length === 0) throw new Error(entry + " exports nothing"); } console.log("imported", ${entries.length});`;
     expect(run("node", ["--input-type=module", "-e", script], app).trim()).toBe(`imported ${entries.length}`);
+  });
+
+  it("bundle the Worker packages as wrangler does, the engine's .wasm included", async () => {
+    for (const name of WORKER_PACKAGES) {
+      const outdir = join(work, "bundle", name.replace("/", "_"));
+      const result = await build({
+        stdin: { contents: `export * from ${JSON.stringify(name)};`, resolveDir: app, loader: "js" },
+        bundle: true,
+        format: "esm",
+        platform: "neutral",
+        conditions: ["workerd", "worker", "import"],
+        mainFields: ["module", "main"],
+        loader: { ".wasm": "copy" },
+        outdir,
+        metafile: true,
+        logLevel: "silent",
+      });
+      const outputs = Object.keys(result.metafile.outputs);
+      expect(outputs.some((file) => file.endsWith(".wasm"))).toBe(true);
+      expect(Object.keys(result.metafile.inputs)).toContainEqual(
+        expect.stringContaining(`node_modules/${name}/dist/`),
+      );
+    }
   });
 
   it("load the engine from the shipped .wasm and answer a pull", () => {
