@@ -8,7 +8,6 @@ import { pull as answerPull, claimGroup as claim } from "./pull";
 import { preflight as checkOrder, finalize as recordProcessed } from "./push";
 import { invalidate as invalidateAll, prune as pruneChanges } from "./retention";
 import { parseSchema, Schema } from "./schema";
-import { parseVisibility } from "./visibility";
 
 const ENGINE_VERSION = "0.1.0";
 
@@ -33,25 +32,28 @@ export function install(schema: i32): string {
   return installSchema(schemaTexts[schema], ENGINE_VERSION);
 }
 
+// Numbers cross the boundary as f64 (the host holds them as JS numbers, all safe integers),
+// which spares the host a BigInt per call.
+
 export function pull(
   schema: i32,
   groupID: string,
   userID: string,
-  cookie: i64,
+  cookie: f64,
   dialect: i32,
-  maxRows: i64,
-  maxBytes: i64,
+  maxRows: f64,
+  maxBytes: f64,
   visibility: string,
 ): string {
   return answerPull(
     schemas[schema],
     groupID,
     userID,
-    cookie,
+    <i64>cookie,
     dialect,
-    maxRows,
-    maxBytes,
-    parseVisibility(visibility),
+    <i64>maxRows,
+    <i64>maxBytes,
+    visibility,
   );
 }
 
@@ -59,16 +61,16 @@ export function claimGroup(groupID: string, userID: string): string {
   return claim(groupID, userID);
 }
 
-export function preflight(groupID: string, clientID: string, id: i64): string {
-  return checkOrder(groupID, clientID, id);
+export function preflight(groupID: string, clientID: string, id: f64): string {
+  return checkOrder(groupID, clientID, <i64>id);
 }
 
-export function finalize(groupID: string, clientID: string, id: i64): void {
-  recordProcessed(groupID, clientID, id);
+export function finalize(groupID: string, clientID: string, id: f64): void {
+  recordProcessed(groupID, clientID, <i64>id);
 }
 
-export function prune(retain: i64, limit: i64): string {
-  return pruneChanges(retain, limit);
+export function prune(retain: f64, limit: f64): string {
+  return pruneChanges(<i64>retain, <i64>limit);
 }
 
 export function invalidate(): void {
@@ -79,8 +81,8 @@ export function state(): string {
   return stateSummary();
 }
 
-export function listChanges(since: i64, limit: i64): string {
-  return changesAfter(since, limit);
+export function listChanges(since: f64, limit: f64): string {
+  return changesAfter(<i64>since, <i64>limit);
 }
 
 export function listClients(): string {

@@ -1,11 +1,20 @@
 // Pull: the rows a client group must change to catch up from its cookie.
 import { fail } from "./errors";
-import { COLUMN_SEPARATOR, exec, queryPayload, queryPayloadCount, queryRows, ROW_SEPARATOR } from "./host";
+import {
+  COLUMN_SEPARATOR,
+  exec,
+  queryPayload,
+  queryPayloadCount,
+  queryRows,
+  queryStatement,
+  ROW_SEPARATOR,
+  Statement,
+} from "./host";
 import { DIALECT_REPLICACHE, delOp, keyMatch, preImageColumns, putOp } from "./projection";
 import { Schema, Table } from "./schema";
 import { firstSeq, WATERMARK } from "./state";
 import { ident, jsonString, params, parseI64 } from "./text";
-import { Filter, Visibility } from "./visibility";
+import { Filter, parseVisibility, Visibility } from "./visibility";
 
 export const NULL_COOKIE: i64 = -1;
 
@@ -13,6 +22,12 @@ export const NULL_COOKIE: i64 = -1;
 // `included` payloads, joined by commas, preceded by a comma when an operation comes before.
 // Neither character can occur raw in JSON text.
 const ROWS_HERE = "\x01";
+const PULL_STATE = new Statement(
+  "SELECT " +
+    WATERMARK +
+    ", floor, (SELECT user_id = ? FROM _weir_client_groups WHERE id = ?) " +
+    "FROM _weir_state WHERE id = 1",
+);
 const ROWS_AFTER_OP_HERE = "\x02";
 
 class PullPlan {
@@ -199,19 +214,16 @@ export function pull(
   dialect: i32,
   maxRows: i64,
   maxBytes: i64,
-  visibility: Visibility,
+  visibilityText: string,
 ): string {
-  const state = queryRows(
-    "SELECT " +
-      WATERMARK +
-      ", floor, (SELECT user_id = ? FROM _weir_client_groups WHERE id = ?) " +
-      "FROM _weir_state WHERE id = 1",
-    params([jsonString(userID), jsonString(groupID)]),
-  );
+  // One row: watermark, floor, and whether the group is the user's (1), another's (0) or new ("").
+  const state = queryStatement(PULL_STATE, "[" + jsonString(userID) + "," + jsonString(groupID) + "]");
   if (state.length == 0) return fail(500, "internal", "the engine is not installed in this database");
-  const watermark = parseI64(state[0][0]);
-  const floor = parseI64(state[0][1]);
-  const owner = state[0][2];
+  const firstTab = state.indexOf(COLUMN_SEPARATOR);
+  const secondTab = state.indexOf(COLUMN_SEPARATOR, firstTab + 1);
+  const watermark = parseI64(state.substring(0, firstTab));
+  const floor = parseI64(state.substring(firstTab + 1, secondTab));
+  const owner = state.substring(secondTab + 1);
   if (owner == "0") return fail(403, "forbidden", "the client group belongs to another user");
   if (cookie > watermark) {
     return fail(
@@ -231,6 +243,7 @@ export function pull(
         ? '{"cookie":' + watermark.toString() + ',"lastMutationIDChanges":{},"patch":[]}'
         : '{"cookie":' + watermark.toString() + ',"unchanged":true}';
   } else {
+    const visibility = parseVisibility(visibilityText);
     const reset = cookie == NULL_COOKIE || cookie < floor;
     if (reset) planReset(schema, visibility, dialect, watermark, plan);
     else planChanges(schema, visibility, dialect, cookie, watermark, maxRows, maxBytes, plan);

@@ -1,5 +1,5 @@
-import { instantiate } from "../build/engine.js";
 import { checkEngineResult, EngineError } from "./engine-error.js";
+import { type EngineModule, instantiateEngine } from "./engine-module.js";
 import { schemaText } from "./schema-text.js";
 import type {
   Dialect,
@@ -16,11 +16,9 @@ import type {
 } from "./types.js";
 import { visibilityText } from "./visibility-text.js";
 
-type Exports = Awaited<ReturnType<typeof instantiate>>;
-
 export const DEFAULT_MAX_CHANGE_ROWS = 10_000;
 export const DEFAULT_MAX_CHANGE_BYTES = 2_000_000;
-const NULL_COOKIE = -1n;
+const NULL_COOKIE = -1;
 const DIALECTS: Record<Dialect, number> = { native: 0, replicache: 1 };
 const EMPTY_PARAMS = "[]";
 const ROW_SEPARATOR = "\n";
@@ -67,7 +65,7 @@ const CALLS_PER_COLLECT = 64;
  */
 export class Engine {
   readonly version: string;
-  private readonly wasm: Exports;
+  private readonly wasm: EngineModule;
   private db: SqlAdapter | null = null;
   private extras: readonly SqlValue[] = [];
   /** Statements the engine registered, by number, and the numbers by text. */
@@ -79,7 +77,7 @@ export class Engine {
   private readonly schemaHandles = new Map<Schema, number>();
   private readonly installed = new WeakMap<SqlAdapter, { schema: Schema; handle: number }>();
 
-  private constructor(wasm: Exports) {
+  private constructor(wasm: EngineModule) {
     this.wasm = wasm;
     this.version = wasm.engineVersion();
   }
@@ -91,18 +89,14 @@ export class Engine {
       if (!engine?.db) throw new Error("the engine called its host outside of a call");
       return engine;
     };
-    const module = source instanceof WebAssembly.Module ? source : await WebAssembly.compile(source);
-    const wasm = await instantiate(module, {
-      env: {},
-      host: {
-        prepare: (sql: string) => self().register(sql),
-        query: (id: number, params: string) => self().query(id, params),
-        queryPayload: (id: number, params: string) => self().queryPayload(id, params),
-        queryPayloadCount: (id: number, params: string) => self().queryPayloadCount(id, params),
-        exec: (id: number, params: string) => {
-          const host = self();
-          return host.db!.exec(host.sqlTexts[id]!, host.bind(params));
-        },
+    const wasm = await instantiateEngine(source, {
+      prepare: (sql) => self().register(sql),
+      query: (id, params) => self().query(id, params),
+      queryPayload: (id, params) => self().queryPayload(id, params),
+      queryPayloadCount: (id, params) => self().queryPayloadCount(id, params),
+      exec: (id, params) => {
+        const host = self();
+        return host.db!.exec(host.sqlTexts[id]!, host.bind(params));
       },
     });
     engine = new Engine(wasm);
@@ -173,7 +167,7 @@ export class Engine {
       // calls, where nothing the engine allocated is still in use.
       if (++this.callsSinceCollect >= CALLS_PER_COLLECT) {
         this.callsSinceCollect = 0;
-        this.wasm.__collect();
+        this.wasm.collect();
       }
     }
   }
@@ -210,7 +204,7 @@ export class Engine {
     const maxBytes = input.maxChangeBytes ?? DEFAULT_MAX_CHANGE_BYTES;
     if (!(maxRows >= 1 && maxBytes >= 1))
       throw new EngineError(500, "internal", "pull caps must be at least 1");
-    const cookie = input.cookie === null ? NULL_COOKIE : BigInt(input.cookie);
+    const cookie = input.cookie === null ? NULL_COOKIE : input.cookie;
     return this.call(db, visibility.values, () => {
       const result = checkEngineResult(
         this.wasm.pull(
@@ -219,8 +213,8 @@ export class Engine {
           input.userID,
           cookie,
           DIALECTS[input.dialect ?? "native"],
-          BigInt(maxRows),
-          BigInt(maxBytes),
+          maxRows,
+          maxBytes,
           visibility.text,
         ),
       );
@@ -254,7 +248,7 @@ export class Engine {
 
   preflight(db: SqlAdapter, ref: MutationRef): Preflight {
     const result = this.call(db, [], () =>
-      checkEngineResult(this.wasm.preflight(ref.clientGroupID, ref.clientID, BigInt(ref.mutationID))),
+      checkEngineResult(this.wasm.preflight(ref.clientGroupID, ref.clientID, ref.mutationID)),
     );
     const [status, last] = result.split(COLUMN_SEPARATOR);
     return { status: status as PreflightStatus, lastMutationID: Number(last) };
@@ -266,7 +260,7 @@ export class Engine {
    * host rolled the mutator's writes back.
    */
   finalize(db: SqlAdapter, ref: MutationRef): void {
-    this.call(db, [], () => this.wasm.finalize(ref.clientGroupID, ref.clientID, BigInt(ref.mutationID)));
+    this.call(db, [], () => this.wasm.finalize(ref.clientGroupID, ref.clientID, ref.mutationID));
   }
 
   /**
@@ -279,7 +273,7 @@ export class Engine {
     }
     if (!Number.isSafeInteger(limit) || limit < 1)
       throw new EngineError(400, "bad_request", "limit must be positive");
-    const result = this.call(db, [], () => this.wasm.prune(BigInt(retainChanges), BigInt(limit)));
+    const result = this.call(db, [], () => this.wasm.prune(retainChanges, limit));
     const [deleted, floor, more] = result.split(COLUMN_SEPARATOR).map(Number) as number[];
     return { deleted: deleted!, floor: floor!, more: more === 1 };
   }
@@ -310,7 +304,7 @@ export class Engine {
     since: number,
     limit: number,
   ): { version: number; table: string; key: unknown[] }[] {
-    return JSON.parse(this.call(db, [], () => this.wasm.listChanges(BigInt(since), BigInt(limit))));
+    return JSON.parse(this.call(db, [], () => this.wasm.listChanges(since, limit)));
   }
 
   clients(
@@ -321,7 +315,7 @@ export class Engine {
 
   /** The size of the engine's WASM linear memory. */
   memoryBytes(): number {
-    return this.wasm.memory.buffer.byteLength;
+    return this.wasm.memoryBytes();
   }
 }
 

@@ -9,7 +9,6 @@ import type { AddressInfo } from "node:net";
 import type { Duplex } from "node:stream";
 import {
   ConfigError,
-  consoleJsonLogger,
   createWeirHost,
   errorResponse,
   jsonParts,
@@ -20,6 +19,7 @@ import {
 } from "@weir/host-core";
 import { devAuthenticator, type JwtOptions, jwtAuthenticator } from "./auth.js";
 import { readBody, toParts, writeParts } from "./http-bridge.js";
+import { jsonLineLogger } from "./json-line-logger.js";
 import { loadNodeEngine } from "./load-node-engine.js";
 import { Metrics } from "./metrics.js";
 import { TimerScheduler } from "./scheduler.js";
@@ -71,7 +71,8 @@ const DEFAULT_DATA_DIR = ".data";
 
 /** A weir server over node:http. The config is checked now (throwing a ConfigError); the engine loads in `listen`. */
 export function createServer(options: NodeHostOptions): WeirServer {
-  const logger = options.logger ?? consoleJsonLogger;
+  const lines = jsonLineLogger();
+  const logger = options.logger ?? lines;
   const authenticate = chooseAuthentication(options, logger);
   const config: WeirConfig = { ...options, authenticate };
   resolveConfig(config);
@@ -208,6 +209,7 @@ export function createServer(options: NodeHostOptions): WeirServer {
         scheduler.close();
         httpServer.closeAllConnections();
         await stopped;
+        lines.flush();
       })();
       return closing;
     },

@@ -84,7 +84,10 @@ export async function writeParts(res: ServerResponse, parts: ResponseParts, clos
     res.destroy();
     return;
   }
-  const headers = close ? { ...parts.headers, connection: "close" } : parts.headers;
+  // With its length known the answer goes out in one write, not as chunks.
+  const length = parts.body === null || parts.body === undefined ? 0 : Buffer.byteLength(parts.body);
+  const headers: Record<string, string> = { ...parts.headers, "content-length": String(length) };
+  if (close) headers.connection = "close";
   res.writeHead(parts.status, headers);
   res.end(parts.body ?? undefined);
 }

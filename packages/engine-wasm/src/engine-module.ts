@@ -1,0 +1,172 @@
+/**
+ * The boundary with the compiled engine: instantiation, and strings in and out of its memory.
+ * AssemblyScript strings are UTF-16 in linear memory, preceded by their byte length.
+ */
+
+/** What the engine imports: a synchronous SQL adapter by statement number (see assembly/host.ts). */
+export interface EngineHost {
+  prepare(sql: string): number;
+  query(statement: number, params: string): string;
+  queryPayload(statement: number, params: string): string;
+  queryPayloadCount(statement: number, params: string): number;
+  exec(statement: number, params: string): number;
+}
+
+/** The engine's exports, with strings as JS strings and numbers as safe-integer JS numbers. */
+export interface EngineModule {
+  engineVersion(): string;
+  registerSchema(text: string): number;
+  install(schema: number): string;
+  pull(
+    schema: number,
+    groupID: string,
+    userID: string,
+    cookie: number,
+    dialect: number,
+    maxRows: number,
+    maxBytes: number,
+    visibility: string,
+  ): string;
+  claimGroup(groupID: string, userID: string): string;
+  preflight(groupID: string, clientID: string, id: number): string;
+  finalize(groupID: string, clientID: string, id: number): void;
+  prune(retain: number, limit: number): string;
+  invalidate(): void;
+  state(): string;
+  listChanges(since: number, limit: number): string;
+  listClients(): string;
+  /** Frees what the engine allocated and no longer uses; call between engine calls. */
+  collect(): void;
+  memoryBytes(): number;
+}
+
+interface RawExports {
+  memory: WebAssembly.Memory;
+  __new(size: number, classID: number): number;
+  __collect(): void;
+  [name: string]: unknown;
+}
+
+type RawFunction = (...args: number[]) => number;
+
+const STRING_CLASS_ID = 2;
+// Below this many characters a loop beats setting up a decoder.
+const DECODE_THRESHOLD = 32;
+
+export async function instantiateEngine(
+  source: WebAssembly.Module | BufferSource,
+  host: EngineHost,
+): Promise<EngineModule> {
+  const module = source instanceof WebAssembly.Module ? source : await WebAssembly.compile(source);
+  let raw: RawExports | undefined;
+  let buffer: ArrayBuffer | undefined;
+  let u16 = new Uint16Array(0);
+  let u32 = new Uint32Array(0);
+  const decoder = new TextDecoder("utf-16le");
+
+  const views = () => {
+    const current = raw!.memory.buffer as ArrayBuffer;
+    if (current !== buffer) {
+      buffer = current;
+      u16 = new Uint16Array(current);
+      u32 = new Uint32Array(current);
+    }
+  };
+
+  const lift = (pointer: number): string => {
+    if (pointer === 0) return "";
+    views();
+    const bytes = u32[(pointer - 4) >>> 2]!;
+    const length = bytes >>> 1;
+    if (length >= DECODE_THRESHOLD) return decoder.decode(new Uint8Array(buffer!, pointer, bytes));
+    const start = pointer >>> 1;
+    let text = "";
+    for (let i = 0; i < length; i++) text += String.fromCharCode(u16[start + i]!);
+    return text;
+  };
+
+  const lower = (text: string): number => {
+    const pointer = raw!.__new(text.length << 1, STRING_CLASS_ID) >>> 0;
+    views();
+    const start = pointer >>> 1;
+    for (let i = 0; i < text.length; i++) u16[start + i] = text.charCodeAt(i);
+    return pointer;
+  };
+
+  const imports = {
+    env: {
+      abort(message: number, file: number, line: number, column: number): never {
+        throw new Error(`engine aborted: ${lift(message)} at ${lift(file)}:${line}:${column}`);
+      },
+    },
+    host: {
+      prepare: (sql: number) => host.prepare(lift(sql)),
+      query: (statement: number, params: number) => lower(host.query(statement, lift(params))),
+      queryPayload: (statement: number, params: number) => lower(host.queryPayload(statement, lift(params))),
+      queryPayloadCount: (statement: number, params: number) =>
+        host.queryPayloadCount(statement, lift(params)),
+      exec: (statement: number, params: number) => host.exec(statement, lift(params)),
+    },
+  };
+  const instance = await WebAssembly.instantiate(module, imports);
+  raw = instance.exports as unknown as RawExports;
+  const fn = (name: string) => raw![name] as RawFunction;
+  const [
+    engineVersion,
+    registerSchema,
+    install,
+    pull,
+    claimGroup,
+    preflight,
+    finalize,
+    prune,
+    invalidate,
+    state,
+  ] = [
+    "engineVersion",
+    "registerSchema",
+    "install",
+    "pull",
+    "claimGroup",
+    "preflight",
+    "finalize",
+    "prune",
+    "invalidate",
+    "state",
+  ].map(fn) as RawFunction[];
+  const listChanges = fn("listChanges");
+  const listClients = fn("listClients");
+
+  return {
+    engineVersion: () => lift(engineVersion!()),
+    registerSchema: (text) => registerSchema!(lower(text)),
+    install: (schema) => lift(install!(schema)),
+    pull: (schema, groupID, userID, cookie, dialect, maxRows, maxBytes, visibility) => {
+      // The minimal runtime collects only when asked, so arguments need no pinning.
+      const group = lower(groupID);
+      const user = lower(userID);
+      return lift(pull!(schema, group, user, cookie, dialect, maxRows, maxBytes, lower(visibility)));
+    },
+    claimGroup: (groupID, userID) => {
+      const group = lower(groupID);
+      return lift(claimGroup!(group, lower(userID)));
+    },
+    preflight: (groupID, clientID, id) => {
+      const group = lower(groupID);
+      return lift(preflight!(group, lower(clientID), id));
+    },
+    finalize: (groupID, clientID, id) => {
+      const group = lower(groupID);
+      finalize!(group, lower(clientID), id);
+    },
+    prune: (retain, limit) => lift(prune!(retain, limit)),
+    invalidate: () => {
+      invalidate!();
+    },
+    state: () => lift(state!()),
+    listChanges: (since, limit) => lift(listChanges(since, limit)),
+    listClients: () => lift(listClients()),
+    collect: () => raw!.__collect(),
+    memoryBytes: () => raw!.memory.buffer.byteLength,
+  };
+}
