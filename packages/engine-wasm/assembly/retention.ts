@@ -16,24 +16,26 @@ export function prune(retain: i64, limit: i64): string {
     exec("UPDATE _weir_state SET floor = ? WHERE id = 1", params([floor.toString()]));
   }
   // Changes are numbered in version order, so those at or below the floor are a seq range at
-  // the start of the log: a batch reads no more than `limit` of them. The newest row (a commit
-  // marker) stays, since it tells the watermark.
-  const bound = params([firstSeq(floor + 1).toString(), limit.toString()]);
-  const range =
-    "SELECT seq, tbl FROM _weir_changes WHERE seq < ? AND seq < (SELECT max(seq) FROM _weir_changes) " +
-    "ORDER BY seq LIMIT ?";
-  const counted = queryRows("SELECT count(*), coalesce(sum(tbl <> ''), 0) FROM (" + range + ")", bound);
-  const batch = parseI64(counted[0][0]);
-  exec("DELETE FROM _weir_changes WHERE seq IN (SELECT seq FROM (" + range + "))", bound);
-  let more = false;
-  if (batch == limit) {
-    more =
-      queryRows(
-        "SELECT 1 FROM _weir_changes WHERE seq < ? AND seq < (SELECT max(seq) FROM _weir_changes) LIMIT 1",
-        params([firstSeq(floor + 1).toString()]),
-      ).length > 0;
-  }
-  return counted[0][1] + "\t" + floor.toString() + "\t" + (more ? "1" : "0");
+  // the start of the log, and a batch reads no more than `limit` of them (with the commit
+  // markers between them). The newest row, a commit marker, stays: it tells the watermark.
+  const below = firstSeq(floor + 1).toString();
+  const batch = queryRows(
+    "SELECT count(*), coalesce(max(seq), -1) FROM " +
+      "(SELECT seq FROM _weir_changes WHERE seq < ? AND tbl <> '' ORDER BY seq LIMIT ?)",
+    params([below, limit.toString()]),
+  );
+  const deleted = parseI64(batch[0][0]);
+  const full = deleted == limit;
+  const upTo = full ? batch[0][1] : below;
+  const keepNewest = "seq < (SELECT max(seq) FROM _weir_changes)";
+  exec(
+    "DELETE FROM _weir_changes WHERE seq " + (full ? "<=" : "<") + " ? AND " + keepNewest,
+    params([upTo]),
+  );
+  const more =
+    full &&
+    queryRows("SELECT 1 FROM _weir_changes WHERE seq < ? AND tbl <> '' LIMIT 1", params([below])).length > 0;
+  return deleted.toString() + "\t" + floor.toString() + "\t" + (more ? "1" : "0");
 }
 
 /** Every client resets once: the floor rises to a new version above every cookie handed out. */
