@@ -160,10 +160,10 @@ export function nativeSuite(target: () => ConformanceTarget): void {
     await client.sync();
     const perMutation = Math.ceil(CONFORMANCE_MAX_CHANGE_ROWS * 0.6);
     const big = CONFORMANCE_MAX_CHANGE_ROWS * 2;
-    await client.push([
-      ...[1, 2, 3].map((n) => ({ name: "bulkCreate", args: { prefix: `b${n}`, count: perMutation } })),
-      { name: "bulkCreate", args: { prefix: "big", count: big } },
-    ]);
+    // A push commits as one version: four pushes make four versions.
+    for (const n of [1, 2, 3])
+      await client.push([{ name: "bulkCreate", args: { prefix: `b${n}`, count: perMutation } }]);
+    await client.push([{ name: "bulkCreate", args: { prefix: "big", count: big } }]);
     let delivered = 0;
     const pages = await client.sync();
     const seen = new Set<string>();

@@ -61,12 +61,14 @@ export function claimGroup(groupID: string, userID: string): string {
   return claim(groupID, userID);
 }
 
-export function preflight(groupID: string, clientID: string, id: f64): string {
-  return checkOrder(groupID, clientID, <i64>id);
+/** The batch of [clientID, id] pairs is the host's first extra parameter. */
+export function preflight(groupID: string): string {
+  return checkOrder(groupID);
 }
 
-export function finalize(groupID: string, clientID: string, id: f64): void {
-  recordProcessed(groupID, clientID, <i64>id);
+/** The [clientID, last id] pairs are the host's first extra parameter. */
+export function finalize(groupID: string): void {
+  recordProcessed(groupID);
 }
 
 export function prune(retain: f64, limit: f64): string {

@@ -1,46 +1,64 @@
-// Push: deciding whether a mutation runs, and recording that it ran.
-import { execStatement, queryStatement, Statement } from "./host";
-import { PENDING_VERSION } from "./state";
+// Push: deciding whether mutations run, and recording that they ran.
+import { COLUMN_SEPARATOR, execStatement, queryStatement, ROW_SEPARATOR, Statement } from "./host";
+import { COMMIT_MARKER, PENDING_VERSION } from "./state";
 import { jsonString, parseI64 } from "./text";
 
-const LAST_MUTATION_ID = new Statement(
-  "SELECT last_mutation_id FROM _weir_clients WHERE group_id = ? AND id = ?",
+// A batch travels as the caller's first extra parameter: a JSON array of [clientID, id].
+const BATCH = '{"$":0}';
+
+const LAST_MUTATION_IDS = new Statement(
+  "SELECT json_quote(json_extract(m.value, '$[0]')), json_extract(m.value, '$[1]'), " +
+    "coalesce(c.last_mutation_id, 0) FROM json_each(?) AS m LEFT JOIN _weir_clients AS c " +
+    "ON c.group_id = ? AND c.id = json_extract(m.value, '$[0]') ORDER BY m.key",
 );
 const RECORD_PROCESSED = new Statement(
-  "INSERT INTO _weir_clients (group_id, id, last_mutation_id, version) VALUES (?, ?, ?, " +
+  "INSERT INTO _weir_clients (group_id, id, last_mutation_id, version) " +
+    "SELECT ?, json_extract(value, '$[0]'), json_extract(value, '$[1]'), " +
     PENDING_VERSION +
-    ") " +
+    " FROM json_each(?) WHERE true " +
     "ON CONFLICT (group_id, id) DO UPDATE SET last_mutation_id = excluded.last_mutation_id, version = excluded.version",
 );
-
-function params2(a: string, b: string): string {
-  return "[" + a + "," + b + "]";
-}
+const COMMIT = new Statement(COMMIT_MARKER);
 
 export const PREFLIGHT_APPLY = "apply";
 export const PREFLIGHT_REPLAY = "replay";
 export const PREFLIGHT_OUT_OF_ORDER = "ooo";
 
 /**
- * Whether mutation `id` of a client is next ("apply"), already done ("replay") or skips ahead
- * ("ooo"). Returns "<status>\t<last mutation id>" or a failure.
+ * For each mutation of a batch, in order: whether it is next ("apply"), already done
+ * ("replay") or skips ahead ("ooo"), as if every mutation found next were then processed
+ * (applied, or refused by its mutator: either way its id advances). Returns one line
+ * "<status>\t<the client's last id before it>" per mutation.
  */
-export function preflight(groupID: string, clientID: string, id: i64): string {
-  const last = parseI64(queryStatement(LAST_MUTATION_ID, params2(jsonString(groupID), jsonString(clientID))));
-  let status = PREFLIGHT_APPLY;
-  if (id <= last) status = PREFLIGHT_REPLAY;
-  else if (id > last + 1) status = PREFLIGHT_OUT_OF_ORDER;
-  return status + "\t" + last.toString();
+export function preflight(groupID: string): string {
+  const rows = queryStatement(LAST_MUTATION_IDS, "[" + BATCH + "," + jsonString(groupID) + "]");
+  const expected = new Map<string, i64>();
+  const lines: string[] = [];
+  let position = 0;
+  while (position < rows.length) {
+    let end = rows.indexOf(ROW_SEPARATOR, position);
+    if (end < 0) end = rows.length;
+    const first = rows.indexOf(COLUMN_SEPARATOR, position);
+    const second = rows.indexOf(COLUMN_SEPARATOR, first + 1);
+    const client = rows.substring(position, first);
+    const id = parseI64(rows.substring(first + 1, second));
+    const next = expected.has(client) ? expected.get(client) : parseI64(rows.substring(second + 1, end)) + 1;
+    let status = PREFLIGHT_APPLY;
+    if (id < next) status = PREFLIGHT_REPLAY;
+    else if (id > next) status = PREFLIGHT_OUT_OF_ORDER;
+    expected.set(client, status == PREFLIGHT_APPLY ? next + 1 : next);
+    lines.push(status + COLUMN_SEPARATOR + (next - 1).toString());
+    position = end + 1;
+  }
+  return lines.join(ROW_SEPARATOR);
 }
 
 /**
- * Records mutation `id` as processed, in the caller's transaction, together with whatever the
- * mutator wrote: both commit as one new version, or neither does.
+ * Records the last processed mutation id of each client in the batch, in the caller's
+ * transaction, and commits the version: the mutations' writes and their ids become one new
+ * version together, or (rolled back) neither does.
  */
-export function finalize(groupID: string, clientID: string, id: i64): void {
-  // The client row takes the pending version; a trigger on it appends the commit marker.
-  execStatement(
-    RECORD_PROCESSED,
-    "[" + jsonString(groupID) + "," + jsonString(clientID) + "," + id.toString() + "]",
-  );
+export function finalize(groupID: string): void {
+  execStatement(RECORD_PROCESSED, "[" + jsonString(groupID) + "," + BATCH + "]");
+  execStatement(COMMIT);
 }

@@ -28,10 +28,7 @@ export function prune(retain: i64, limit: i64): string {
   const full = deleted == limit;
   const upTo = full ? batch[0][1] : below;
   const keepNewest = "seq < (SELECT max(seq) FROM _weir_changes)";
-  exec(
-    "DELETE FROM _weir_changes WHERE seq " + (full ? "<=" : "<") + " ? AND " + keepNewest,
-    params([upTo]),
-  );
+  exec("DELETE FROM _weir_changes WHERE seq " + (full ? "<=" : "<") + " ? AND " + keepNewest, params([upTo]));
   const more =
     full &&
     queryRows("SELECT 1 FROM _weir_changes WHERE seq < ? AND tbl <> '' LIMIT 1", params([below])).length > 0;

@@ -47,13 +47,6 @@ export const BOOKKEEPING_SQL: Array<string> = [
   // A client is known within its group: the same id in another group is another client.
   "CREATE TABLE IF NOT EXISTS _weir_clients (group_id TEXT NOT NULL, id TEXT NOT NULL, " +
     "last_mutation_id INTEGER NOT NULL, version INTEGER NOT NULL, PRIMARY KEY (group_id, id)) WITHOUT ROWID",
-  // Recording a processed mutation commits its version: one statement does both.
-  "CREATE TRIGGER IF NOT EXISTS _weir_commit_on_insert AFTER INSERT ON _weir_clients BEGIN " +
-    COMMIT_MARKER +
-    "; END",
-  "CREATE TRIGGER IF NOT EXISTS _weir_commit_on_update AFTER UPDATE OF version ON _weir_clients BEGIN " +
-    COMMIT_MARKER +
-    "; END",
 ];
 
 /** Changes of one version: their seq is version * CHANGES_PER_VERSION + n. */

@@ -28,8 +28,10 @@ export interface EngineModule {
     visibility: string,
   ): string;
   claimGroup(groupID: string, userID: string): string;
-  preflight(groupID: string, clientID: string, id: number): string;
-  finalize(groupID: string, clientID: string, id: number): void;
+  /** The batch of [clientID, id] pairs goes as the host's first extra parameter. */
+  preflight(groupID: string): string;
+  /** The [clientID, last id] pairs go as the host's first extra parameter. */
+  finalize(groupID: string): void;
   prune(retain: number, limit: number): string;
   invalidate(): void;
   state(): string;
@@ -151,13 +153,9 @@ export async function instantiateEngine(
       const group = lower(groupID);
       return lift(claimGroup!(group, lower(userID)));
     },
-    preflight: (groupID, clientID, id) => {
-      const group = lower(groupID);
-      return lift(preflight!(group, lower(clientID), id));
-    },
-    finalize: (groupID, clientID, id) => {
-      const group = lower(groupID);
-      finalize!(group, lower(clientID), id);
+    preflight: (groupID) => lift(preflight!(lower(groupID))),
+    finalize: (groupID) => {
+      finalize!(lower(groupID));
     },
     prune: (retain, limit) => lift(prune!(retain, limit)),
     invalidate: () => {

@@ -21,6 +21,9 @@ export const DEFAULT_MAX_CHANGE_BYTES = 2_000_000;
 const NULL_COOKIE = -1;
 const DIALECTS: Record<Dialect, number> = { native: 0, replicache: 1 };
 const EMPTY_PARAMS = "[]";
+
+/** A mutation of a push batch, within its client group. */
+export type BatchEntry = Omit<MutationRef, "clientGroupID">;
 const ROW_SEPARATOR = "\n";
 const COLUMN_SEPARATOR = "\t";
 
@@ -246,21 +249,46 @@ export class Engine {
     this.call(db, [], () => checkEngineResult(this.wasm.claimGroup(clientGroupID, userID)));
   }
 
+  /** Whether one mutation is next (`apply`), already processed (`replay`) or skips ahead (`ooo`). */
   preflight(db: SqlAdapter, ref: MutationRef): Preflight {
-    const result = this.call(db, [], () =>
-      checkEngineResult(this.wasm.preflight(ref.clientGroupID, ref.clientID, ref.mutationID)),
-    );
-    const [status, last] = result.split(COLUMN_SEPARATOR);
-    return { status: status as PreflightStatus, lastMutationID: Number(last) };
+    return this.preflightBatch(db, ref.clientGroupID, [ref])[0]!;
   }
 
   /**
-   * Records the mutation as processed in the caller's transaction: together with the mutator's
-   * writes it becomes one new version. Also the way to record an application error, after the
-   * host rolled the mutator's writes back.
+   * The preflight of each mutation of a push, in order, as if every mutation found next were
+   * then processed (applied, or refused by its mutator: its id advances either way). One call
+   * for the whole batch.
+   */
+  preflightBatch(db: SqlAdapter, clientGroupID: string, mutations: readonly BatchEntry[]): Preflight[] {
+    if (mutations.length === 0) return [];
+    const batch = JSON.stringify(mutations.map((m) => [m.clientID, m.mutationID]));
+    const result = this.call(db, [batch], () => this.wasm.preflight(clientGroupID));
+    return result.split(ROW_SEPARATOR).map((line) => {
+      const tab = line.indexOf(COLUMN_SEPARATOR);
+      return { status: line.slice(0, tab) as PreflightStatus, lastMutationID: Number(line.slice(tab + 1)) };
+    });
+  }
+
+  /**
+   * Records a processed mutation in the caller's transaction and commits its version: together
+   * with the mutator's writes it becomes one new version. Also the way to record an
+   * application error, after the host rolled the mutator's writes back.
    */
   finalize(db: SqlAdapter, ref: MutationRef): void {
-    this.call(db, [], () => this.wasm.finalize(ref.clientGroupID, ref.clientID, ref.mutationID));
+    this.finalizeBatch(db, ref.clientGroupID, [ref]);
+  }
+
+  /**
+   * Records the mutations of a push as processed (each client's last id) and commits one
+   * version for all of them, in the caller's transaction.
+   */
+  finalizeBatch(db: SqlAdapter, clientGroupID: string, processed: readonly BatchEntry[]): void {
+    if (processed.length === 0) return;
+    const last = new Map<string, number>();
+    for (const { clientID, mutationID } of processed)
+      last.set(clientID, Math.max(last.get(clientID) ?? 0, mutationID));
+    const batch = JSON.stringify([...last]);
+    this.call(db, [batch], () => this.wasm.finalize(clientGroupID));
   }
 
   /**

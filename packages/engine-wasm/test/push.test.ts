@@ -19,6 +19,48 @@ describe.each(DATABASES)("push steps on $kind", ({ open }) => {
     expect(engine.preflight(db.adapter, ref(2))).toEqual({ status: "apply", lastMutationID: 1 });
   });
 
+  it("preflights a batch in one call, as if each mutation found next were processed", async () => {
+    const ns = await namespace();
+    const { engine, db } = ns;
+    db.transaction(() => engine.finalize(db.adapter, { clientGroupID: "g", clientID: "a", mutationID: 2 }));
+    const batch = [
+      { clientID: "a", mutationID: 1 },
+      { clientID: "a", mutationID: 3 },
+      { clientID: "b", mutationID: 1 },
+      { clientID: "a", mutationID: 4 },
+      { clientID: "b", mutationID: 3 },
+      { clientID: "a", mutationID: 4 },
+      { clientID: 'quote"tab\there', mutationID: 1 },
+    ];
+    expect(engine.preflightBatch(db.adapter, "g", batch)).toEqual([
+      { status: "replay", lastMutationID: 2 },
+      { status: "apply", lastMutationID: 2 },
+      { status: "apply", lastMutationID: 0 },
+      { status: "apply", lastMutationID: 3 },
+      { status: "ooo", lastMutationID: 1 },
+      { status: "replay", lastMutationID: 4 },
+      { status: "apply", lastMutationID: 0 },
+    ]);
+  });
+
+  it("finalizes a batch as one version with each client's last id", async () => {
+    const ns = await namespace();
+    const { engine, db } = ns;
+    const before = engine.state(db.adapter).watermark;
+    db.transaction(() => {
+      db.adapter.exec("INSERT INTO todo VALUES ('x', 'u', 'x', 0, 0)", []);
+      engine.finalizeBatch(db.adapter, "g", [
+        { clientID: "a", mutationID: 1 },
+        { clientID: "b", mutationID: 1 },
+        { clientID: "a", mutationID: 2 },
+      ]);
+    });
+    expect(engine.state(db.adapter).watermark).toBe(before + 1);
+    const pulled = ns.pull({ cookie: before });
+    expect(pulled.json.lastMutationIDChanges).toEqual({ a: 2, b: 1 });
+    expect(pulled.json.rowsPatch).toHaveLength(1);
+  });
+
   it("keeps the same client id in two groups apart", async () => {
     const ns = await namespace();
     ns.db.transaction(() =>

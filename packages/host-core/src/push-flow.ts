@@ -1,4 +1,4 @@
-import { type Dialect, type MutationRef, type PushMutation, parsePushRequest } from "@weir/engine-wasm";
+import { type Dialect, type PushMutation, parsePushRequest } from "@weir/engine-wasm";
 import type { MutationResult } from "@weir/protocol";
 import type { Claims } from "./claims.js";
 import { isUnsupportedVersion } from "./engine-errors.js";
@@ -12,9 +12,10 @@ import { runMutator } from "./run-mutator.js";
 type Entry = { id: { clientID: string; id: number }; result: MutationResult };
 
 /**
- * Push in either dialect. The batch runs in one transaction; each mutation in a nested one, so an
- * application error rolls back only that mutation's writes while its id still advances with it.
- * Nothing is acknowledged before the commit, and deferred effects run only after it.
+ * Push in either dialect. The batch runs in one transaction and commits as one version; each
+ * mutation runs in a nested one, so an application error rolls back only that mutation's writes
+ * while its id still advances with the rest. Nothing is acknowledged before the commit, and
+ * deferred effects run only after it.
  */
 export function runPush(
   service: NamespaceService,
@@ -44,14 +45,16 @@ export function runPush(
   const started = clock.monotonic();
   store.transaction(() => {
     engine.claimGroup(store.db, batch.clientGroupID, claims.userID);
+    // One preflight and one finalize for the whole batch: the mutations share one version.
+    const preflights = engine.preflightBatch(
+      store.db,
+      batch.clientGroupID,
+      batch.mutations.map((m) => ({ clientID: m.clientID, mutationID: m.id })),
+    );
+    const processed: { clientID: string; mutationID: number }[] = [];
     for (const [index, mutation] of batch.mutations.entries()) {
       fireFault(control, "push_before_mutation");
-      const ref: MutationRef = {
-        clientGroupID: batch.clientGroupID,
-        clientID: mutation.clientID,
-        mutationID: mutation.id,
-      };
-      const preflight = engine.preflight(store.db, ref);
+      const preflight = preflights[index]!;
       if (preflight.status === "replay") {
         replays++;
         entries.push(entry(mutation, alreadyProcessed(mutation, preflight.lastMutationID)));
@@ -72,7 +75,7 @@ export function runPush(
         ...(mutation.timestamp === undefined ? {} : { timestamp: mutation.timestamp }),
       };
       const outcome = runMutator(service, mutation.name, mutation.args, ctx);
-      engine.finalize(store.db, ref);
+      processed.push({ clientID: mutation.clientID, mutationID: mutation.id });
       if (outcome.ok) {
         applied++;
         writers.add(mutation.clientID);
@@ -83,6 +86,7 @@ export function runPush(
         entries.push(entry(mutation, outcome.error));
       }
     }
+    engine.finalizeBatch(store.db, batch.clientGroupID, processed);
     fireFault(control, "push_after_write_before_commit");
   });
   const txMs = clock.monotonic() - started;
