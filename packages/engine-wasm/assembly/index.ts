@@ -5,7 +5,12 @@
 import { listClients as allClients, listChanges as changesAfter, stateSummary } from "./inspect";
 import { install as installSchema } from "./install";
 import { pull as answerPull, claimGroup as claim } from "./pull";
-import { preflight as checkOrder, finalize as recordProcessed } from "./push";
+import {
+  preflightOne as checkOne,
+  preflight as checkOrder,
+  finalizeOne as recordOne,
+  finalize as recordProcessed,
+} from "./push";
 import { invalidate as invalidateAll, prune as pruneChanges } from "./retention";
 import { parseSchema, Schema } from "./schema";
 
@@ -59,6 +64,14 @@ export function pull(
 
 export function claimGroup(groupID: string, userID: string): string {
   return claim(groupID, userID);
+}
+
+export function preflightOne(groupID: string, clientID: string, id: f64): string {
+  return checkOne(groupID, clientID, <i64>id);
+}
+
+export function finalizeOne(groupID: string, clientID: string, id: f64): void {
+  recordOne(groupID, clientID, <i64>id);
 }
 
 /** The batch of [clientID, id] pairs is the host's first extra parameter. */

@@ -19,6 +19,38 @@ const RECORD_PROCESSED = new Statement(
     "ON CONFLICT (group_id, id) DO UPDATE SET last_mutation_id = excluded.last_mutation_id, version = excluded.version",
 );
 const COMMIT = new Statement(COMMIT_MARKER);
+const LAST_MUTATION_ID = new Statement(
+  "SELECT last_mutation_id FROM _weir_clients WHERE group_id = ? AND id = ?",
+);
+const RECORD_ONE = new Statement(
+  "INSERT INTO _weir_clients (group_id, id, last_mutation_id, version) VALUES (?, ?, ?, " +
+    PENDING_VERSION +
+    ") " +
+    "ON CONFLICT (group_id, id) DO UPDATE SET last_mutation_id = excluded.last_mutation_id, version = excluded.version",
+);
+
+function status(id: i64, next: i64): string {
+  if (id < next) return PREFLIGHT_REPLAY;
+  if (id > next) return PREFLIGHT_OUT_OF_ORDER;
+  return PREFLIGHT_APPLY;
+}
+
+/** The preflight of a single mutation: "<status>\t<the client's last id>". */
+export function preflightOne(groupID: string, clientID: string, id: i64): string {
+  const last = parseI64(
+    queryStatement(LAST_MUTATION_ID, "[" + jsonString(groupID) + "," + jsonString(clientID) + "]"),
+  );
+  return status(id, last + 1) + COLUMN_SEPARATOR + last.toString();
+}
+
+/** Records a single processed mutation and commits its version. */
+export function finalizeOne(groupID: string, clientID: string, id: i64): void {
+  execStatement(
+    RECORD_ONE,
+    "[" + jsonString(groupID) + "," + jsonString(clientID) + "," + id.toString() + "]",
+  );
+  execStatement(COMMIT);
+}
 
 export const PREFLIGHT_APPLY = "apply";
 export const PREFLIGHT_REPLAY = "replay";
@@ -43,11 +75,9 @@ export function preflight(groupID: string): string {
     const client = rows.substring(position, first);
     const id = parseI64(rows.substring(first + 1, second));
     const next = expected.has(client) ? expected.get(client) : parseI64(rows.substring(second + 1, end)) + 1;
-    let status = PREFLIGHT_APPLY;
-    if (id < next) status = PREFLIGHT_REPLAY;
-    else if (id > next) status = PREFLIGHT_OUT_OF_ORDER;
-    expected.set(client, status == PREFLIGHT_APPLY ? next + 1 : next);
-    lines.push(status + COLUMN_SEPARATOR + (next - 1).toString());
+    const found = status(id, next);
+    expected.set(client, found == PREFLIGHT_APPLY ? next + 1 : next);
+    lines.push(found + COLUMN_SEPARATOR + (next - 1).toString());
     position = end + 1;
   }
   return lines.join(ROW_SEPARATOR);

@@ -28,6 +28,8 @@ export interface EngineModule {
     visibility: string,
   ): string;
   claimGroup(groupID: string, userID: string): string;
+  preflightOne(groupID: string, clientID: string, id: number): string;
+  finalizeOne(groupID: string, clientID: string, id: number): void;
   /** The batch of [clientID, id] pairs goes as the host's first extra parameter. */
   preflight(groupID: string): string;
   /** The [clientID, last id] pairs go as the host's first extra parameter. */
@@ -137,6 +139,8 @@ export async function instantiateEngine(
     "state",
   ].map(fn) as RawFunction[];
   const listChanges = fn("listChanges");
+  const preflightOne = fn("preflightOne");
+  const finalizeOne = fn("finalizeOne");
   const listClients = fn("listClients");
 
   return {
@@ -152,6 +156,14 @@ export async function instantiateEngine(
     claimGroup: (groupID, userID) => {
       const group = lower(groupID);
       return lift(claimGroup!(group, lower(userID)));
+    },
+    preflightOne: (groupID, clientID, id) => {
+      const group = lower(groupID);
+      return lift(preflightOne(group, lower(clientID), id));
+    },
+    finalizeOne: (groupID, clientID, id) => {
+      const group = lower(groupID);
+      finalizeOne(group, lower(clientID), id);
     },
     preflight: (groupID) => lift(preflight!(lower(groupID))),
     finalize: (groupID) => {

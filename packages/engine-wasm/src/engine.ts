@@ -251,7 +251,11 @@ export class Engine {
 
   /** Whether one mutation is next (`apply`), already processed (`replay`) or skips ahead (`ooo`). */
   preflight(db: SqlAdapter, ref: MutationRef): Preflight {
-    return this.preflightBatch(db, ref.clientGroupID, [ref])[0]!;
+    const result = this.call(db, [], () =>
+      this.wasm.preflightOne(ref.clientGroupID, ref.clientID, ref.mutationID),
+    );
+    const tab = result.indexOf(COLUMN_SEPARATOR);
+    return { status: result.slice(0, tab) as PreflightStatus, lastMutationID: Number(result.slice(tab + 1)) };
   }
 
   /**
@@ -275,7 +279,7 @@ export class Engine {
    * application error, after the host rolled the mutator's writes back.
    */
   finalize(db: SqlAdapter, ref: MutationRef): void {
-    this.finalizeBatch(db, ref.clientGroupID, [ref]);
+    this.call(db, [], () => this.wasm.finalizeOne(ref.clientGroupID, ref.clientID, ref.mutationID));
   }
 
   /**
