@@ -172,4 +172,29 @@ describe("weir maintain after a server", () => {
       await server.dispose();
     }
   });
+
+  it("waits for a running server's lease, then refuses naming it; runs once the server stops", async () => {
+    const server = await startTestServer();
+    try {
+      const push = await pushOne(`${server.origin}/live`, "alice", {
+        clientID: "c1",
+        id: 1,
+        name: "benchPut",
+        args: { id: "r1", value: 1 },
+      });
+      expect(push.status).toBe(200);
+      const file = join(server.dir, ".data", "live.sqlite");
+      const refused = await runWeir(["maintain", file, "--wait", "1"]);
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toContain("weir server");
+      expect(refused.stderr).toContain(String(server.process.child.pid));
+      const scheduled = await runWeir(["maintain", file, "--scheduled"]);
+      expect(scheduled.code).toBe(0);
+      expect(await server.stop()).toBe(0);
+      const run = await runWeir(["maintain", file, "--json"]);
+      expect(run.code).toBe(0);
+    } finally {
+      await server.dispose();
+    }
+  });
 });
