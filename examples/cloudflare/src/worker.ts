@@ -1,6 +1,7 @@
 import { type Claims, createSyncDurableObject, createSyncWorker, type EdgeConfig } from "@weir/edge-host";
-import { mutators } from "./mutators.js";
-import { todoSchema } from "./schema.js";
+// The very schema and mutators of the Node todo example, so either server serves its browser app.
+import { mutators } from "@weir/example-todo/mutators";
+import { todoSchema } from "@weir/example-todo/schema";
 
 interface Env {
   WEIR: DurableObjectNamespace;

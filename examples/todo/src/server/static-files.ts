@@ -1,5 +1,5 @@
 import { readdir, readFile } from "node:fs/promises";
-import type { IncomingMessage, Server, ServerResponse } from "node:http";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import { extname } from "node:path";
 
 const CONTENT_TYPES: Record<string, string> = {
@@ -34,18 +34,13 @@ export async function loadStaticFiles(dir: URL): Promise<Map<string, StaticFile>
 }
 
 /**
- * Puts the static files in front of the server's request handler: a GET or HEAD of one of
- * them is answered here, every other request goes on to weir. Call before `listen`.
+ * Answers a GET or HEAD of one of the files, for node-host's `onRequest`: true when it
+ * answered, false to let weir handle the request.
  */
-export function serveStaticFiles(server: Server, files: Map<string, StaticFile>): void {
-  const next = server.listeners("request") as Array<(req: IncomingMessage, res: ServerResponse) => void>;
-  server.removeAllListeners("request");
-  server.on("request", (req: IncomingMessage, res: ServerResponse) => {
+export function staticFilesHandler(files: Map<string, StaticFile>) {
+  return (req: IncomingMessage, res: ServerResponse): boolean => {
     const file = (req.method === "GET" || req.method === "HEAD") && files.get(pathOf(req.url));
-    if (!file) {
-      for (const handler of next) handler.call(server, req, res);
-      return;
-    }
+    if (!file) return false;
     res.writeHead(200, {
       "content-type": file.type,
       "content-length": file.body.length,
@@ -54,7 +49,8 @@ export function serveStaticFiles(server: Server, files: Map<string, StaticFile>)
       "x-content-type-options": "nosniff",
     });
     res.end(req.method === "HEAD" ? undefined : file.body);
-  });
+    return true;
+  };
 }
 
 function pathOf(url: string | undefined): string {
