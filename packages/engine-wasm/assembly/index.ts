@@ -49,6 +49,7 @@ export function pull(
   maxRows: f64,
   maxBytes: f64,
   visibility: string,
+  caughtUpOnly: bool,
 ): string {
   return answerPull(
     schemas[schema],
@@ -59,6 +60,7 @@ export function pull(
     <i64>maxRows,
     <i64>maxBytes,
     visibility,
+    caughtUpOnly,
   );
 }
 

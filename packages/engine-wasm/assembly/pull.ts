@@ -17,6 +17,7 @@ import { ident, jsonString, params, parseI64 } from "./text";
 import { Filter, parseVisibility, Visibility } from "./visibility";
 
 export const NULL_COOKIE: i64 = -1;
+export const NEEDS_TRANSACTION = "?";
 
 // Where the host splices the row payloads the engine included into the body: the first
 // `included` payloads, joined by commas, preceded by a comma when an operation comes before.
@@ -215,6 +216,7 @@ export function pull(
   maxRows: i64,
   maxBytes: i64,
   visibilityText: string,
+  caughtUpOnly: bool,
 ): string {
   // One row: watermark, floor, and whether the group is the user's (1), another's (0) or new ("").
   const state = queryStatement(PULL_STATE, "[" + jsonString(userID) + "," + jsonString(groupID) + "]");
@@ -232,6 +234,9 @@ export function pull(
       "the cookie is ahead of this server: drop the local copy and pull again",
     );
   }
+  // A caller that asks only for the caught-up answer runs without a transaction: it gets that
+  // answer from this one statement, or NEEDS_TRANSACTION when the pull has more to do.
+  if (caughtUpOnly && (owner.length == 0 || cookie != watermark)) return NEEDS_TRANSACTION;
   if (owner.length == 0) claimGroup(groupID, userID);
 
   const plan = new PullPlan();

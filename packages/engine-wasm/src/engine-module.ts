@@ -26,6 +26,7 @@ export interface EngineModule {
     maxRows: number,
     maxBytes: number,
     visibility: string,
+    caughtUpOnly: boolean,
   ): string;
   claimGroup(groupID: string, userID: string): string;
   preflightOne(groupID: string, clientID: string, id: number): string;
@@ -147,11 +148,14 @@ export async function instantiateEngine(
     engineVersion: () => lift(engineVersion!()),
     registerSchema: (text) => registerSchema!(lower(text)),
     install: (schema) => lift(install!(schema)),
-    pull: (schema, groupID, userID, cookie, dialect, maxRows, maxBytes, visibility) => {
+    pull: (schema, groupID, userID, cookie, dialect, maxRows, maxBytes, visibility, caughtUpOnly) => {
       // The minimal runtime collects only when asked, so arguments need no pinning.
       const group = lower(groupID);
       const user = lower(userID);
-      return lift(pull!(schema, group, user, cookie, dialect, maxRows, maxBytes, lower(visibility)));
+      const filters = lower(visibility);
+      return lift(
+        pull!(schema, group, user, cookie, dialect, maxRows, maxBytes, filters, caughtUpOnly ? 1 : 0),
+      );
     },
     claimGroup: (groupID, userID) => {
       const group = lower(groupID);

@@ -19,6 +19,7 @@ import { visibilityText } from "./visibility-text.js";
 export const DEFAULT_MAX_CHANGE_ROWS = 10_000;
 export const DEFAULT_MAX_CHANGE_BYTES = 2_000_000;
 const NULL_COOKIE = -1;
+const NEEDS_TRANSACTION = "?";
 const DIALECTS: Record<Dialect, number> = { native: 0, replicache: 1 };
 const EMPTY_PARAMS = "[]";
 
@@ -198,6 +199,19 @@ export class Engine {
 
   /** Answers a pull on a database the schema was installed on through this adapter. */
   pull(db: SqlAdapter, input: PullInput): PullResult {
+    return this.answerPull(db, input, false)!;
+  }
+
+  /**
+   * The answer to a pull that is caught up (or refused), from one read statement: safe without
+   * a transaction. Null when the pull has more to do (changes, a reset, a new client group):
+   * then run `pull` in a transaction.
+   */
+  pullIfCaughtUp(db: SqlAdapter, input: PullInput): PullResult | null {
+    return this.answerPull(db, input, true);
+  }
+
+  private answerPull(db: SqlAdapter, input: PullInput, caughtUpOnly: boolean): PullResult | null {
     const installed = this.installed.get(db);
     if (!installed)
       throw new EngineError(500, "internal", "install the schema on this database before pulling");
@@ -219,8 +233,10 @@ export class Engine {
           maxRows,
           maxBytes,
           visibility.text,
+          caughtUpOnly,
         ),
       );
+      if (result === NEEDS_TRANSACTION) return null;
       const split = result.indexOf(ROW_SEPARATOR);
       const [cookieOut, reset, included, ids, watermark, floor, unchanged] = result
         .slice(0, split)

@@ -137,3 +137,30 @@ describe.each(DATABASES)("pull on $kind", ({ open }) => {
     });
   });
 });
+
+describe.each(DATABASES)("caught-up pulls without a transaction on $kind", ({ open }) => {
+  it("answers a caught-up pull from one statement, and defers every other pull", async () => {
+    const ns = new Namespace(await testEngine(), open(), todoSchema);
+    const { engine, db } = ns;
+    const input = { clientGroupID: "g", userID: "u" };
+    // A new group must be registered (a write): not here.
+    expect(engine.pullIfCaughtUp(db.adapter, { ...input, cookie: 0 })).toBeNull();
+    ns.pull({ cookie: null });
+    ns.sql(insert, ["a", "A", 1]);
+    expect(engine.pullIfCaughtUp(db.adapter, { ...input, cookie: 0 })).toBeNull();
+    expect(engine.pullIfCaughtUp(db.adapter, { ...input, cookie: null })).toBeNull();
+    const before = db.totalChanges();
+    expect(engine.pullIfCaughtUp(db.adapter, { ...input, cookie: 1 })).toMatchObject({
+      unchanged: true,
+      cookie: 1,
+      body: '{"cookie":1,"unchanged":true}',
+    });
+    expect(db.totalChanges()).toBe(before);
+    expect(() => engine.pullIfCaughtUp(db.adapter, { ...input, cookie: 2 })).toThrow(
+      expect.objectContaining({ status: 409 }),
+    );
+    expect(() => engine.pullIfCaughtUp(db.adapter, { ...input, userID: "other", cookie: 1 })).toThrow(
+      expect.objectContaining({ status: 403 }),
+    );
+  });
+});
