@@ -25,7 +25,9 @@ function open(rows) {
   db.pragma("journal_mode = WAL");
   db.pragma("synchronous = NORMAL");
   const adapter = betterSqliteAdapter(db);
-  const tx = (fn) => db.transaction(fn)();
+  // One transaction wrapper per database, as the hosts keep it.
+  const run = db.transaction((fn) => fn());
+  const tx = (fn) => run(fn);
   tx(() => engine.install(adapter, schema));
   const insert = db.prepare("INSERT INTO item (id, title, score, rank) VALUES (?, ?, ?, ?)");
   const batch = 50_000;
