@@ -9,13 +9,13 @@ import {
   namespaceHash,
   partsFromRequest,
   type RequestRecord,
+  TimerScheduler,
   type WeirHost,
 } from "@weir/host-core";
 import { configFor, type EdgeConfig, type EdgeConfigSource } from "./edge-config.js";
 import { DROPPED_HEADER, decodeForwarded, FORWARDED_HEADER, type Forwarded } from "./forwarded-request.js";
 import { loadEdgeEngine } from "./load-edge-engine.js";
 import { ObjectBinding } from "./object-binding.js";
-import { ObjectScheduler } from "./scheduler.js";
 import { durableObjectStorage } from "./storage.js";
 import { closeQuietly, HibernatableWake, PING, PONG } from "./wake.js";
 
@@ -75,7 +75,7 @@ export function createSyncDurableObject<Env>(source: EdgeConfigSource<Env>): Syn
         {
           engine,
           storage: durableObjectStorage(this.ctx.storage, () => this.binding.namespace),
-          scheduler: new ObjectScheduler(),
+          scheduler: new TimerScheduler(),
           wake: new HibernatableWake(this.ctx),
           logger: this.logger,
           observe: (record) => this.observe(record),

@@ -1,4 +1,5 @@
 import {
+  checkAdmin,
   consoleJsonLogger,
   errorResponse,
   HttpError,
@@ -7,7 +8,7 @@ import {
   type Route,
   resolveConfig,
 } from "@weir/host-core";
-import { authenticateAtEdge, checkAdminAtEdge } from "./edge-auth.js";
+import { authenticateAtEdge } from "./edge-auth.js";
 import { configFor, type EdgeConfig, type EdgeConfigSource } from "./edge-config.js";
 import {
   DROPPED_HEADER,
@@ -46,7 +47,7 @@ export function createSyncWorker<Env>(source: EdgeConfigSource<Env>): SyncWorker
         const route = matchRoute(request.method, pathname);
         const forwarded: Forwarded = { ns: await namespaceHash(route.namespace) };
         if (route.type === "admin") {
-          await checkAdminAtEdge(config, request);
+          await checkAdmin(config, request);
           forwarded.admin = true;
         } else {
           forwarded.claims = await authenticateAtEdge(config, request, logger);

@@ -1,4 +1,4 @@
-import { type Claims, HttpError, type Logger, safeEqual, type WeirConfig } from "@weir/host-core";
+import { type Claims, HttpError, type Logger, type WeirConfig } from "@weir/host-core";
 import { MAX_FORWARDED_BYTES } from "./forwarded-request.js";
 
 const MAX_USER_ID = 256;
@@ -34,18 +34,4 @@ export async function authenticateAtEdge(
     );
   }
   return JSON.parse(text) as Claims;
-}
-
-/** The admin check of host-core, made at the edge: the `x-admin-key` header, or `isAdmin`. */
-export async function checkAdminAtEdge(config: WeirConfig, request: Request): Promise<void> {
-  const { adminKey, isAdmin } = config;
-  const key = request.headers.get("x-admin-key");
-  if (adminKey !== undefined && key !== null && safeEqual(key, adminKey)) return;
-  if (isAdmin && (await isAdmin(request))) return;
-  if (adminKey === undefined && !isAdmin) {
-    throw new HttpError("forbidden", "admin routes are closed: configure adminKey or isAdmin");
-  }
-  if (key === null && !isAdmin)
-    throw new HttpError("unauthorized", "admin routes need the x-admin-key header");
-  throw new HttpError("forbidden", "not an admin");
 }

@@ -1,3 +1,4 @@
+export { checkAdmin } from "./check-admin.js";
 export type { Claims } from "./claims.js";
 export {
   CONFIG_DEFAULTS,
@@ -31,4 +32,5 @@ export type { Wake, WakeTarget } from "./ports/wake.js";
 export { namespaceHash, type RequestKind, type RequestRecord, type ResultClass } from "./request-record.js";
 export { matchRoute, type Route, type SyncKind } from "./route.js";
 export { safeEqual } from "./safe-equal.js";
+export { TimerScheduler } from "./timer-scheduler.js";
 export { createWeirHost, type HostPorts, WeirHost } from "./weir-host.js";

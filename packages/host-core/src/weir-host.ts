@@ -1,5 +1,6 @@
 import type { Engine } from "@weir/engine-wasm";
 import { IdString, parse } from "@weir/protocol";
+import { checkAdmin } from "./check-admin.js";
 import type { Claims } from "./claims.js";
 import { type TableInfo, tableInfos } from "./column-codec.js";
 import { type ResolvedConfig, resolveConfig, type WeirConfig } from "./config.js";
@@ -22,7 +23,6 @@ import type { Wake } from "./ports/wake.js";
 import { readJsonBody } from "./read-json-body.js";
 import { namespaceHash, type RequestRecord, resultClass } from "./request-record.js";
 import { matchRoute, type Route } from "./route.js";
-import { safeEqual } from "./safe-equal.js";
 
 const MAX_CACHED_HASHES = 10_000;
 
@@ -167,7 +167,7 @@ export class WeirHost {
     using: (service: NamespaceService) => void,
   ): Promise<ResponseParts> {
     if (route.type === "admin") {
-      await this.checkAdmin(request);
+      await checkAdmin(this.config, request);
       const body =
         request.method === "POST" ? await readJsonBody(request, this.config.maxBodyBytes, true) : undefined;
       const service = await this.namespace(route.namespace);
@@ -214,19 +214,6 @@ export class WeirHost {
       throw new Error("authenticate answered claims without a userID string of 1 to 256 characters");
     }
     return claims;
-  }
-
-  private async checkAdmin(request: AuthRequest): Promise<void> {
-    const { adminKey, isAdmin } = this.config;
-    const key = request.headers.get("x-admin-key");
-    if (adminKey !== undefined && key !== null && safeEqual(key, adminKey)) return;
-    if (isAdmin && (await isAdmin(request))) return;
-    if (adminKey === undefined && !isAdmin) {
-      throw new HttpError("forbidden", "admin routes are closed: configure adminKey or isAdmin");
-    }
-    if (key === null && !isAdmin)
-      throw new HttpError("unauthorized", "admin routes need the x-admin-key header");
-    throw new HttpError("forbidden", "not an admin");
   }
 
   private async openNamespace(name: string): Promise<NamespaceService> {

@@ -14,6 +14,7 @@ import {
   jsonParts,
   type Logger,
   resolveConfig,
+  TimerScheduler,
   type WeirConfig,
   type WeirHost,
 } from "@weir/host-core";
@@ -22,7 +23,6 @@ import { readBody, toParts, writeParts } from "./http-bridge.js";
 import { jsonLineLogger } from "./json-line-logger.js";
 import { loadNodeEngine } from "./load-node-engine.js";
 import { Metrics } from "./metrics.js";
-import { TimerScheduler } from "./scheduler.js";
 import { fileStorage, memoryStorage } from "./storage.js";
 import { WsWake } from "./wake.js";
 

@@ -1,8 +1,12 @@
-import type { Scheduler } from "@weir/host-core";
+import type { Scheduler } from "./ports/scheduler.js";
 
-/** One `setTimeout` per namespace. */
+/**
+ * The Scheduler port on plain timers, which every runtime has: one `setTimeout` per namespace.
+ * Node uses it as is; a Durable Object uses it for its short in-memory timers (the wake window)
+ * and keeps work that must outlive an eviction on its alarm.
+ */
 export class TimerScheduler implements Scheduler {
-  private readonly timers = new Map<string, NodeJS.Timeout>();
+  private readonly timers = new Map<string, ReturnType<typeof setTimeout>>();
 
   schedule(namespace: string, delayMs: number, task: () => void): void {
     this.cancel(namespace);
@@ -15,7 +19,7 @@ export class TimerScheduler implements Scheduler {
 
   cancel(namespace: string): void {
     const timer = this.timers.get(namespace);
-    if (timer) clearTimeout(timer);
+    if (timer !== undefined) clearTimeout(timer);
     this.timers.delete(namespace);
   }
 
