@@ -13,7 +13,7 @@ import {
 import { DIALECT_REPLICACHE, delOp, keyMatch, preImageColumns, putOp } from "./projection";
 import { Schema, Table } from "./schema";
 import { firstSeq, WATERMARK } from "./state";
-import { ident, jsonString, params, parseI64 } from "./text";
+import { ident, jsonString, params, parseI64, stringsParams } from "./text";
 import { Filter, parseVisibility, Visibility } from "./visibility";
 
 export const NULL_COOKIE: i64 = -1;
@@ -219,7 +219,7 @@ export function pull(
   caughtUpOnly: bool,
 ): string {
   // One row: watermark, floor, and whether the group is the user's (1), another's (0) or new ("").
-  const state = queryStatement(PULL_STATE, "[" + jsonString(userID) + "," + jsonString(groupID) + "]");
+  const state = queryStatement(PULL_STATE, stringsParams(userID, groupID));
   if (state.length == 0) return fail(500, "internal", "the engine is not installed in this database");
   const firstTab = state.indexOf(COLUMN_SEPARATOR);
   const secondTab = state.indexOf(COLUMN_SEPARATOR, firstTab + 1);

@@ -1,7 +1,7 @@
 // Push: deciding whether mutations run, and recording that they ran.
 import { COLUMN_SEPARATOR, execStatement, queryStatement, ROW_SEPARATOR, Statement } from "./host";
 import { COMMIT_MARKER, PENDING_VERSION } from "./state";
-import { jsonString, parseI64 } from "./text";
+import { jsonString, parseI64, stringsParams } from "./text";
 
 // A batch travels as the caller's first extra parameter: a JSON array of [clientID, id].
 const BATCH = '{"$":0}';
@@ -37,18 +37,13 @@ function status(id: i64, next: i64): string {
 
 /** The preflight of a single mutation: "<status>\t<the client's last id>". */
 export function preflightOne(groupID: string, clientID: string, id: i64): string {
-  const last = parseI64(
-    queryStatement(LAST_MUTATION_ID, "[" + jsonString(groupID) + "," + jsonString(clientID) + "]"),
-  );
+  const last = parseI64(queryStatement(LAST_MUTATION_ID, stringsParams(groupID, clientID)));
   return status(id, last + 1) + COLUMN_SEPARATOR + last.toString();
 }
 
 /** Records a single processed mutation and commits its version. */
 export function finalizeOne(groupID: string, clientID: string, id: i64): void {
-  execStatement(
-    RECORD_ONE,
-    "[" + jsonString(groupID) + "," + jsonString(clientID) + "," + id.toString() + "]",
-  );
+  execStatement(RECORD_ONE, stringsParams(groupID, clientID, id));
   execStatement(COMMIT);
 }
 

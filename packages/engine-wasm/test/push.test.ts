@@ -61,6 +61,17 @@ describe.each(DATABASES)("push steps on $kind", ({ open }) => {
     expect(pulled.json.rowsPatch).toHaveLength(1);
   });
 
+  it("takes ids with quotes, backslashes and control characters", async () => {
+    const ns = await namespace();
+    const { engine, db } = ns;
+    const ref = { clientGroupID: 'g"\\', clientID: 'tab\t"quote\\ \u0001 ünï', mutationID: 1 };
+    db.transaction(() => engine.finalize(db.adapter, ref));
+    expect(engine.preflight(db.adapter, ref)).toEqual({ status: "replay", lastMutationID: 1 });
+    expect(engine.clients(db.adapter)).toContainEqual(
+      expect.objectContaining({ clientID: ref.clientID, lastMutationID: 1 }),
+    );
+  });
+
   it("keeps the same client id in two groups apart", async () => {
     const ns = await namespace();
     ns.db.transaction(() =>
