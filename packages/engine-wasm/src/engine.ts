@@ -15,6 +15,7 @@ import type {
   SqlValue,
 } from "./types.js";
 import { visibilityText } from "./visibility-text.js";
+import { COLUMN_SEPARATOR, countPuts, isPlaceholder, ROW_SEPARATOR, rowsText, splice } from "./wire-text.js";
 
 export const DEFAULT_MAX_CHANGE_ROWS = 10_000;
 export const DEFAULT_MAX_CHANGE_BYTES = 2_000_000;
@@ -25,40 +26,7 @@ const EMPTY_PARAMS = "[]";
 
 /** A mutation of a push batch, within its client group. */
 export type BatchEntry = Omit<MutationRef, "clientGroupID">;
-const ROW_SEPARATOR = "\n";
-const COLUMN_SEPARATOR = "\t";
 
-interface PlaceholderRef {
-  $: number;
-}
-
-function isPlaceholder(value: unknown): value is PlaceholderRef {
-  return typeof value === "object" && value !== null && "$" in value;
-}
-
-/** Rows as the engine reads them: "\n" between rows, "\t" between columns. */
-function rowsText(rows: SqlValue[][]): string {
-  if (rows.length === 0) return "";
-  if (rows[0]!.length === 1) return rows.join(ROW_SEPARATOR);
-  return rows.map((row) => row.join(COLUMN_SEPARATOR)).join(ROW_SEPARATOR);
-}
-
-// The splice marks of a pull body (see assembly/pull.ts).
-const ROWS_HERE = "\x01";
-const ROWS_AFTER_OP_HERE = "\x02";
-/** Puts the included payloads at the body's splice mark (concatenation, not a copying replace). */
-function splice(body: string, rows: string[]): string {
-  const afterOp = body.indexOf(ROWS_AFTER_OP_HERE);
-  const at = afterOp >= 0 ? afterOp : body.indexOf(ROWS_HERE);
-  if (at < 0) return body;
-  const joined = rows.join(",");
-  const inserted = afterOp >= 0 && rows.length > 0 ? "," + joined : joined;
-  return body.slice(0, at) + inserted + body.slice(at + 1);
-}
-
-// json_object writes "op" first, so a payload's operation name starts at a fixed offset.
-const OP_NAME_OFFSET = 7;
-const P = "p".charCodeAt(0);
 export const DEFAULT_PRUNE_LIMIT = 10_000;
 const CALLS_PER_COLLECT = 64;
 
@@ -243,8 +211,7 @@ export class Engine {
         .split(COLUMN_SEPARATOR)
         .map(Number) as number[];
       const rows = this.payloads.length === included ? this.payloads : this.payloads.slice(0, included);
-      let puts = 0;
-      for (const row of rows) if (row.charCodeAt(OP_NAME_OFFSET) === P) puts++;
+      const puts = countPuts(rows);
       const body = splice(result.slice(split + 1), rows);
       return {
         body,

@@ -1,0 +1,44 @@
+// The text that crosses between the engine and its host: query results, parameters, pull bodies.
+import type { SqlValue } from "./types.js";
+
+export const ROW_SEPARATOR = "\n";
+export const COLUMN_SEPARATOR = "\t";
+
+interface PlaceholderRef {
+  $: number;
+}
+
+export function isPlaceholder(value: unknown): value is PlaceholderRef {
+  return typeof value === "object" && value !== null && "$" in value;
+}
+
+/** Rows as the engine reads them: "\n" between rows, "\t" between columns. */
+export function rowsText(rows: SqlValue[][]): string {
+  if (rows.length === 0) return "";
+  if (rows[0]!.length === 1) return rows.join(ROW_SEPARATOR);
+  return rows.map((row) => row.join(COLUMN_SEPARATOR)).join(ROW_SEPARATOR);
+}
+
+// The splice marks of a pull body (see assembly/pull.ts).
+export const ROWS_HERE = "\x01";
+export const ROWS_AFTER_OP_HERE = "\x02";
+/** Puts the included payloads at the body's splice mark (concatenation, not a copying replace). */
+export function splice(body: string, rows: string[]): string {
+  const afterOp = body.indexOf(ROWS_AFTER_OP_HERE);
+  const at = afterOp >= 0 ? afterOp : body.indexOf(ROWS_HERE);
+  if (at < 0) return body;
+  const joined = rows.join(",");
+  const inserted = afterOp >= 0 && rows.length > 0 ? "," + joined : joined;
+  return body.slice(0, at) + inserted + body.slice(at + 1);
+}
+
+// json_object writes "op" first, so a payload's operation name starts at a fixed offset.
+const OP_NAME_OFFSET = 7;
+const P = "p".charCodeAt(0);
+
+/** How many of a pull's row payloads are puts (the rest are dels). */
+export function countPuts(rows: readonly string[]): number {
+  let puts = 0;
+  for (const row of rows) if (row.charCodeAt(OP_NAME_OFFSET) === P) puts++;
+  return puts;
+}
