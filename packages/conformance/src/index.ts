@@ -11,6 +11,7 @@ export {
   CONFORMANCE_MAX_CHANGE_ROWS,
   conformanceConfig,
 } from "./conformance-config.js";
+export { type Answer, call, type RequestOptions } from "./http-client.js";
 export type { ConformanceTarget } from "./target.js";
 
 /**

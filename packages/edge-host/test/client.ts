@@ -1,29 +1,16 @@
-/** A small JSON client for the tests' own requests (the conformance suite has its own). */
-export async function send(
+import { type Answer, CONFORMANCE_ADMIN_KEY, call } from "@weir/conformance";
+/** The conformance suite's JSON client, for the tests' own requests to a Worker at `url`. */
+export function send(
   url: string,
   path: string,
   options: { method?: string; user?: string; body?: unknown; headers?: Record<string, string> } = {},
-  // biome-ignore lint/suspicious/noExplicitAny: answers are checked field by field by the tests
-): Promise<{ status: number; json: any }> {
-  const headers: Record<string, string> = { ...options.headers };
-  if (options.user !== undefined) headers.authorization = options.user;
-  if (options.body !== undefined) headers["content-type"] = "application/json";
-  const response = await fetch(`${url}${path}`, {
-    method: options.method ?? (options.body === undefined ? "GET" : "POST"),
-    headers,
-    body: options.body === undefined ? undefined : JSON.stringify(options.body),
-  });
-  const text = await response.text();
-  let json: unknown = null;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    json = null;
-  }
-  return { status: response.status, json };
+): Promise<Answer> {
+  const target = { url, auth: (userID: string) => userID, close: async () => {} };
+  const { method = options.body === undefined ? "GET" : "POST", ...rest } = options;
+  return call(target, method, path, rest);
 }
 
-export const ADMIN = { "x-admin-key": "conformance-admin-key" };
+export const ADMIN = { "x-admin-key": CONFORMANCE_ADMIN_KEY };
 
 export function push(url: string, ns: string, user: string, id: number, args: unknown, name = "createTodo") {
   return send(url, `/${ns}/push`, {

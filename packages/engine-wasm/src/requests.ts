@@ -42,22 +42,7 @@ export function parsePullRequest(body: unknown, dialect: Dialect): ParsedPull {
 
 /** Validates a push body of either dialect and brings it to one shape. */
 export function parsePushRequest(body: unknown, dialect: Dialect): PushBatch {
-  if (dialect === "replicache") {
-    const result = parse(ReplicachePushRequest, body);
-    if (!result.ok) throw invalid(result.message);
-    if (result.value.pushVersion !== SUPPORTED_PUSH_VERSION) throw new UnsupportedVersionError("push");
-    return {
-      clientGroupID: result.value.clientGroupID,
-      mutations: result.value.mutations.map(({ clientID, id, name, args, timestamp }) => ({
-        clientID,
-        id,
-        name,
-        args,
-        timestamp,
-      })),
-    };
-  }
-  const result = parse(PushRequest, body);
+  const result = dialect === "replicache" ? parse(ReplicachePushRequest, body) : parse(PushRequest, body);
   if (!result.ok) throw invalid(result.message);
   if (result.value.pushVersion !== SUPPORTED_PUSH_VERSION) throw new UnsupportedVersionError("push");
   return {
@@ -66,7 +51,8 @@ export function parsePushRequest(body: unknown, dialect: Dialect): PushBatch {
       clientID,
       id,
       name,
-      args: args[0],
+      // A native mutation carries its argument as the one element of `args`.
+      args: dialect === "replicache" ? args : (args as unknown[])[0],
       timestamp,
     })),
   };
