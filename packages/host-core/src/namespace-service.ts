@@ -1,5 +1,6 @@
 import type { Dialect, Engine, Visibility } from "@weir/engine-wasm";
 import { type AdminAction, runAdmin } from "./admin-flow.js";
+import { CaughtUpPulls } from "./caught-up-pulls.js";
 import type { Claims } from "./claims.js";
 import type { TableInfo } from "./column-codec.js";
 import type { ResolvedConfig } from "./config.js";
@@ -61,6 +62,8 @@ export class NamespaceService {
   readonly logger: Logger;
   readonly waitUntil: (promise: Promise<unknown>) => void;
   readonly memory: () => Record<string, number>;
+  /** Caught-up pulls answered from memory; forgotten by every transaction of `store`. */
+  readonly caughtUp = new CaughtUpPulls();
   private readonly coalescer: WakeCoalescer;
   /** Requests being served, so an idle close never pulls the database from under one. */
   active = 0;
@@ -72,7 +75,7 @@ export class NamespaceService {
   constructor(init: NamespaceServiceInit) {
     this.namespace = init.namespace;
     this.hash = init.hash;
-    this.store = init.store;
+    this.store = forgetOnTransaction(init.store, this.caughtUp);
     this.engine = init.engine;
     this.config = init.config;
     this.tables = init.tables;
@@ -193,4 +196,17 @@ export class NamespaceService {
       this.saveCountersNowAndThen();
     }
   }
+}
+
+/** The store, with every transaction first making the caught-up answers forget what they know. */
+function forgetOnTransaction(store: NamespaceStore, caughtUp: CaughtUpPulls): NamespaceStore {
+  return {
+    db: store.db,
+    transaction(fn) {
+      caughtUp.forget();
+      return store.transaction(fn);
+    },
+    ...(store.sizeBytes ? { sizeBytes: () => store.sizeBytes!() } : {}),
+    close: () => store.close(),
+  };
 }

@@ -1,0 +1,54 @@
+import type { Dialect, PullResult } from "@weir/engine-wasm";
+
+const MAX_REMEMBERED_GROUPS = 10_000;
+
+/** What a caught-up pull answers, as the engine rendered it for the current watermark. */
+export interface CaughtUpAnswer {
+  body: string;
+  watermark: number;
+  floor: number;
+}
+
+/**
+ * Answers caught-up pulls from memory: most pulls of a live app find nothing new, and this
+ * answer costs no SQL at all. A namespace has one writer (this process, under the file lease, or
+ * the Durable Object), so its watermark moves only inside a transaction of this store: every
+ * transaction forgets the remembered state, and the next answer from the engine remembers it
+ * again. A client group's owner never changes once claimed, so groups stay remembered.
+ */
+export class CaughtUpPulls {
+  private watermark = -1;
+  private floor = 0;
+  private readonly bodies: Partial<Record<Dialect, string>> = {};
+  private readonly owners = new Map<string, string>();
+
+  /** The answer for a pull at `cookie`, or undefined when the engine must look. */
+  answer(
+    dialect: Dialect,
+    clientGroupID: string,
+    userID: string,
+    cookie: number | null,
+  ): CaughtUpAnswer | undefined {
+    if (cookie !== this.watermark) return undefined;
+    const body = this.bodies[dialect];
+    if (body === undefined || this.owners.get(clientGroupID) !== userID) return undefined;
+    return { body, watermark: this.watermark, floor: this.floor };
+  }
+
+  /** Learns from a pull the engine answered (and committed) for this group and user. */
+  remember(dialect: Dialect, clientGroupID: string, userID: string, result: PullResult): void {
+    if (this.owners.size >= MAX_REMEMBERED_GROUPS) this.owners.clear();
+    this.owners.set(clientGroupID, userID);
+    if (result.watermark !== this.watermark) this.forget();
+    this.watermark = result.watermark;
+    this.floor = result.floor;
+    if (result.unchanged) this.bodies[dialect] = result.body;
+  }
+
+  /** Called as any transaction starts: what it writes may move the watermark or the floor. */
+  forget(): void {
+    this.watermark = -1;
+    this.bodies.native = undefined;
+    this.bodies.replicache = undefined;
+  }
+}
