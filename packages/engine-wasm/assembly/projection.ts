@@ -7,8 +7,10 @@ export const DIALECT_NATIVE: i32 = 0;
 export const DIALECT_REPLICACHE: i32 = 1;
 
 // Digits that let `%!.Ng` round-trip any double: the shortest N that reads back equal is the
-// shortest exact decimal. SQLite's own JSON rendering of REAL keeps only 15 digits in some
-// versions, which would round values on their way to the client.
+// shortest exact decimal. SQLite renders a REAL in JSON with 15 significant digits (some
+// versions with no more), which would round other values on their way to the client. So a
+// value that 15 digits represent exactly (whole numbers below 10^15 tested first, without
+// printf) is embedded as it is, and only the rest are printed with 16 or 17 digits.
 function realJson(ref: string): string {
   const p15 = "printf('%!.15g', " + ref + ")";
   const p16 = "printf('%!.16g', " + ref + ")";
@@ -19,14 +21,21 @@ function realJson(ref: string): string {
     " IS NULL OR abs(" +
     ref +
     ") > 1.7976931348623157e308 THEN NULL " +
-    "WHEN CAST(" +
+    "WHEN " +
+    ref +
+    " = CAST(" +
+    ref +
+    " AS INTEGER) AND abs(" +
+    ref +
+    ") < 1e15 THEN " +
+    ref +
+    " WHEN CAST(" +
     p15 +
     " AS REAL) = " +
     ref +
-    " THEN json(" +
-    p15 +
-    ") " +
-    "WHEN CAST(" +
+    " THEN " +
+    ref +
+    " WHEN CAST(" +
     p16 +
     " AS REAL) = " +
     ref +

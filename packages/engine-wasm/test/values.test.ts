@@ -43,12 +43,19 @@ describe.each(DATABASES)("values on $kind", ({ open }) => {
       123456789.12345679,
       1e21,
       2 ** 53 + 2,
+      0,
+      12345,
+      -7,
+      999_999_999_999_999,
+      1e15,
+      2.5,
     ];
     for (const [i, value] of values.entries())
-      ns.sql(insertItem, [`f${i}`, value, null, null, null, null, null]);
+      ns.sql(insertItem, [`f${String(i).padStart(2, "0")}`, value, null, null, null, null, null]);
     const { body } = ns.pull({ cookie: null });
     expect(body).toContain('"real":0.30000000000000004');
     expect(body).toContain('"real":0.1,');
+    expect(body).toMatch(/"real":12345(\.0)?,/);
     const rows = JSON.parse(body).rowsPatch.slice(1);
     expect(rows.map((op: { value: { real: number } }) => op.value.real)).toEqual(values);
   });
