@@ -7,8 +7,10 @@
 // parameter (a visibility filter's values, which may be bigints or bytes).
 // Row payloads (the JSON of each row a pull sends) never enter the engine: `queryPayload`
 // leaves each row's last column with the host and answers its length in its place, and
-// `queryPayloadCount` keeps a one-column result whole and answers only how many rows it has;
-// the engine then says how many of them the answer includes.
+// `queryJoinedPayloads` runs a query answering one row, a count and the payloads joined by
+// commas (SQLite's group_concat builds one string, far cheaper than a string per row), keeps
+// the text with the host and answers the count. The engine then says how many payloads the
+// answer includes.
 
 @external("host", "prepare")
 declare function hostPrepare(sql: string): i32;
@@ -19,8 +21,8 @@ declare function hostQuery(statement: i32, params: string): string;
 @external("host", "queryPayload")
 declare function hostQueryPayload(statement: i32, params: string): string;
 
-@external("host", "queryPayloadCount")
-declare function hostQueryPayloadCount(statement: i32, params: string): i32;
+@external("host", "queryJoinedPayloads")
+declare function hostQueryJoinedPayloads(statement: i32, params: string): i32;
 
 @external("host", "exec")
 declare function hostExec(statement: i32, params: string): i32;
@@ -68,8 +70,9 @@ export function queryPayload(sql: string, params: string = NO_PARAMS): string {
   return hostQueryPayload(statement(sql), params);
 }
 
-export function queryPayloadCount(sql: string, params: string = NO_PARAMS): i32 {
-  return hostQueryPayloadCount(statement(sql), params);
+/** Runs a query answering (count, payloads joined by commas); see above. */
+export function queryJoinedPayloads(sql: string, params: string = NO_PARAMS): i32 {
+  return hostQueryJoinedPayloads(statement(sql), params);
 }
 
 export function exec(sql: string, params: string = NO_PARAMS): i32 {

@@ -3,8 +3,8 @@ import { fail } from "./errors";
 import {
   COLUMN_SEPARATOR,
   exec,
+  queryJoinedPayloads,
   queryPayload,
-  queryPayloadCount,
   queryRows,
   queryStatement,
   ROW_SEPARATOR,
@@ -62,7 +62,12 @@ function fullResetSql(schema: Schema, visibility: Visibility, dialect: i32, boun
     const table = schema.tables[i];
     const filter = visibility.filterFor(table.name);
     parts.push(
-      "SELECT " + putOp(table, dialect) + " FROM " + quoteTable(table) + " WHERE " + filter.condition(),
+      "SELECT " +
+        putOp(table, dialect) +
+        " AS patch FROM " +
+        quoteTable(table) +
+        " WHERE " +
+        filter.condition(),
     );
     filter.addParams(bound);
   }
@@ -157,7 +162,13 @@ function planReset(
   const sql = fullResetSql(schema, visibility, dialect, bound);
   plan.reset = true;
   plan.cookie = watermark;
-  plan.included = schema.tables.length == 0 ? 0 : queryPayloadCount(sql, params(bound));
+  plan.included =
+    schema.tables.length == 0
+      ? 0
+      : queryJoinedPayloads(
+          "SELECT count(patch), group_concat(patch, ',') FROM (" + sql + ")",
+          params(bound),
+        );
   plan.patch = '{"op":"clear"}' + ROWS_AFTER_OP_HERE;
 }
 

@@ -8,7 +8,7 @@ export interface EngineHost {
   prepare(sql: string): number;
   query(statement: number, params: string): string;
   queryPayload(statement: number, params: string): string;
-  queryPayloadCount(statement: number, params: string): number;
+  queryJoinedPayloads(statement: number, params: string): number;
   exec(statement: number, params: string): number;
 }
 
@@ -108,8 +108,8 @@ export async function instantiateEngine(
       prepare: (sql: number) => host.prepare(lift(sql)),
       query: (statement: number, params: number) => lower(host.query(statement, lift(params))),
       queryPayload: (statement: number, params: number) => lower(host.queryPayload(statement, lift(params))),
-      queryPayloadCount: (statement: number, params: number) =>
-        host.queryPayloadCount(statement, lift(params)),
+      queryJoinedPayloads: (statement: number, params: number) =>
+        host.queryJoinedPayloads(statement, lift(params)),
       exec: (statement: number, params: number) => host.exec(statement, lift(params)),
     },
   };

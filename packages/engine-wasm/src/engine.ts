@@ -46,6 +46,8 @@ export class Engine {
   private callsSinceCollect = 0;
   /** Row payloads of the current call's `queryPayload`, kept on this side of the boundary. */
   private payloads: string[] = [];
+  /** Or the current call's payloads joined by commas (`queryJoinedPayloads`): a reset's puts. */
+  private joined: string | null = null;
   private readonly schemaHandles = new Map<Schema, number>();
   private readonly installed = new WeakMap<SqlAdapter, { schema: Schema; handle: number }>();
 
@@ -65,7 +67,7 @@ export class Engine {
       prepare: (sql) => self().register(sql),
       query: (id, params) => self().query(id, params),
       queryPayload: (id, params) => self().queryPayload(id, params),
-      queryPayloadCount: (id, params) => self().queryPayloadCount(id, params),
+      queryJoinedPayloads: (id, params) => self().queryJoinedPayloads(id, params),
       exec: (id, params) => {
         const host = self();
         return host.db!.exec(host.sqlTexts[id]!, host.bind(params));
@@ -105,17 +107,14 @@ export class Engine {
     return lines.join(ROW_SEPARATOR);
   }
 
-  /** Keeps every row of a one-column result (NULL rows are dropped) and answers their number. */
-  private queryPayloadCount(id: number, params: string): number {
-    const rows = this.db!.query(this.sqlTexts[id]!, this.bind(params));
-    const payloads = new Array<string>(rows.length);
-    let count = 0;
-    for (const row of rows) {
-      const payload = row[0];
-      if (payload !== null && payload !== undefined) payloads[count++] = String(payload);
-    }
-    payloads.length = count;
-    this.payloads = payloads;
+  /**
+   * Keeps the joined payloads of a (count, joined text) row and answers the count. The engine
+   * joins only a reset's rows, which are all puts.
+   */
+  private queryJoinedPayloads(id: number, params: string): number {
+    const row = this.db!.query(this.sqlTexts[id]!, this.bind(params))[0];
+    const count = Number(row?.[0] ?? 0);
+    this.joined = count > 0 ? String(row![1]) : "";
     return count;
   }
 
@@ -135,6 +134,7 @@ export class Engine {
       this.db = null;
       this.extras = [];
       this.payloads = [];
+      this.joined = null;
       // The engine runs AssemblyScript's minimal runtime: garbage is collected here, between
       // calls, where nothing the engine allocated is still in use.
       if (++this.callsSinceCollect >= CALLS_PER_COLLECT) {
@@ -210,16 +210,23 @@ export class Engine {
         .slice(0, split)
         .split(COLUMN_SEPARATOR)
         .map(Number) as number[];
-      const rows = this.payloads.length === included ? this.payloads : this.payloads.slice(0, included);
-      const puts = countPuts(rows);
-      const body = splice(result.slice(split + 1), rows);
+      let joined = this.joined;
+      let puts = included!;
+      let dels = 0;
+      if (joined === null) {
+        const rows = this.payloads.length === included ? this.payloads : this.payloads.slice(0, included);
+        puts = countPuts(rows);
+        dels = rows.length - puts;
+        joined = rows.join(",");
+      }
+      const body = splice(result.slice(split + 1), joined);
       return {
         body,
         cookie: cookieOut!,
         unchanged: unchanged === 1,
         reset: reset === 1,
         puts,
-        dels: rows.length - puts,
+        dels,
         lastMutationIDs: ids!,
         watermark: watermark!,
         floor: floor!,

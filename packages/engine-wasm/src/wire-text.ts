@@ -22,13 +22,15 @@ export function rowsText(rows: SqlValue[][]): string {
 // The splice marks of a pull body (see assembly/pull.ts).
 export const ROWS_HERE = "\x01";
 export const ROWS_AFTER_OP_HERE = "\x02";
-/** Puts the included payloads at the body's splice mark (concatenation, not a copying replace). */
-export function splice(body: string, rows: string[]): string {
+/**
+ * Puts the included payloads, joined by commas, at the body's splice mark (concatenation, not a
+ * copying replace).
+ */
+export function splice(body: string, joined: string): string {
   const afterOp = body.indexOf(ROWS_AFTER_OP_HERE);
   const at = afterOp >= 0 ? afterOp : body.indexOf(ROWS_HERE);
   if (at < 0) return body;
-  const joined = rows.join(",");
-  const inserted = afterOp >= 0 && rows.length > 0 ? "," + joined : joined;
+  const inserted = afterOp >= 0 && joined.length > 0 ? "," + joined : joined;
   return body.slice(0, at) + inserted + body.slice(at + 1);
 }
 
