@@ -25,7 +25,7 @@ export { MutatorError } from "./mutator-error.js";
 export { isValidNamespace, NAMESPACE_PATTERN } from "./namespace.js";
 export type { FlowResult, NamespaceService } from "./namespace-service.js";
 export { type Clock, systemClock } from "./ports/clock.js";
-export { consoleJsonLogger, type Logger, type LogLevel } from "./ports/logger.js";
+export { consoleJsonLogger, type Logger, type LogLevel, logLine } from "./ports/logger.js";
 export type { Scheduler } from "./ports/scheduler.js";
 export type { NamespaceStore, Storage } from "./ports/storage.js";
 export type { Wake, WakeTarget } from "./ports/wake.js";

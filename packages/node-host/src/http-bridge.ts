@@ -49,9 +49,10 @@ export function toHeaders(incoming: IncomingHttpHeaders): Headers {
  * Request is built only if host-core asks for one (a wake upgrade).
  */
 export function toParts(req: IncomingMessage, body: Buffer | null): RequestParts | null {
+  // Any target that starts with "/" makes a valid URL after an origin (Node's parser has
+  // already refused control characters).
   if (!req.url?.startsWith("/")) return null;
   const url = `http://localhost${req.url}`;
-  if (!URL.canParse(url)) return null;
   let headers: Headers;
   try {
     headers = toHeaders(req.headers);

@@ -1,4 +1,4 @@
-import type { Logger } from "@weir/host-core";
+import { type Logger, logLine } from "@weir/host-core";
 
 export interface JsonLineLogger extends Logger {
   /** Writes the lines still waiting. */
@@ -29,7 +29,7 @@ export function jsonLineLogger(
   };
   return {
     log(level, fields) {
-      const line = `${JSON.stringify({ level, time: new Date().toISOString(), ...fields })}\n`;
+      const line = `${logLine(level, fields)}\n`;
       if (level === "error") {
         flush();
         errors.write(line);

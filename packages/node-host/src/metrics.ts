@@ -40,9 +40,21 @@ export class Metrics {
     });
   }
 
+  /** The labelled series, looked up once: prom-client hashes the labels on every call otherwise. */
+  private readonly series = new Map<string, { requests: Counter.Internal; latency: Histogram.Internal }>();
+
   observe(record: RequestRecord): void {
-    this.requests.inc({ kind: record.kind, result: record.result });
-    this.latency.observe({ kind: record.kind }, record.totalMs / 1000);
+    const key = `${record.kind} ${record.result}`;
+    let series = this.series.get(key);
+    if (!series) {
+      series = {
+        requests: this.requests.labels(record.kind, record.result),
+        latency: this.latency.labels(record.kind),
+      };
+      this.series.set(key, series);
+    }
+    series.requests.inc();
+    series.latency.observe(record.totalMs / 1000);
   }
 
   async render(): Promise<{ body: string; contentType: string }> {
