@@ -130,7 +130,7 @@ describe("caught-up pulls", () => {
     expect(after.body.rowsPatch).toContainEqual({ op: "clear" });
   });
 
-  it("still refuse another user's client group at the current cookie", async () => {
+  it("still refuse another user's client group, to pulls at the current cookie and to pushes", async () => {
     const { call } = await setup();
     const cookie = (await call("pull", "alice", pull("ga", null))).body.cookie as number;
     expect((await call("pull", "alice", pull("ga", cookie))).status).toBe(200);
@@ -138,5 +138,8 @@ describe("caught-up pulls", () => {
     const stolen = await call("pull", "mallory", pull("ga", cookie));
     expect(stolen.status).toBe(403);
     expect(stolen.body.error).toBe("forbidden");
+    expect((await call("push", "alice", push("ga", 1, { id: "n1", text: "mine" }))).status).toBe(200);
+    const pushed = await call("push", "mallory", push("ga", 2, { id: "n1", text: "theirs" }));
+    expect(pushed.status).toBe(403);
   });
 });

@@ -31,14 +31,24 @@ export class CaughtUpPulls {
   ): CaughtUpAnswer | undefined {
     if (cookie !== this.watermark) return undefined;
     const body = this.bodies[dialect];
-    if (body === undefined || this.owners.get(clientGroupID) !== userID) return undefined;
+    if (body === undefined || !this.knowsOwner(clientGroupID, userID)) return undefined;
     return { body, watermark: this.watermark, floor: this.floor };
+  }
+
+  /** Whether a committed pull or push showed that this user owns the group. */
+  knowsOwner(clientGroupID: string, userID: string): boolean {
+    return this.owners.get(clientGroupID) === userID;
+  }
+
+  /** Learns a group's owner from a committed pull or push. */
+  rememberOwner(clientGroupID: string, userID: string): void {
+    if (this.owners.size >= MAX_REMEMBERED_GROUPS) this.owners.clear();
+    this.owners.set(clientGroupID, userID);
   }
 
   /** Learns from a pull the engine answered (and committed) for this group and user. */
   remember(dialect: Dialect, clientGroupID: string, userID: string, result: PullResult): void {
-    if (this.owners.size >= MAX_REMEMBERED_GROUPS) this.owners.clear();
-    this.owners.set(clientGroupID, userID);
+    this.rememberOwner(clientGroupID, userID);
     if (result.watermark !== this.watermark) this.forget();
     this.watermark = result.watermark;
     this.floor = result.floor;

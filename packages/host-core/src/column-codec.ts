@@ -10,6 +10,8 @@ export interface TableInfo {
   name: string;
   columns: Map<string, ColumnInfo>;
   primaryKey: readonly string[];
+  /** The columns a new row must have (the key and every column not nullable). */
+  required: readonly string[];
 }
 
 /** The schema as lookups, built once at start. */
@@ -22,7 +24,8 @@ export function tableInfos(schema: Schema): Map<string, TableInfo> {
       const isKey = table.primaryKey.includes(column);
       columns.set(column, { type: info.type, nullable: !isKey && info.nullable === true });
     }
-    tables.set(name, { name, columns, primaryKey: table.primaryKey });
+    const required = [...columns].filter(([, column]) => !column.nullable).map(([column]) => column);
+    tables.set(name, { name, columns, primaryKey: table.primaryKey, required });
   }
   return tables;
 }

@@ -63,6 +63,17 @@ describe("createMutatorTx", () => {
     expect(tx.api.get("t", "r2")).toBeUndefined();
   });
 
+  it("upserts a complete row over an existing one, and a key-only row changes nothing", () => {
+    const { tx } = setup();
+    tx.api.upsert("t", { id: "r", n: 1, f: 1.5, ok: true, s: "first" });
+    tx.api.upsert("t", { id: "r", n: 2, f: 2.5, ok: false });
+    expect(tx.api.get("t", "r")).toEqual({ id: "r", n: 2, f: 2.5, ok: false, j: null, b: null, s: "first" });
+    tx.api.upsert("pair", { a: "x", b: 1, v: "kept" });
+    tx.api.upsert("pair", { a: "x", b: 1 });
+    expect(tx.api.get("pair", { a: "x", b: 1 })).toEqual({ a: "x", b: 1, v: "kept" });
+    expect(() => tx.api.upsert("t", { id: "r", n: "two", f: 1, ok: true })).toThrow(MutatorError);
+  });
+
   it("takes composite keys as objects", () => {
     const { tx } = setup();
     tx.api.insert("pair", { a: "x", b: 1, v: "one" });

@@ -98,9 +98,25 @@ export function createMutatorTx({ db, tables, claims, clientID, deferred }: Muta
     },
     upsert(tableName, row) {
       const info = table(tableName);
+      // A row with every required column is one INSERT ... ON CONFLICT. A partial one is not:
+      // SQLite checks NOT NULL on the inserted row before the conflict, so it would fail.
+      const entries = rowEntries(info, row);
+      if (info.required.every((column) => entries.some(([given]) => given === column))) {
+        const sets = entries.filter(([column]) => !info.primaryKey.includes(column));
+        const onConflict =
+          sets.length === 0
+            ? "DO NOTHING"
+            : `DO UPDATE SET ${sets.map(([c]) => `${quote(c)} = excluded.${quote(c)}`).join(", ")}`;
+        const sql = `INSERT INTO ${quote(info.name)} (${entries.map(([c]) => quote(c)).join(", ")}) VALUES (${entries.map(() => "?").join(", ")}) ON CONFLICT (${info.primaryKey.map(quote).join(", ")}) ${onConflict}`;
+        asAppError(() =>
+          db.exec(
+            sql,
+            entries.map(([, value]) => value),
+          ),
+        );
+        return;
+      }
       const key = keyValues(info, row as Record<string, unknown>);
-      // Not INSERT ... ON CONFLICT: SQLite checks NOT NULL on the inserted row before the
-      // conflict, so a partial upsert of an existing row would fail.
       const exists = db.query(`SELECT 1 FROM ${quote(info.name)} WHERE ${whereKey(info)}`, key).length > 0;
       if (exists) api.update(tableName, row);
       else api.insert(tableName, row);

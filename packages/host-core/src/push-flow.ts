@@ -43,8 +43,10 @@ export function runPush(
   let appErrors = 0;
   let replays = 0;
   const started = clock.monotonic();
+  // A group whose owner a committed pull or push showed needs no look in the database.
+  const owned = service.caughtUp.knowsOwner(batch.clientGroupID, claims.userID);
   store.transaction(() => {
-    engine.claimGroup(store.db, batch.clientGroupID, claims.userID);
+    if (!owned) engine.claimGroup(store.db, batch.clientGroupID, claims.userID);
     // One preflight and one finalize for the whole batch: the mutations share one version.
     const preflights = engine.preflightBatch(
       store.db,
@@ -90,6 +92,7 @@ export function runPush(
     fireFault(control, "push_after_write_before_commit");
   });
   const txMs = clock.monotonic() - started;
+  service.caughtUp.rememberOwner(batch.clientGroupID, claims.userID);
 
   const counters = control.counters;
   counters.pushes++;
