@@ -6,7 +6,7 @@
 // Parameters go as a JSON array; an element `{"$":k}` stands for the caller's k-th extra
 // parameter (a visibility filter's values, which may be bigints or bytes).
 // Row payloads (the JSON of each row a pull sends) never enter the engine: `queryPayload`
-// leaves each row's last column with the host and answers its length in its place, and
+// leaves each row's last column with the host and answers only the columns before it, and
 // `queryJoinedPayloads` runs a query answering one row, a count and the payloads joined by
 // commas (SQLite's group_concat builds one string, far cheaper than a string per row), keeps
 // the text with the host and answers the count. The engine then says how many payloads the

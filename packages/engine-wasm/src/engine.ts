@@ -90,7 +90,7 @@ export class Engine {
     return rowsText(this.db!.query(this.sqlTexts[id]!, this.bind(params)));
   }
 
-  /** Keeps each row's last column (NULL rows are dropped) and answers its length in its place. */
+  /** Keeps each row's last column (NULL rows are dropped) and answers the other columns. */
   private queryPayload(id: number, params: string): string {
     const rows = this.db!.query(this.sqlTexts[id]!, this.bind(params));
     const payloads: string[] = [];
@@ -98,10 +98,8 @@ export class Engine {
     for (const row of rows) {
       const payload = row[row.length - 1];
       if (payload === null || payload === undefined) continue;
-      const text = String(payload);
-      payloads.push(text);
-      row[row.length - 1] = text.length;
-      lines.push(row.join(COLUMN_SEPARATOR));
+      payloads.push(String(payload));
+      lines.push(row.length === 2 ? String(row[0]) : row.slice(0, -1).join(COLUMN_SEPARATOR));
     }
     this.payloads = payloads;
     return lines.join(ROW_SEPARATOR);

@@ -89,6 +89,27 @@ describe.each(DATABASES)("pull on $kind", ({ open }) => {
     expect(seen).toEqual(["r0", "r1", "r2", "r3", "r4"]);
   });
 
+  it("sends every version since the cookie in one pull when no cap is near", async () => {
+    const ns = await namespace();
+    for (let i = 0; i < 60; i++) ns.mutate("g", "c1", (run) => run(insert, [`v${i}`, "x".repeat(50), i]));
+    const result = ns.pull({ cookie: 1 });
+    expect(result.cookie).toBe(60);
+    expect(result.json.rowsPatch).toHaveLength(59);
+    expect(result.json.lastMutationIDChanges).toEqual({ c1: 60 });
+  });
+
+  it("caps by the payloads' size in bytes, at a version boundary", async () => {
+    const ns = await namespace();
+    // Each payload is about 150 bytes; "é" is two bytes in UTF-8.
+    for (let i = 0; i < 10; i++) ns.mutate("g", "c1", (run) => run(insert, [`w${i}`, "é".repeat(50), i]));
+    const all = ns.pull({ cookie: 0 });
+    const size = new TextEncoder().encode(JSON.stringify(all.json.rowsPatch?.[0])).length;
+    // SQLite writes REALs as "1.0" where JSON.stringify writes "1": a few bytes of slack.
+    const capped = ns.pull({ cookie: 0, maxChangeBytes: size * 4 + 16 });
+    expect(capped.json.rowsPatch).toHaveLength(4);
+    expect(capped.cookie).toBe(4);
+  });
+
   it("writes nothing when caught up", async () => {
     const ns = await namespace();
     ns.sql(insert, ["a", "A", 1]);
