@@ -104,13 +104,18 @@ for (let i = 0; i < ROUNDS + WARMUP; i++) {
   const ms = await time(() => push(ns, "alice", `p-${i}`));
   if (i >= WARMUP) pushTimes.push(ms);
 }
-// An incremental pull: one new row since the client's cookie.
+// An incremental pull: one new row since the client's cookie (caught up first with the pushes above).
+cookie = (await pull(ns, "alice", cookie)).cookie;
 const pullTimes = [];
 for (let i = 0; i < ROUNDS + WARMUP; i++) {
   await push(ns, "alice", `q-${i}`);
+  let answer;
   const ms = await time(async () => {
-    cookie = (await pull(ns, "alice", cookie)).cookie;
+    answer = await pull(ns, "alice", cookie);
   });
+  // Each pull must bring exactly the one new row, or this measures something else.
+  if (answer.rowsPatch?.length !== 1) throw new Error(`an incremental pull answered ${JSON.stringify(answer)}`);
+  cookie = answer.cookie;
   if (i >= WARMUP) pullTimes.push(ms);
 }
 // A caught-up pull: nothing changed.
