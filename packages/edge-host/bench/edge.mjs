@@ -114,7 +114,8 @@ for (let i = 0; i < ROUNDS + WARMUP; i++) {
     answer = await pull(ns, "alice", cookie);
   });
   // Each pull must bring exactly the one new row, or this measures something else.
-  if (answer.rowsPatch?.length !== 1) throw new Error(`an incremental pull answered ${JSON.stringify(answer)}`);
+  if (answer.rowsPatch?.length !== 1)
+    throw new Error(`an incremental pull answered ${JSON.stringify(answer)}`);
   cookie = answer.cookie;
   if (i >= WARMUP) pullTimes.push(ms);
 }

@@ -43,10 +43,20 @@ export function resultClass(status: number): ResultClass {
   return "ok";
 }
 
-/** The first 16 hex digits of the namespace's SHA-256. */
+const MAX_CACHED_HASHES = 10_000;
+const hashes = new Map<string, string>();
+
+/**
+ * The first 16 hex digits of the namespace's SHA-256. Digests are asynchronous and cost a thread
+ * hop, so they are kept (a bounded number).
+ */
 export async function namespaceHash(namespace: string): Promise<string> {
+  const known = hashes.get(namespace);
+  if (known !== undefined) return known;
   const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(namespace));
   let hex = "";
   for (const byte of new Uint8Array(digest).subarray(0, 8)) hex += byte.toString(16).padStart(2, "0");
+  if (hashes.size >= MAX_CACHED_HASHES) hashes.clear();
+  hashes.set(namespace, hex);
   return hex;
 }

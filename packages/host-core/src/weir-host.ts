@@ -24,8 +24,6 @@ import { readJsonBody } from "./read-json-body.js";
 import { namespaceHash, type RequestRecord, resultClass } from "./request-record.js";
 import { matchRoute, type Route } from "./route.js";
 
-const MAX_CACHED_HASHES = 10_000;
-
 /** What a host gives host-core: the engine and the ports of its runtime. */
 export interface HostPorts {
   engine: Engine;
@@ -60,7 +58,6 @@ export class WeirHost {
   private readonly open = new Map<string, NamespaceService>();
   private readonly inflight = new Set<Promise<unknown>>();
   private readonly background = new Set<Promise<unknown>>();
-  private readonly hashes = new Map<string, string>();
   private closing = false;
 
   constructor(
@@ -139,7 +136,7 @@ export class WeirHost {
       const route = matchRoute(request.method, new URL(request.url).pathname);
       record.kind = route.kind;
       if (this.closing) throw new ShuttingDownError();
-      record.ns = await this.hashOf(route.namespace);
+      record.ns = await namespaceHash(route.namespace);
       response = await this.route(request, route, record, (opened) => {
         service = opened;
         opened.active++;
@@ -217,7 +214,7 @@ export class WeirHost {
   }
 
   private async openNamespace(name: string): Promise<NamespaceService> {
-    const [store, hash] = await Promise.all([this.ports.storage.open(name), this.hashOf(name)]);
+    const [store, hash] = await Promise.all([this.ports.storage.open(name), namespaceHash(name)]);
     try {
       const service = new NamespaceService({
         namespace: name,
@@ -239,17 +236,6 @@ export class WeirHost {
       store.close();
       throw error;
     }
-  }
-
-  /** The namespace's log hash; digests are asynchronous and cost a thread hop, so they are kept. */
-  private async hashOf(namespace: string): Promise<string> {
-    let hash = this.hashes.get(namespace);
-    if (hash === undefined) {
-      hash = await namespaceHash(namespace);
-      if (this.hashes.size >= MAX_CACHED_HASHES) this.hashes.clear();
-      this.hashes.set(namespace, hash);
-    }
-    return hash;
   }
 
   private keepAlive(promise: Promise<unknown>): void {
