@@ -16,7 +16,8 @@ const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const weirBin = join(root, "packages/cli/dist/weir.js");
 const quick = process.argv.includes("--quick");
 const NAMESPACE = "bench";
-const PHASE_SECONDS = quick ? 2 : 8;
+const PHASE_SECONDS = quick ? 2 : 5;
+const ROUNDS = quick ? 1 : 3;
 const FULL_PULL_ROWS = 100_000;
 const CLIENTS = 32;
 const MUTATIONS_PER_PUSH = 10;
@@ -96,41 +97,74 @@ function loadGenerator(url, args) {
   });
 }
 
-/** The same phases, in the same order, against either server. */
-async function measure(server, { wake }) {
-  const phases = {};
-  const seconds = String(PHASE_SECONDS);
-  log(`bench node: ${server.name}: seeding ${FULL_PULL_ROWS.toLocaleString("en-US")} rows`);
-  phases.seed = await loadGenerator(server.url, ["--mode", "seed", "--rows", String(FULL_PULL_ROWS)]);
-  log(`bench node: ${server.name}: full pull`);
-  phases.fullPull = await loadGenerator(server.url, ["--mode", "full-pull", "--repeat", "3"]);
-  log(`bench node: ${server.name}: caught-up pulls, ${CLIENTS} clients, ${seconds} s`);
-  phases.pull = await loadGenerator(server.url, ["--mode", "pull", "-c", String(CLIENTS), "-d", seconds]);
-  log(
-    `bench node: ${server.name}: pushes, ${CLIENTS} clients x ${MUTATIONS_PER_PUSH} mutations, ${seconds} s`,
-  );
-  phases.push = await loadGenerator(server.url, [
-    "--mode",
-    "push",
-    "-c",
-    String(CLIENTS),
-    "-m",
-    String(MUTATIONS_PER_PUSH),
-    "-d",
-    seconds,
-  ]);
-  if (wake) {
-    log(`bench node: ${server.name}: wake latency, ${WAKE_SOCKETS} sockets`);
-    phases.wake = await loadGenerator(server.url, [
+/**
+ * The measured phases. Each runs ROUNDS times per server, the two servers taking turns (the
+ * order flips every round), so that a slow spell of this shared machine weighs on both alike;
+ * every figure is the median of its rounds. Full pulls come first, while the table holds just
+ * the seeded rows; pushes add rows, so they come last.
+ */
+const PHASES = [
+  {
+    name: "fullPull",
+    label: "full pull",
+    args: () => ["--mode", "full-pull", "--repeat", "3"],
+  },
+  {
+    name: "pull",
+    label: `caught-up pulls, ${CLIENTS} clients, ${PHASE_SECONDS} s`,
+    args: () => ["--mode", "pull", "-c", String(CLIENTS), "-d", String(PHASE_SECONDS)],
+  },
+  {
+    name: "push",
+    label: `pushes, ${CLIENTS} clients x ${MUTATIONS_PER_PUSH} mutations, ${PHASE_SECONDS} s`,
+    args: () => [
       "--mode",
-      "wake",
-      "--sockets",
-      String(WAKE_SOCKETS),
-      "--rounds",
-      quick ? "5" : "20",
-    ]);
+      "push",
+      "-c",
+      String(CLIENTS),
+      "-m",
+      String(MUTATIONS_PER_PUSH),
+      "-d",
+      String(PHASE_SECONDS),
+    ],
+  },
+];
+
+async function measure(servers) {
+  const runs = Object.fromEntries(
+    servers.map((server) => [server.name, Object.fromEntries(PHASES.map((phase) => [phase.name, []]))]),
+  );
+  for (const server of servers) {
+    log(`bench node: ${server.name}: seeding ${FULL_PULL_ROWS.toLocaleString("en-US")} rows`);
+    await loadGenerator(server.url, ["--mode", "seed", "--rows", String(FULL_PULL_ROWS)]);
   }
-  return phases;
+  for (const phase of PHASES) {
+    for (let round = 0; round < ROUNDS; round++) {
+      const order = round % 2 === 0 ? servers : [...servers].reverse();
+      for (const server of order) {
+        log(`bench node: ${server.name}: ${phase.label} (round ${round + 1}/${ROUNDS})`);
+        const result = await loadGenerator(server.url, phase.args());
+        runs[server.name][phase.name].push(result);
+      }
+    }
+  }
+  return runs;
+}
+
+function median(values) {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+}
+
+/** A server's figures: the median of each over the rounds. */
+function figuresOf(runs) {
+  return {
+    pushMutationsPerSec: round(median(runs.push.map((r) => r.mutationsPerSec))),
+    pushP99Ms: median(runs.push.map((r) => r.latency.p99Ms)),
+    idlePullsPerSec: round(median(runs.pull.map((r) => r.pullsPerSec))),
+    fullPullRowsPerSec: round(median(runs.fullPull.map((r) => r.rowsPerSec))),
+  };
 }
 
 /** Resident set size of a process, from /proc where there is one, else from ps. */
@@ -156,9 +190,6 @@ try {
     join(dir, "baseline.log"),
   );
   servers.push(baseline);
-  const base = await measure(baseline, { wake: false });
-  await stopServer(baseline);
-
   const weir = await startServer(
     "weir",
     [
@@ -175,24 +206,22 @@ try {
     join(dir, "weir.log"),
   );
   servers.push(weir);
-  const ours = await measure(weir, { wake: true });
+  const runs = await measure([baseline, weir]);
+  await stopServer(baseline);
+  log(`bench node: weir: wake latency, ${WAKE_SOCKETS} sockets`);
+  const wake = await loadGenerator(weir.url, [
+    "--mode",
+    "wake",
+    "--sockets",
+    String(WAKE_SOCKETS),
+    "--rounds",
+    quick ? "5" : "20",
+  ]);
   const rss = rssMB(weir.child.pid);
   await stopServer(weir);
 
-  const figures = {
-    pushMutationsPerSec: round(ours.push.mutationsPerSec),
-    pushP99Ms: ours.push.latency.p99Ms,
-    idlePullsPerSec: round(ours.pull.pullsPerSec),
-    fullPullRowsPerSec: round(ours.fullPull.rowsPerSec),
-    wakeP95Ms: ours.wake.latency.p95Ms,
-    rssMB: rss,
-  };
-  const baselineFigures = {
-    pushMutationsPerSec: round(base.push.mutationsPerSec),
-    pushP99Ms: base.push.latency.p99Ms,
-    idlePullsPerSec: round(base.pull.pullsPerSec),
-    fullPullRowsPerSec: round(base.fullPull.rowsPerSec),
-  };
+  const figures = { ...figuresOf(runs.weir), wakeP95Ms: wake.latency.p95Ms, rssMB: rss };
+  const baselineFigures = figuresOf(runs.baseline);
   const ratios = {
     pushMutationsPerSec: ratio(figures.pushMutationsPerSec, baselineFigures.pushMutationsPerSec),
     idlePullsPerSec: ratio(figures.idlePullsPerSec, baselineFigures.idlePullsPerSec),
@@ -204,7 +233,7 @@ try {
     pushP99Ms: figures.pushP99Ms <= 25,
     idlePullsPerSec: ratios.idlePullsPerSec >= 0.8,
     fullPullRowsPerSec: ratios.fullPullRowsPerSec >= 1.0,
-    wakeP95Ms: figures.wakeP95Ms <= 50 && ours.wake.missed === 0,
+    wakeP95Ms: figures.wakeP95Ms <= 50 && wake.missed === 0,
   };
 
   const rows = [
@@ -239,10 +268,10 @@ try {
     JSON.stringify({
       suite: "node",
       ...figures,
-      wakeMissed: ours.wake.missed,
+      wakeMissed: wake.missed,
       // Wakes can reach the sockets before the push's own answer reaches its client: then the
       // figure above is 0 and this one, from sending the push, tells how quickly they came.
-      wakeFromSendP95Ms: ours.wake.sincePushSent.p95Ms,
+      wakeFromSendP95Ms: wake.sincePushSent.p95Ms,
       ratios,
       baseline: baselineFigures,
       meets,
@@ -250,7 +279,8 @@ try {
         clients: CLIENTS,
         mutationsPerPush: MUTATIONS_PER_PUSH,
         phaseSeconds: PHASE_SECONDS,
-        fullPullRows: ours.fullPull.rows,
+        rounds: ROUNDS,
+        fullPullRows: runs.weir.fullPull[0].rows,
         wakeSockets: WAKE_SOCKETS,
       },
     }),
