@@ -4,6 +4,7 @@ import { isUnsupportedVersion } from "./engine-errors.js";
 import { fireFault } from "./fault.js";
 import { jsonParts } from "./http-parts.js";
 import type { FlowResult, NamespaceService } from "./namespace-service.js";
+import { elapsedMs } from "./ports/clock.js";
 
 /** Pull in either dialect: changes since the cookie, through the visibility filter of these claims. */
 export function runPull(
@@ -43,7 +44,7 @@ export function runPull(
         puts: 0,
         dels: 0,
         idsAdvanced: 0,
-        txMs: clock.monotonic() - started,
+        txMs: elapsedMs(clock, started),
       },
     };
   }
@@ -66,7 +67,7 @@ export function runPull(
       return engine.pull(store.db, pull);
     });
   service.caughtUp.remember(dialect, input.clientGroupID, claims.userID, result);
-  const txMs = clock.monotonic() - started;
+  const txMs = elapsedMs(clock, started);
   fireFault(control, "pull_after_commit");
   control.counters.pulls++;
   if (result.reset) control.counters.resets++;

@@ -7,6 +7,7 @@ import { HttpError } from "./http-error.js";
 import { jsonParts } from "./http-parts.js";
 import type { MutatorContext } from "./mutator.js";
 import type { FlowResult, NamespaceService } from "./namespace-service.js";
+import { elapsedMs } from "./ports/clock.js";
 import { runMutator } from "./run-mutator.js";
 
 type Entry = { id: { clientID: string; id: number }; result: MutationResult };
@@ -91,7 +92,7 @@ export function runPush(
     engine.finalizeBatch(store.db, batch.clientGroupID, processed);
     fireFault(control, "push_after_write_before_commit");
   });
-  const txMs = clock.monotonic() - started;
+  const txMs = elapsedMs(clock, started);
   service.caughtUp.rememberOwner(batch.clientGroupID, claims.userID);
 
   const counters = control.counters;

@@ -15,7 +15,7 @@ import {
   toResponse,
 } from "./http-parts.js";
 import { NamespaceService } from "./namespace-service.js";
-import { type Clock, systemClock } from "./ports/clock.js";
+import { type Clock, elapsedMs, systemClock } from "./ports/clock.js";
 import { consoleJsonLogger, type Logger } from "./ports/logger.js";
 import type { Scheduler } from "./ports/scheduler.js";
 import type { Storage } from "./ports/storage.js";
@@ -151,8 +151,11 @@ export class WeirHost {
     }
     record.status = response.status;
     record.result = resultClass(response.status);
-    record.totalMs = this.clock.monotonic() - started;
-    this.logger.log(record.result === "server_error" ? "error" : "info", { ...record });
+    record.totalMs = elapsedMs(this.clock, started);
+    this.logger.log(
+      record.result === "server_error" ? "error" : "info",
+      record as unknown as Record<string, unknown>,
+    );
     this.ports.observe?.(record);
     return response;
   }
