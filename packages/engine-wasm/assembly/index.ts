@@ -76,14 +76,14 @@ export function finalizeOne(groupID: string, clientID: string, id: f64): void {
   recordOne(groupID, clientID, <i64>id);
 }
 
-/** The batch of [clientID, id] pairs is the host's first extra parameter. */
-export function preflight(groupID: string): string {
-  return checkOrder(groupID);
+/** A batch's clients are the host's extra parameters; `plan` holds their mutation ids. */
+export function preflight(groupID: string, plan: string): string {
+  return checkOrder(groupID, plan);
 }
 
-/** The [clientID, last id] pairs are the host's first extra parameter. */
-export function finalize(groupID: string): void {
-  recordProcessed(groupID);
+/** A batch's clients are the host's extra parameters; `lastIDs` holds their last ids. */
+export function finalize(groupID: string, lastIDs: string): void {
+  recordProcessed(groupID, lastIDs);
 }
 
 export function prune(retain: f64, limit: f64): string {

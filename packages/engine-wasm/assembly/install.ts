@@ -22,6 +22,20 @@ function installTable(table: Table): void {
   execAll(createTriggersSql(table));
 }
 
+/** Re-creates a table's change capture where an earlier engine wrote it otherwise. */
+function refreshTriggers(table: Table): void {
+  const wanted = createTriggersSql(table);
+  const stored = queryRows(
+    "SELECT sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name = ?",
+    params([jsonString(table.name)]),
+  );
+  let current = stored.length == wanted.length;
+  for (let i = 0; current && i < stored.length; i++) current = wanted.includes(stored[i][0]);
+  if (current) return;
+  execAll(dropTriggersSql(table));
+  execAll(wanted);
+}
+
 /** Why `next` cannot replace `current` in place, or "" when it can. */
 function incompatibility(current: Schema, next: Schema): string {
   for (let i = 0; i < current.tables.length; i++) {
@@ -83,6 +97,7 @@ export function install(schemaText: string, engineVersion: string): string {
   }
   const currentText = rows[0][0];
   if (currentText == schemaText) {
+    for (let i = 0; i < next.tables.length; i++) refreshTriggers(next.tables[i]);
     exec("UPDATE _weir_state SET engine_version = ? WHERE id = 1", params([jsonString(engineVersion)]));
     return INSTALL_UNCHANGED;
   }

@@ -3,21 +3,6 @@ import { COLUMN_SEPARATOR, execStatement, queryStatement, ROW_SEPARATOR, Stateme
 import { COMMIT_MARKER, PENDING_VERSION } from "./state";
 import { jsonString, parseI64, stringsParams } from "./text";
 
-// A batch travels as the caller's first extra parameter: a JSON array of [clientID, id].
-const BATCH = '{"$":0}';
-
-const LAST_MUTATION_IDS = new Statement(
-  "SELECT json_quote(json_extract(m.value, '$[0]')), json_extract(m.value, '$[1]'), " +
-    "coalesce(c.last_mutation_id, 0) FROM json_each(?) AS m LEFT JOIN _weir_clients AS c " +
-    "ON c.group_id = ? AND c.id = json_extract(m.value, '$[0]') ORDER BY m.key",
-);
-const RECORD_PROCESSED = new Statement(
-  "INSERT INTO _weir_clients (group_id, id, last_mutation_id, version) " +
-    "SELECT ?, json_extract(value, '$[0]'), json_extract(value, '$[1]'), " +
-    PENDING_VERSION +
-    " FROM json_each(?) WHERE true " +
-    "ON CONFLICT (group_id, id) DO UPDATE SET last_mutation_id = excluded.last_mutation_id, version = excluded.version",
-);
 const COMMIT = new Statement(COMMIT_MARKER);
 const LAST_MUTATION_ID = new Statement(
   "SELECT last_mutation_id FROM _weir_clients WHERE group_id = ? AND id = ?",
@@ -51,39 +36,44 @@ export const PREFLIGHT_APPLY = "apply";
 export const PREFLIGHT_REPLAY = "replay";
 export const PREFLIGHT_OUT_OF_ORDER = "ooo";
 
+/** The parameters of a statement on the batch's client `index`: the caller's extra parameter `index`. */
+function clientParams(group: string, index: i32, last: string = ""): string {
+  return "[" + group + ',{"$":' + index.toString() + "}" + (last.length > 0 ? "," + last : "") + "]";
+}
+
 /**
- * For each mutation of a batch, in order: whether it is next ("apply"), already done
- * ("replay") or skips ahead ("ooo"), as if every mutation found next were then processed
- * (applied, or refused by its mutator: either way its id advances). Returns one line
- * "<status>\t<the client's last id before it>" per mutation.
+ * The preflight of a batch, client by client. `plan` has a line per client of the batch: its
+ * mutation ids in order, comma separated; the client's id is the caller's extra parameter of
+ * the line's index. Each mutation is next ("apply"), already done ("replay") or skips ahead
+ * ("ooo"), as if every mutation found next were then processed (applied, or refused by its
+ * mutator: either way its id advances). Returns "<status>\t<the client's last id before it>"
+ * per mutation, in the plan's order.
  */
-export function preflight(groupID: string): string {
-  const rows = queryStatement(LAST_MUTATION_IDS, "[" + BATCH + "," + jsonString(groupID) + "]");
-  const expected = new Map<string, i64>();
+export function preflight(groupID: string, plan: string): string {
+  const group = jsonString(groupID);
+  const clients = plan.split(ROW_SEPARATOR);
   const lines: string[] = [];
-  let position = 0;
-  while (position < rows.length) {
-    let end = rows.indexOf(ROW_SEPARATOR, position);
-    if (end < 0) end = rows.length;
-    const first = rows.indexOf(COLUMN_SEPARATOR, position);
-    const second = rows.indexOf(COLUMN_SEPARATOR, first + 1);
-    const client = rows.substring(position, first);
-    const id = parseI64(rows.substring(first + 1, second));
-    const next = expected.has(client) ? expected.get(client) : parseI64(rows.substring(second + 1, end)) + 1;
-    const found = status(id, next);
-    expected.set(client, found == PREFLIGHT_APPLY ? next + 1 : next);
-    lines.push(found + COLUMN_SEPARATOR + (next - 1).toString());
-    position = end + 1;
+  for (let c = 0; c < clients.length; c++) {
+    let next = parseI64(queryStatement(LAST_MUTATION_ID, clientParams(group, c))) + 1;
+    const ids = clients[c].split(",");
+    for (let i = 0; i < ids.length; i++) {
+      const found = status(parseI64(ids[i]), next);
+      lines.push(found + COLUMN_SEPARATOR + (next - 1).toString());
+      if (found == PREFLIGHT_APPLY) next++;
+    }
   }
   return lines.join(ROW_SEPARATOR);
 }
 
 /**
- * Records the last processed mutation id of each client in the batch, in the caller's
+ * Records the last processed mutation id of each client of a batch (`lastIDs`: a line per
+ * client, whose id is the caller's extra parameter of the line's index), in the caller's
  * transaction, and commits the version: the mutations' writes and their ids become one new
  * version together, or (rolled back) neither does.
  */
-export function finalize(groupID: string): void {
-  execStatement(RECORD_PROCESSED, "[" + jsonString(groupID) + "," + BATCH + "]");
+export function finalize(groupID: string, lastIDs: string): void {
+  const group = jsonString(groupID);
+  const ids = lastIDs.split(ROW_SEPARATOR);
+  for (let c = 0; c < ids.length; c++) execStatement(RECORD_ONE, clientParams(group, c, ids[c]));
   execStatement(COMMIT);
 }

@@ -2,7 +2,7 @@
 // "<table>|<pk1>,<pk2>|<col>:<type>:<nullable 0|1>,...;<table>|...". Names are already checked
 // to be plain identifiers (they are quoted anyway), so the text needs no escaping and is stored
 // as it is in the engine's state row.
-import { appendToLog } from "./state";
+import { appendToLog, appendToLogWhen } from "./state";
 import { ident, literal } from "./text";
 
 const TABLE_SEPARATOR = ";";
@@ -162,9 +162,7 @@ export function createTriggersSql(table: Table): Array<string> {
       on +
       logChange(table, keyArray(table, "OLD"), preImage(table)) +
       " " +
-      appendToLog(literal(table.name) + ", " + keyArray(table, "NEW") + ", NULL") +
-      " WHERE " +
-      keyChanged(table) +
+      appendToLogWhen(literal(table.name) + ", " + keyArray(table, "NEW") + ", NULL", keyChanged(table)) +
       "; END",
     "CREATE TRIGGER " +
       triggerName(table, "delete") +

@@ -2,32 +2,33 @@
 import { exec, queryRows } from "./host";
 import { parseI64 } from "./text";
 
-/**
- * The newest log row, from which the pending version (the version the open transaction's
- * changes belong to) follows: one past a marker, or the version of a change already pending.
- */
-const NEWEST = "(SELECT seq, version, tbl FROM _weir_changes ORDER BY seq DESC LIMIT 1)";
-export const PENDING_VERSION = "(SELECT version + (tbl = '') FROM " + NEWEST + ")";
+// The newest log row tells the pending version (the version the open transaction's changes
+// belong to): one past a marker, or the version of a change already pending. Each figure is a
+// scalar subquery of its own: a step down the rowid's b-tree, cheaper than a derived table.
+const NEWEST = " FROM _weir_changes ORDER BY seq DESC LIMIT 1)";
+export const PENDING_VERSION = "(SELECT version + (tbl = '')" + NEWEST;
+const NEXT_SEQ = "(SELECT max(seq + 1, (version + (tbl = '')) * 16777216)" + NEWEST;
+const LOG_COLUMNS = "INSERT INTO _weir_changes (seq, version, tbl, pk, old) ";
 
 /**
- * An INSERT ... SELECT that appends a log row at the pending version; `values` names the
- * `tbl, pk, old` to store.
+ * An INSERT that appends a log row at the pending version; `values` names the `tbl, pk, old`
+ * to store. A VALUES row, not INSERT ... SELECT: SQLite copies a SELECT that reads the table it
+ * inserts into through a temporary table first, which costs a change-capture trigger double.
  */
 export function appendToLog(values: string): string {
-  return (
-    "INSERT INTO _weir_changes (seq, version, tbl, pk, old) " +
-    "SELECT max(seq + 1, (version + (tbl = '')) * 16777216), version + (tbl = ''), " +
-    values +
-    " FROM " +
-    NEWEST
-  );
+  return LOG_COLUMNS + "VALUES (" + NEXT_SEQ + ", " + PENDING_VERSION + ", " + values + ")";
+}
+
+/** `appendToLog`, only when `condition` holds. */
+export function appendToLogWhen(values: string, condition: string): string {
+  return LOG_COLUMNS + "SELECT " + NEXT_SEQ + ", " + PENDING_VERSION + ", " + values + " WHERE " + condition;
 }
 
 /** Commits the pending version: the changes before it become visible to pulls. */
 export const COMMIT_MARKER = appendToLog("'', '[]', NULL");
 
 /** The committed watermark: the version of the newest marker. */
-export const WATERMARK = "(SELECT version - (tbl <> '') FROM " + NEWEST + ")";
+export const WATERMARK = "(SELECT version - (tbl <> '')" + NEWEST;
 
 export const BOOKKEEPING_SQL: Array<string> = [
   // The floor (the oldest version the log still answers from), the engine version and the

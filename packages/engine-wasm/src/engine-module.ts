@@ -31,10 +31,10 @@ export interface EngineModule {
   claimGroup(groupID: string, userID: string): string;
   preflightOne(groupID: string, clientID: string, id: number): string;
   finalizeOne(groupID: string, clientID: string, id: number): void;
-  /** The batch of [clientID, id] pairs goes as the host's first extra parameter. */
-  preflight(groupID: string): string;
-  /** The [clientID, last id] pairs go as the host's first extra parameter. */
-  finalize(groupID: string): void;
+  /** The batch's client ids go as the host's extra parameters; `plan` has a line of ids per client. */
+  preflight(groupID: string, plan: string): string;
+  /** The batch's client ids go as the host's extra parameters; `lastIDs` has a line per client. */
+  finalize(groupID: string, lastIDs: string): void;
   prune(retain: number, limit: number): string;
   invalidate(): void;
   state(): string;
@@ -169,9 +169,13 @@ export async function instantiateEngine(
       const group = lower(groupID);
       finalizeOne(group, lower(clientID), id);
     },
-    preflight: (groupID) => lift(preflight!(lower(groupID))),
-    finalize: (groupID) => {
-      finalize!(lower(groupID));
+    preflight: (groupID, plan) => {
+      const group = lower(groupID);
+      return lift(preflight!(group, lower(plan)));
+    },
+    finalize: (groupID, lastIDs) => {
+      const group = lower(groupID);
+      finalize!(group, lower(lastIDs));
     },
     prune: (retain, limit) => lift(prune!(retain, limit)),
     invalidate: () => {

@@ -242,8 +242,7 @@ export class Engine {
     const result = this.call(db, [], () =>
       this.wasm.preflightOne(ref.clientGroupID, ref.clientID, ref.mutationID),
     );
-    const tab = result.indexOf(COLUMN_SEPARATOR);
-    return { status: result.slice(0, tab) as PreflightStatus, lastMutationID: Number(result.slice(tab + 1)) };
+    return parsePreflight(result);
   }
 
   /**
@@ -253,12 +252,26 @@ export class Engine {
    */
   preflightBatch(db: SqlAdapter, clientGroupID: string, mutations: readonly BatchEntry[]): Preflight[] {
     if (mutations.length === 0) return [];
-    const batch = JSON.stringify(mutations.map((m) => [m.clientID, m.mutationID]));
-    const result = this.call(db, [batch], () => this.wasm.preflight(clientGroupID));
-    return result.split(ROW_SEPARATOR).map((line) => {
-      const tab = line.indexOf(COLUMN_SEPARATOR);
-      return { status: line.slice(0, tab) as PreflightStatus, lastMutationID: Number(line.slice(tab + 1)) };
+    // A statement per client, not per mutation: the clients go as extra parameters, their ids
+    // as a line each.
+    const byClient = new Map<string, number[]>();
+    mutations.forEach(({ clientID }, index) => {
+      const indexes = byClient.get(clientID);
+      if (indexes) indexes.push(index);
+      else byClient.set(clientID, [index]);
     });
+    const plan = [...byClient.values()]
+      .map((indexes) => indexes.map((index) => mutations[index]!.mutationID).join(","))
+      .join(ROW_SEPARATOR);
+    const lines = this.call(db, [...byClient.keys()], () => this.wasm.preflight(clientGroupID, plan)).split(
+      ROW_SEPARATOR,
+    );
+    const preflights = new Array<Preflight>(mutations.length);
+    let line = 0;
+    for (const indexes of byClient.values()) {
+      for (const index of indexes) preflights[index] = parsePreflight(lines[line++]!);
+    }
+    return preflights;
   }
 
   /**
@@ -279,8 +292,8 @@ export class Engine {
     const last = new Map<string, number>();
     for (const { clientID, mutationID } of processed)
       last.set(clientID, Math.max(last.get(clientID) ?? 0, mutationID));
-    const batch = JSON.stringify([...last]);
-    this.call(db, [batch], () => this.wasm.finalize(clientGroupID));
+    const lastIDs = [...last.values()].join(ROW_SEPARATOR);
+    this.call(db, [...last.keys()], () => this.wasm.finalize(clientGroupID, lastIDs));
   }
 
   /**
@@ -341,4 +354,10 @@ export class Engine {
 
 export function loadEngine(source: WebAssembly.Module | BufferSource): Promise<Engine> {
   return Engine.load(source);
+}
+
+/** "<status>\t<last id>" */
+function parsePreflight(line: string): Preflight {
+  const tab = line.indexOf(COLUMN_SEPARATOR);
+  return { status: line.slice(0, tab) as PreflightStatus, lastMutationID: Number(line.slice(tab + 1)) };
 }

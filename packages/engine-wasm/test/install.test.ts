@@ -15,6 +15,26 @@ describe.each(DATABASES)("install on $kind", ({ open }) => {
     expect(db.totalChanges() - before).toBeLessThanOrEqual(1);
   });
 
+  it("rewrites change capture that an earlier engine wrote otherwise, and keeps capturing", async () => {
+    const engine = await testEngine();
+    const db = open();
+    db.transaction(() => engine.install(db.adapter, todoSchema));
+    const triggers = () =>
+      db.adapter.query("SELECT name, sql FROM sqlite_master WHERE type = 'trigger' ORDER BY name", []);
+    const current = triggers();
+    // An earlier engine's insert capture: the same log row, written through INSERT ... SELECT.
+    db.adapter.exec('DROP TRIGGER "_weir_capture_todo_insert"', []);
+    db.adapter.exec(
+      `CREATE TRIGGER "_weir_capture_todo_insert" AFTER INSERT ON "todo" BEGIN INSERT INTO _weir_changes (seq, version, tbl, pk, old) SELECT max(seq + 1, (version + (tbl = '')) * 16777216), version + (tbl = ''), 'todo', json_array(NEW."id"), NULL FROM (SELECT seq, version, tbl FROM _weir_changes ORDER BY seq DESC LIMIT 1); END`,
+      [],
+    );
+    expect(triggers()).not.toEqual(current);
+    expect(db.transaction(() => engine.install(db.adapter, todoSchema))).toEqual({ outcome: "unchanged" });
+    expect(triggers()).toEqual(current);
+    db.adapter.exec("INSERT INTO todo (id, owner, text, done, sort) VALUES ('t', 'u', '', 0, 0)", []);
+    expect(engine.listChanges(db.adapter, 0, 10)).toEqual([{ version: 1, table: "todo", key: ["t"] }]);
+  });
+
   it("migrates an added table or nullable column, and resets clients once", async () => {
     const engine = await testEngine();
     const db = open();
