@@ -128,6 +128,31 @@ export function nativeSuite(target: () => ConformanceTarget): void {
     }
   });
 
+  it("keeps the mutations around a refused one, each applied and its effects run once", async () => {
+    const client = new NativeClient(target(), freshNamespace(), "alice");
+    const pushed = await client.push([
+      { name: "createTodo", args: { id: "around-before" } },
+      { name: "createThenRefuse", args: { id: "around-refused" } },
+      { name: "createTodo", args: { id: "around-after" } },
+    ]);
+    const results = pushed.json.pushResponse.mutations.map((m: { result: unknown }) => m.result);
+    expect(results).toEqual([
+      {},
+      { error: "app", message: "refused on purpose", details: { id: "around-refused" } },
+      {},
+    ]);
+    await client.sync();
+    expect(client.lastMutationID).toBe(3);
+    expect(client.row("todo", { id: "around-before" })).toBeDefined();
+    expect(client.row("todo", { id: "around-refused" })).toBeUndefined();
+    expect(client.row("todo", { id: "around-after" })).toBeDefined();
+    const effects = target().effects?.();
+    if (effects) {
+      const ran = (id: string) => effects.filter((effect) => effect.id === id).length;
+      expect([ran("around-before"), ran("around-refused"), ran("around-after")]).toEqual([1, 0, 1]);
+    }
+  });
+
   it("refuses a mutator that returns a Promise without storing anything", async () => {
     const client = new NativeClient(target(), freshNamespace(), "alice");
     const pushed = await client.push([{ name: "returnsPromise", args: {} }]);

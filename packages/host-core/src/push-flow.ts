@@ -31,67 +31,21 @@ export function runPush(
     if (isUnsupportedVersion(error)) return unsupportedVersion(dialect, body, (error as Error).message);
     throw error;
   }
-  const { engine, store, control, clock } = service;
+  const { control, clock } = service;
   if (!control.knobs.writerEnabled) {
     throw new HttpError("writer_disabled", "this namespace's writer is disabled; nothing was stored");
   }
 
-  const entries: Entry[] = [];
-  const writers = new Set<string>();
-  const deferred: Array<() => void | Promise<void>> = [];
-  let stoppedAt = -1;
-  let applied = 0;
-  let appErrors = 0;
-  let replays = 0;
   const started = clock.monotonic();
   // A group whose owner a committed pull or push showed needs no look in the database.
   const owned = service.caughtUp.knowsOwner(batch.clientGroupID, claims.userID);
-  store.transaction(() => {
-    if (!owned) engine.claimGroup(store.db, batch.clientGroupID, claims.userID);
-    // One preflight and one finalize for the whole batch: the mutations share one version.
-    const preflights = engine.preflightBatch(
-      store.db,
-      batch.clientGroupID,
-      batch.mutations.map((m) => ({ clientID: m.clientID, mutationID: m.id })),
-    );
-    const processed: { clientID: string; mutationID: number }[] = [];
-    for (const [index, mutation] of batch.mutations.entries()) {
-      fireFault(control, "push_before_mutation");
-      const preflight = preflights[index]!;
-      if (preflight.status === "replay") {
-        replays++;
-        entries.push(entry(mutation, alreadyProcessed(mutation, preflight.lastMutationID)));
-        continue;
-      }
-      if (preflight.status === "ooo") {
-        // Replicache's server guide ignores a mutation from the future; the native dialect stops.
-        if (dialect === "replicache") continue;
-        stoppedAt = index;
-        break;
-      }
-      const ctx: MutatorContext = {
-        namespace: service.namespace,
-        claims,
-        clientGroupID: batch.clientGroupID,
-        clientID: mutation.clientID,
-        mutationID: mutation.id,
-        ...(mutation.timestamp === undefined ? {} : { timestamp: mutation.timestamp }),
-      };
-      const outcome = runMutator(service, mutation.name, mutation.args, ctx);
-      processed.push({ clientID: mutation.clientID, mutationID: mutation.id });
-      if (outcome.ok) {
-        applied++;
-        writers.add(mutation.clientID);
-        deferred.push(...outcome.deferred);
-        entries.push(entry(mutation, {}));
-      } else {
-        appErrors++;
-        entries.push(entry(mutation, outcome.error));
-      }
-    }
-    engine.finalizeBatch(store.db, batch.clientGroupID, processed);
-    fireFault(control, "push_after_write_before_commit");
-  });
+  // Mutators run side by side in the batch's transaction; only when one refuses is the batch
+  // rolled back and run again with each mutation in a nested transaction of its own, so that
+  // the refused one's writes alone are undone. Refusals are rare, and savepoints cost.
+  const outcome =
+    runBatch(service, dialect, batch, claims, owned, false) ??
+    (runBatch(service, dialect, batch, claims, owned, true) as BatchOutcome);
+  const { entries, writers, deferred, stoppedAt, applied, appErrors, replays } = outcome;
   const txMs = elapsedMs(clock, started);
   service.caughtUp.rememberOwner(batch.clientGroupID, claims.userID);
 
@@ -126,6 +80,100 @@ export function runPush(
     return { response: jsonParts({ pushResponse }), log: { ...log, error: "ooo" } };
   }
   return { response: jsonParts({ pushResponse: { mutations: entries } }), log };
+}
+
+type PushBatch = ReturnType<typeof parsePushRequest>;
+
+interface BatchOutcome {
+  entries: Entry[];
+  writers: Set<string>;
+  deferred: Array<() => void | Promise<void>>;
+  /** The index of the native batch's first out-of-order mutation, or -1. */
+  stoppedAt: number;
+  applied: number;
+  appErrors: number;
+  replays: number;
+}
+
+/** Thrown through the batch's transaction to roll it back when a mutator refused. */
+const REFUSED = Symbol("a mutator refused");
+
+/**
+ * The batch in one transaction. Not `isolated`, a mutator's refusal rolls everything back and
+ * answers null; `isolated`, each mutator runs in a nested transaction and a refusal becomes its
+ * application error.
+ */
+function runBatch(
+  service: NamespaceService,
+  dialect: Dialect,
+  batch: PushBatch,
+  claims: Claims,
+  owned: boolean,
+  isolated: boolean,
+): BatchOutcome | null {
+  const { engine, store, control } = service;
+  const outcome: BatchOutcome = {
+    entries: [],
+    writers: new Set(),
+    deferred: [],
+    stoppedAt: -1,
+    applied: 0,
+    appErrors: 0,
+    replays: 0,
+  };
+  try {
+    store.transaction(() => {
+      if (!owned) engine.claimGroup(store.db, batch.clientGroupID, claims.userID);
+      // One preflight and one finalize for the whole batch: the mutations share one version.
+      const preflights = engine.preflightBatch(
+        store.db,
+        batch.clientGroupID,
+        batch.mutations.map((m) => ({ clientID: m.clientID, mutationID: m.id })),
+      );
+      const processed: { clientID: string; mutationID: number }[] = [];
+      for (const [index, mutation] of batch.mutations.entries()) {
+        fireFault(control, "push_before_mutation");
+        const preflight = preflights[index]!;
+        if (preflight.status === "replay") {
+          outcome.replays++;
+          outcome.entries.push(entry(mutation, alreadyProcessed(mutation, preflight.lastMutationID)));
+          continue;
+        }
+        if (preflight.status === "ooo") {
+          // Replicache's server guide ignores a mutation from the future; the native dialect stops.
+          if (dialect === "replicache") continue;
+          outcome.stoppedAt = index;
+          break;
+        }
+        const ctx: MutatorContext = {
+          namespace: service.namespace,
+          claims,
+          clientGroupID: batch.clientGroupID,
+          clientID: mutation.clientID,
+          mutationID: mutation.id,
+          ...(mutation.timestamp === undefined ? {} : { timestamp: mutation.timestamp }),
+        };
+        const result = runMutator(service, mutation.name, mutation.args, ctx, isolated);
+        processed.push({ clientID: mutation.clientID, mutationID: mutation.id });
+        if (result.ok) {
+          outcome.applied++;
+          outcome.writers.add(mutation.clientID);
+          outcome.deferred.push(...result.deferred);
+          outcome.entries.push(entry(mutation, {}));
+        } else {
+          if (result.wrote) throw REFUSED;
+          outcome.appErrors++;
+          outcome.entries.push(entry(mutation, result.error));
+        }
+      }
+      engine.finalizeBatch(store.db, batch.clientGroupID, processed);
+      fireFault(control, "push_after_write_before_commit");
+    });
+  } catch (error) {
+    if (error === REFUSED) return null;
+    throw error;
+  }
+  return outcome;
 }
 
 function entry(mutation: PushMutation, result: MutationResult): Entry {

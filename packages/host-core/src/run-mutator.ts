@@ -6,21 +6,24 @@ import type { NamespaceService } from "./namespace-service.js";
 
 export type MutatorOutcome =
   | { ok: true; deferred: Array<() => void | Promise<void>> }
-  | { ok: false; error: MutationResult };
+  /** `wrote`: the mutator ran outside a nested transaction, so its writes may still stand. */
+  | { ok: false; error: MutationResult; wrote: boolean };
 
 /**
- * Runs one named mutator in a nested transaction of the batch. A refusal (MutatorError, a
- * constraint, an unknown name) rolls its writes back and becomes an application error; any
- * other error propagates and fails the whole push, which the client retries.
+ * Runs one named mutator in the batch's transaction, `isolated` in a nested one of its own. A
+ * refusal (MutatorError, a constraint, an unknown name) becomes an application error, whose
+ * writes an isolated run has rolled back; any other error propagates and fails the whole push,
+ * which the client retries.
  */
 export function runMutator(
   service: NamespaceService,
   name: string,
   args: unknown,
   ctx: MutatorContext,
+  isolated = true,
 ): MutatorOutcome {
   const mutator = Object.hasOwn(service.config.mutators, name) ? service.config.mutators[name] : undefined;
-  if (!mutator) return appError(`unknown mutator ${JSON.stringify(name)}`);
+  if (!mutator) return appError(`unknown mutator ${JSON.stringify(name)}`, undefined, false);
   const deferred: Array<() => void | Promise<void>> = [];
   const tx = createMutatorTx({
     db: service.store.db,
@@ -30,7 +33,7 @@ export function runMutator(
     deferred,
   });
   try {
-    service.store.transaction(() => {
+    const run = () => {
       const returned: unknown = mutator(tx.api, args, ctx);
       if (isThenable(returned)) {
         returned.then(undefined, () => {});
@@ -38,13 +41,13 @@ export function runMutator(
           `mutator ${JSON.stringify(name)} returned a Promise: mutators must be synchronous (SQLite transactions are); queue async effects with tx.defer`,
         );
       }
-    });
+    };
+    if (isolated) service.store.transaction(run);
+    else run();
     return { ok: true, deferred };
   } catch (error) {
-    if (error instanceof MutatorError) {
-      return appError(error.message, error.details);
-    }
-    if (isConstraintError(error)) return appError((error as Error).message);
+    if (error instanceof MutatorError) return appError(error.message, error.details, !isolated);
+    if (isConstraintError(error)) return appError((error as Error).message, undefined, !isolated);
     throw error;
   } finally {
     // A mutator that kept `tx` (in a callback or after an await) must not write outside its transaction.
@@ -52,10 +55,10 @@ export function runMutator(
   }
 }
 
-function appError(message: string, details?: unknown): MutatorOutcome {
+function appError(message: string, details: unknown, wrote: boolean): MutatorOutcome {
   const error: MutationResult =
     details === undefined ? { error: "app", message } : { error: "app", message, details };
-  return { ok: false, error };
+  return { ok: false, error, wrote };
 }
 
 function isThenable(value: unknown): value is PromiseLike<unknown> {
