@@ -45,6 +45,68 @@ export function toHeaders(incoming: IncomingHttpHeaders): Headers {
 }
 
 /**
+ * A request's headers as a read-only standard `Headers`, read straight from Node's parsed
+ * object: most requests look up two or three of them, which then costs no copy. (Node has
+ * already refused names and values a `Headers` would.)
+ */
+export class IncomingHeaders {
+  #incoming: IncomingHttpHeaders;
+  #sorted: [string, string][] | undefined;
+
+  constructor(incoming: IncomingHttpHeaders) {
+    this.#incoming = incoming;
+  }
+
+  get(name: string): string | null {
+    const value = this.#incoming[name.toLowerCase()];
+    if (value === undefined) return null;
+    return Array.isArray(value) ? value.join(", ") : value;
+  }
+
+  has(name: string): boolean {
+    return this.#incoming[name.toLowerCase()] !== undefined;
+  }
+
+  getSetCookie(): string[] {
+    return this.#incoming["set-cookie"] ?? [];
+  }
+
+  forEach(callback: (value: string, name: string, parent: Headers) => void, thisArg?: unknown): void {
+    for (const [name, value] of this.entries())
+      callback.call(thisArg, value, name, this as unknown as Headers);
+  }
+
+  entries(): IterableIterator<[string, string]> {
+    this.#sorted ??= [...toHeaders(this.#incoming)];
+    return this.#sorted[Symbol.iterator]();
+  }
+
+  keys(): IterableIterator<string> {
+    return [...this.entries()].map(([name]) => name)[Symbol.iterator]();
+  }
+
+  values(): IterableIterator<string> {
+    return [...this.entries()].map(([, value]) => value)[Symbol.iterator]();
+  }
+
+  [Symbol.iterator](): IterableIterator<[string, string]> {
+    return this.entries();
+  }
+
+  append(): void {
+    throw new TypeError("a request's headers are immutable");
+  }
+
+  set(): void {
+    throw new TypeError("a request's headers are immutable");
+  }
+
+  delete(): void {
+    throw new TypeError("a request's headers are immutable");
+  }
+}
+
+/**
  * The parts of a Node request for host-core; null when its target is not a path. The standard
  * Request is built only if host-core asks for one (a wake upgrade).
  */
@@ -53,12 +115,7 @@ export function toParts(req: IncomingMessage, body: Buffer | null): RequestParts
   // already refused control characters).
   if (!req.url?.startsWith("/")) return null;
   const url = `http://localhost${req.url}`;
-  let headers: Headers;
-  try {
-    headers = toHeaders(req.headers);
-  } catch {
-    return null;
-  }
+  const headers = new IncomingHeaders(req.headers) as unknown as Headers;
   const method = req.method ?? "GET";
   const hasBody = body !== null && method !== "GET" && method !== "HEAD";
   let request: Request | undefined;
@@ -70,7 +127,7 @@ export function toParts(req: IncomingMessage, body: Buffer | null): RequestParts
     request() {
       request ??= new Request(url, {
         method,
-        headers,
+        headers: toHeaders(req.headers),
         body: hasBody ? (body as Uint8Array<ArrayBuffer>) : null,
       });
       return request;

@@ -41,7 +41,10 @@ export class Metrics {
   }
 
   /** The labelled series, looked up once: prom-client hashes the labels on every call otherwise. */
-  private readonly series = new Map<string, { requests: Counter.Internal; latency: Histogram.Internal }>();
+  private readonly series = new Map<
+    string,
+    { requests: Counter.Internal; latency: Histogram.Internal<"kind"> }
+  >();
 
   observe(record: RequestRecord): void {
     const key = `${record.kind} ${record.result}`;
