@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { partsFromRequest } from "./http-parts.js";
 import { readJsonBody as readParts } from "./read-json-body.js";
 
-const readJsonBody = (request: Request, max: number, optional?: boolean) =>
+const readJsonBody = async (request: Request, max: number, optional?: boolean) =>
   readParts(partsFromRequest(request), max, optional);
 
 const request = (
@@ -47,5 +47,28 @@ describe("readJsonBody", () => {
       duplex: "half",
     } as RequestInit);
     expect(await status(readJsonBody(endless, 1000))).toBe(413);
+  });
+
+  it("parses a body the host has read already without a promise, with the same checks", () => {
+    const parts = (body: Uint8Array | null, type = "application/json") => ({
+      ...partsFromRequest(
+        new Request("http://x/ns/pull", { method: "POST", headers: { "content-type": type } }),
+      ),
+      body,
+    });
+    const bytes = (text: string) => new TextEncoder().encode(text);
+    expect(readParts(parts(bytes('{"a":1}')), 100)).toEqual({ a: 1 });
+    expect(readParts(parts(null), 100, true)).toBeUndefined();
+    const refused = (run: () => unknown) => {
+      try {
+        run();
+        return 200;
+      } catch (error) {
+        return (error as { status: number }).status;
+      }
+    };
+    expect(refused(() => readParts(parts(bytes("{}"), "text/plain"), 100))).toBe(415);
+    expect(refused(() => readParts(parts(bytes(`"${"x".repeat(200)}"`)), 100))).toBe(413);
+    expect(refused(() => readParts(parts(new Uint8Array([0xc3, 0x28])), 100))).toBe(400);
   });
 });

@@ -7,16 +7,23 @@ const UTF8 = new TextDecoder("utf-8", { fatal: true });
 /**
  * Reads a JSON body of at most `maxBytes`, counting as it reads so a body that lies about its
  * length (or sends none) cannot make the server buffer more. `optional` accepts an empty body.
+ * A body the host has read already is parsed at once (no promise); otherwise the answer is one.
  */
-export async function readJsonBody(
-  parts: RequestParts,
-  maxBytes: number,
-  optional = false,
-): Promise<unknown> {
+export function readJsonBody(parts: RequestParts, maxBytes: number, optional = false): unknown {
   const declared = parts.headers.get("content-length");
   if (declared !== null && Number(declared) > maxBytes) throw tooLarge(maxBytes);
-  const bytes =
-    parts.body === undefined ? await readRequestBody(parts.request(), declared, maxBytes) : parts.body;
+  if (parts.body !== undefined) return parseJsonBody(parts, parts.body, maxBytes, optional);
+  return readRequestBody(parts.request(), declared, maxBytes).then((bytes) =>
+    parseJsonBody(parts, bytes, maxBytes, optional),
+  );
+}
+
+function parseJsonBody(
+  parts: RequestParts,
+  bytes: Uint8Array | null,
+  maxBytes: number,
+  optional: boolean,
+): unknown {
   if (bytes === null || bytes.length === 0) {
     if (optional) return undefined;
     throw new HttpError("bad_request", "a JSON body is required");

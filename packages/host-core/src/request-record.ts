@@ -46,6 +46,11 @@ export function resultClass(status: number): ResultClass {
 const MAX_CACHED_HASHES = 10_000;
 const hashes = new Map<string, string>();
 
+/** The namespace's hash if `namespaceHash` computed it already. */
+export function knownNamespaceHash(namespace: string): string | undefined {
+  return hashes.get(namespace);
+}
+
 /**
  * The first 16 hex digits of the namespace's SHA-256. Digests are asynchronous and cost a thread
  * hop, so they are kept (a bounded number).

@@ -21,7 +21,7 @@ import type { Scheduler } from "./ports/scheduler.js";
 import type { Storage } from "./ports/storage.js";
 import type { Wake } from "./ports/wake.js";
 import { readJsonBody } from "./read-json-body.js";
-import { namespaceHash, type RequestRecord, resultClass } from "./request-record.js";
+import { knownNamespaceHash, namespaceHash, type RequestRecord, resultClass } from "./request-record.js";
 import { matchRoute, type Route } from "./route.js";
 
 /** What a host gives host-core: the engine and the ports of its runtime. */
@@ -56,7 +56,9 @@ export class WeirHost {
   private readonly logger: Logger;
   private readonly opening = new Map<string, Promise<NamespaceService>>();
   private readonly open = new Map<string, NamespaceService>();
-  private readonly inflight = new Set<Promise<unknown>>();
+  /** Requests being answered, and what `close` waits on until there are none. */
+  private inflight = 0;
+  private drained: (() => void) | undefined;
   private readonly background = new Set<Promise<unknown>>();
   private closing = false;
 
@@ -80,9 +82,7 @@ export class WeirHost {
    * build a Request and a Response per call; never throws.
    */
   handleParts(parts: RequestParts): Promise<ResponseParts> {
-    const done = this.serve(parts);
-    this.inflight.add(done);
-    return done.finally(() => this.inflight.delete(done));
+    return this.serve(parts);
   }
 
   /** The namespace's service, opening (and installing) its database on first use. */
@@ -119,8 +119,14 @@ export class WeirHost {
   /** Refuses new requests (503), waits for the ones in flight and deferred effects, closes every database. */
   async close(): Promise<void> {
     this.closing = true;
-    while (this.inflight.size > 0 || this.opening.size > 0) {
-      await Promise.allSettled([...this.inflight, ...this.opening.values()]);
+    while (this.inflight > 0 || this.opening.size > 0) {
+      const drained =
+        this.inflight > 0
+          ? new Promise<void>((resolve) => {
+              this.drained = resolve;
+            })
+          : undefined;
+      await Promise.allSettled([drained, ...this.opening.values()]);
     }
     await Promise.allSettled([...this.background]);
     for (const service of this.open.values()) this.closeService(service);
@@ -128,6 +134,19 @@ export class WeirHost {
   }
 
   private async serve(request: RequestParts): Promise<ResponseParts> {
+    this.inflight++;
+    try {
+      return await this.answer(request);
+    } finally {
+      if (--this.inflight === 0 && this.drained) {
+        const drained = this.drained;
+        this.drained = undefined;
+        drained();
+      }
+    }
+  }
+
+  private async answer(request: RequestParts): Promise<ResponseParts> {
     const started = this.clock.monotonic();
     const record: RequestRecord = { msg: "request", kind: "unknown", status: 0, result: "ok", totalMs: 0 };
     let service: NamespaceService | undefined;
@@ -136,7 +155,8 @@ export class WeirHost {
       const route = matchRoute(request.method, new URL(request.url).pathname);
       record.kind = route.kind;
       if (this.closing) throw new ShuttingDownError();
-      record.ns = await namespaceHash(route.namespace);
+      // Each await costs a turn of the microtask queue: only what is not at hand is awaited.
+      record.ns = knownNamespaceHash(route.namespace) ?? (await namespaceHash(route.namespace));
       response = await this.route(request, route, record, (opened) => {
         service = opened;
         opened.active++;
@@ -170,13 +190,14 @@ export class WeirHost {
       await checkAdmin(this.config, request);
       const body =
         request.method === "POST" ? await readJsonBody(request, this.config.maxBodyBytes, true) : undefined;
-      const service = await this.namespace(route.namespace);
+      const service = this.open.get(route.namespace) ?? (await this.namespace(route.namespace));
       using(service);
       const result = service.admin(route.action, request.method, body);
       Object.assign(record, result.log);
       return result.response;
     }
-    const claims = await this.authenticate(request);
+    const authenticated = this.authenticate(request);
+    const claims = authenticated instanceof Promise ? await authenticated : authenticated;
     if (route.type === "wake") {
       const clientID = parse(IdString, new URL(request.url).searchParams.get("clientID") ?? "");
       if (!clientID.ok) throw new HttpError("bad_request", `clientID: ${clientID.message}`);
@@ -187,8 +208,9 @@ export class WeirHost {
       });
       return { status: accepted.status, headers: {}, body: null, response: accepted };
     }
-    const body = await readJsonBody(request, this.config.maxBodyBytes);
-    const service = await this.namespace(route.namespace);
+    const read = readJsonBody(request, this.config.maxBodyBytes);
+    const body = read instanceof Promise ? await read : read;
+    const service = this.open.get(route.namespace) ?? (await this.namespace(route.namespace));
     using(service);
     const dialect = route.kind.startsWith("replicache") ? "replicache" : "native";
     const result =
@@ -199,21 +221,28 @@ export class WeirHost {
     return result.response;
   }
 
-  private async authenticate(request: AuthRequest): Promise<Claims> {
-    let claims: Claims | null;
+  /** The request's claims; a promise only when the config's `authenticate` answers one. */
+  private authenticate(request: AuthRequest): Claims | Promise<Claims> {
+    let answer: Claims | null | Promise<Claims | null>;
     try {
-      claims = await this.config.authenticate(request);
+      answer = this.config.authenticate(request);
     } catch (error) {
-      this.logger.log("warn", { msg: "authenticate threw", error: String(error) });
-      throw new HttpError("unauthorized", "authentication failed", { "www-authenticate": "Bearer" });
+      throw this.authenticateThrew(error);
     }
-    if (claims === null || claims === undefined) {
-      throw new HttpError("unauthorized", "missing or invalid credentials", { "www-authenticate": "Bearer" });
+    if (typeof (answer as PromiseLike<unknown> | null)?.then === "function") {
+      return Promise.resolve(answer).then(
+        (claims) => checkedClaims(claims),
+        (error: unknown) => {
+          throw this.authenticateThrew(error);
+        },
+      );
     }
-    if (!parse(IdString, claims.userID).ok) {
-      throw new Error("authenticate answered claims without a userID string of 1 to 256 characters");
-    }
-    return claims;
+    return checkedClaims(answer as Claims | null);
+  }
+
+  private authenticateThrew(error: unknown): HttpError {
+    this.logger.log("warn", { msg: "authenticate threw", error: String(error) });
+    return new HttpError("unauthorized", "authentication failed", { "www-authenticate": "Bearer" });
   }
 
   private async openNamespace(name: string): Promise<NamespaceService> {
@@ -279,4 +308,14 @@ export class WeirHost {
       500,
     );
   }
+}
+
+function checkedClaims(claims: Claims | null | undefined): Claims {
+  if (claims === null || claims === undefined) {
+    throw new HttpError("unauthorized", "missing or invalid credentials", { "www-authenticate": "Bearer" });
+  }
+  if (!parse(IdString, claims.userID).ok) {
+    throw new Error("authenticate answered claims without a userID string of 1 to 256 characters");
+  }
+  return claims;
 }
