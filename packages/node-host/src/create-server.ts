@@ -93,7 +93,9 @@ export function createServer(options: NodeHostOptions): WeirServer {
     options.metrics === false
       ? undefined
       : new Metrics({ openNamespaces: () => host?.openNamespaces ?? 0, wakeSockets: () => wake.total });
-  const pending = new Set<Promise<void>>();
+  // Requests and upgrades being answered, and what `close` waits on until there are none.
+  let pending = 0;
+  let drained: (() => void) | undefined;
   let idleTimer: NodeJS.Timeout | undefined;
   let closing: Promise<void> | undefined;
 
@@ -126,28 +128,45 @@ export function createServer(options: NodeHostOptions): WeirServer {
   };
 
   const track = (work: Promise<void>) => {
-    pending.add(work);
-    work.finally(() => pending.delete(work));
+    pending++;
+    const done = () => {
+      if (--pending > 0 || !drained) return;
+      const resolve = drained;
+      drained = undefined;
+      resolve();
+    };
+    work.then(done, done);
+  };
+  const allAnswered = async () => {
+    while (pending > 0) {
+      await new Promise<void>((resolve) => {
+        drained = resolve;
+      });
+    }
+  };
+
+  // Awaits only what is not at hand: each await costs a turn of the microtask queue.
+  const answer = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    if (options.onRequest && (await options.onRequest(req, res))) return;
+    if (metrics && req.method === "GET" && req.url === "/metrics") {
+      const { body, contentType } = await metrics.render();
+      res.writeHead(200, { "content-type": contentType }).end(body);
+      return;
+    }
+    const weir = host ?? (await ensureStarted());
+    const { bytes, overflow } = await readBody(req, weir.config.maxBodyBytes);
+    const parts = toParts(req, bytes);
+    const response = parts
+      ? await weir.handleParts(parts)
+      : jsonParts({ error: "bad_request", message: "the request target must be a path" }, 400);
+    const written = writeParts(res, response, overflow);
+    if (written) await written;
   };
 
   const httpServer = createHttpServer();
   httpServer.on("request", (req, res) => {
     track(
-      (async () => {
-        if (options.onRequest && (await options.onRequest(req, res))) return;
-        if (metrics && req.method === "GET" && req.url === "/metrics") {
-          const { body, contentType } = await metrics.render();
-          res.writeHead(200, { "content-type": contentType }).end(body);
-          return;
-        }
-        const weir = await ensureStarted();
-        const { bytes, overflow } = await readBody(req, weir.config.maxBodyBytes);
-        const parts = toParts(req, bytes);
-        const answer = parts
-          ? await weir.handleParts(parts)
-          : jsonParts({ error: "bad_request", message: "the request target must be a path" }, 400);
-        await writeParts(res, answer, overflow);
-      })().catch((error: unknown) => {
+      answer(req, res).catch((error: unknown) => {
         logger.log("error", { msg: "request bridge failed", error: String(error) });
         if (!res.headersSent) res.writeHead(500, { "content-type": "application/json" });
         res.end(JSON.stringify({ error: "internal", message: "internal error" }));
@@ -201,9 +220,9 @@ export function createServer(options: NodeHostOptions): WeirServer {
           httpServer.close(() => resolve());
         });
         httpServer.closeIdleConnections();
-        while (pending.size > 0) await Promise.allSettled([...pending]);
+        await allAnswered();
         await host?.close();
-        while (pending.size > 0) await Promise.allSettled([...pending]);
+        await allAnswered();
         if (idleTimer) clearInterval(idleTimer);
         wake.close();
         scheduler.close();

@@ -135,8 +135,11 @@ export function toParts(req: IncomingMessage, body: Buffer | null): RequestParts
   };
 }
 
-/** Writes host-core's answer; a dropped one breaks the connection instead. */
-export async function writeParts(res: ServerResponse, parts: ResponseParts, close: boolean): Promise<void> {
+/**
+ * Writes host-core's answer; a dropped one breaks the connection instead. Synchronous but for a
+ * standard Response (a rejected upgrade), whose body is read first.
+ */
+export function writeParts(res: ServerResponse, parts: ResponseParts, close: boolean): void | Promise<void> {
   if (parts.response) return writeResponse(res, parts.response, close);
   if (parts.drop) {
     res.destroy();

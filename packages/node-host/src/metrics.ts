@@ -1,27 +1,45 @@
 import type { RequestRecord } from "@weir/host-core";
-import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
+import { collectDefaultMetrics, Gauge, type Metric, Registry } from "prom-client";
+
+/** A line of a scraped metric, as prom-client's registry renders it. */
+interface SeriesValue {
+  value: number;
+  labels: Record<string, string | number>;
+  metricName?: string;
+}
+
+const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
+
+/** One kind of request: counts by result class; latencies per bucket (not cumulative), sum, count. */
+interface KindSeries {
+  results: Map<string, number>;
+  buckets: number[];
+  sum: number;
+  count: number;
+}
 
 /** Prometheus metrics of one server, in a registry of its own (two servers in a process never clash). */
 export class Metrics {
   readonly registry = new Registry();
-  private readonly requests: Counter<"kind" | "result">;
-  private readonly latency: Histogram<"kind">;
+  /** Requests and latencies by kind: plain numbers, rendered when scraped. */
+  private readonly kinds = new Map<string, KindSeries>();
 
   constructor(sources: { openNamespaces(): number; wakeSockets(): number }) {
     collectDefaultMetrics({ register: this.registry });
-    this.requests = new Counter({
-      name: "weir_requests_total",
-      help: "Requests by kind and result class",
-      labelNames: ["kind", "result"],
-      registers: [this.registry],
-    });
-    this.latency = new Histogram({
-      name: "weir_request_duration_seconds",
-      help: "Request latency by kind",
-      labelNames: ["kind"],
-      buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
-      registers: [this.registry],
-    });
+    // prom-client's own Counter and Histogram hash the labels on every call, a cost paid per
+    // request; these count in plain numbers and hand the registry their values when scraped.
+    this.registry.registerMetric(
+      scraped("weir_requests_total", "Requests by kind and result class", "counter", () =>
+        [...this.kinds].flatMap(([kind, series]) =>
+          [...series.results].map(([result, value]) => ({ labels: { kind, result }, value })),
+        ),
+      ),
+    );
+    this.registry.registerMetric(
+      scraped("weir_request_duration_seconds", "Request latency by kind", "histogram", () =>
+        [...this.kinds].flatMap(([kind, series]) => histogramValues(kind, series)),
+      ),
+    );
     new Gauge({
       name: "weir_open_namespaces",
       help: "Namespaces whose database is open",
@@ -40,27 +58,46 @@ export class Metrics {
     });
   }
 
-  /** The labelled series, looked up once: prom-client hashes the labels on every call otherwise. */
-  private readonly series = new Map<
-    string,
-    { requests: Counter.Internal; latency: Histogram.Internal<"kind"> }
-  >();
-
   observe(record: RequestRecord): void {
-    const key = `${record.kind} ${record.result}`;
-    let series = this.series.get(key);
+    let series = this.kinds.get(record.kind);
     if (!series) {
-      series = {
-        requests: this.requests.labels(record.kind, record.result),
-        latency: this.latency.labels(record.kind),
-      };
-      this.series.set(key, series);
+      series = { results: new Map(), buckets: LATENCY_BUCKETS.map(() => 0), sum: 0, count: 0 };
+      this.kinds.set(record.kind, series);
     }
-    series.requests.inc();
-    series.latency.observe(record.totalMs / 1000);
+    series.results.set(record.result, (series.results.get(record.result) ?? 0) + 1);
+    const seconds = record.totalMs / 1000;
+    const bucket = LATENCY_BUCKETS.findIndex((bound) => seconds <= bound);
+    if (bucket >= 0) series.buckets[bucket]!++;
+    series.sum += seconds;
+    series.count++;
   }
 
   async render(): Promise<{ body: string; contentType: string }> {
     return { body: await this.registry.metrics(), contentType: this.registry.contentType };
   }
+}
+
+/** A metric the registry renders from `values()` when scraped. */
+function scraped(
+  name: string,
+  help: string,
+  type: "counter" | "histogram",
+  values: () => SeriesValue[],
+): Metric {
+  const get = async () => ({ name, help, type, aggregator: "sum" as const, values: values() });
+  return { name, help, type, aggregator: "sum", get } as unknown as Metric;
+}
+
+/** A kind's histogram series: cumulative buckets up to +Inf, then the sum and the count. */
+function histogramValues(kind: string, { buckets, sum, count }: KindSeries): SeriesValue[] {
+  const name = "weir_request_duration_seconds";
+  let cumulative = 0;
+  const values: SeriesValue[] = LATENCY_BUCKETS.map((bound, i) => {
+    cumulative += buckets[i]!;
+    return { metricName: `${name}_bucket`, labels: { le: bound, kind }, value: cumulative };
+  });
+  values.push({ metricName: `${name}_bucket`, labels: { le: "+Inf", kind }, value: count });
+  values.push({ metricName: `${name}_sum`, labels: { kind }, value: sum });
+  values.push({ metricName: `${name}_count`, labels: { kind }, value: count });
+  return values;
 }

@@ -95,7 +95,11 @@ describe("createServer", () => {
       const text = await response.text();
       expect(text).toMatch(/weir_requests_total\{kind="push",result="ok"\} 1/);
       expect(text).toMatch(/weir_requests_total\{kind="pull",result="client_error"\} 1/);
-      expect(text).toMatch(/weir_request_duration_seconds_bucket\{le="[^"]+",kind="push"\}/);
+      expect(text).toMatch(/# TYPE weir_request_duration_seconds histogram/);
+      expect(text).toMatch(/weir_request_duration_seconds_bucket\{le="2.5",kind="push"\} 1\n/);
+      expect(text).toMatch(/weir_request_duration_seconds_bucket\{le="\+Inf",kind="push"\} 1\n/);
+      expect(text).toMatch(/weir_request_duration_seconds_count\{kind="pull"\} 1\n/);
+      expect(text).toMatch(/weir_request_duration_seconds_sum\{kind="push"\} 0\.\d+/);
       expect(text).toMatch(/weir_open_namespaces 1/);
       expect(text).toMatch(/weir_wake_sockets 0/);
     } finally {
