@@ -20,7 +20,7 @@ export type AuthRequest = Pick<Request, "method" | "url" | "headers">;
 /** An answer before it becomes a Response (or is written straight to a socket). */
 export interface ResponseParts {
   status: number;
-  headers: Record<string, string>;
+  headers: Readonly<Record<string, string>>;
   body: string | null;
   /** Break the connection instead of answering (the drop-next-push-response knob). */
   drop?: boolean;
@@ -28,13 +28,16 @@ export interface ResponseParts {
   response?: Response;
 }
 
-const JSON_HEADERS = { "content-type": "application/json; charset=utf-8" } as const;
+/** The headers of a JSON answer, shared (and frozen) by every answer that adds none. */
+const JSON_HEADERS: Readonly<Record<string, string>> = Object.freeze({
+  "content-type": "application/json; charset=utf-8",
+});
 
 /** A JSON answer. A string body is sent as is (the engine renders pull bodies itself). */
-export function jsonParts(body: unknown, status = 200, headers: Record<string, string> = {}): ResponseParts {
+export function jsonParts(body: unknown, status = 200, headers?: Record<string, string>): ResponseParts {
   return {
     status,
-    headers: { ...JSON_HEADERS, ...headers },
+    headers: headers === undefined ? JSON_HEADERS : { ...JSON_HEADERS, ...headers },
     body: typeof body === "string" ? body : JSON.stringify(body),
   };
 }

@@ -30,7 +30,7 @@ function parseJsonBody(
   }
   if (bytes.length > maxBytes) throw tooLarge(maxBytes);
   const type = parts.headers.get("content-type");
-  if (!type || !JSON_TYPE.test(type)) {
+  if (type !== "application/json" && (!type || !JSON_TYPE.test(type))) {
     throw new HttpError("unsupported_media_type", "the body must be JSON (content-type: application/json)");
   }
   let text: string;

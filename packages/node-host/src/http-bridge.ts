@@ -147,8 +147,10 @@ export function writeParts(res: ServerResponse, parts: ResponseParts, close: boo
   }
   // With its length known the answer goes out in one write, not as chunks.
   const length = parts.body === null || parts.body === undefined ? 0 : Buffer.byteLength(parts.body);
-  const headers: Record<string, string> = { ...parts.headers, "content-length": String(length) };
-  if (close) headers.connection = "close";
+  const headers: string[] = [];
+  for (const name in parts.headers) headers.push(name, parts.headers[name]!);
+  headers.push("content-length", String(length));
+  if (close) headers.push("connection", "close");
   res.writeHead(parts.status, headers);
   res.end(parts.body ?? undefined);
 }
