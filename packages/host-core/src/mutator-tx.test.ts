@@ -74,6 +74,27 @@ describe("createMutatorTx", () => {
     expect(() => tx.api.upsert("t", { id: "r", n: "two", f: 1, ok: true })).toThrow(MutatorError);
   });
 
+  it("writes each shape of row with its own columns, in any order of shapes and column orders", () => {
+    const { tx } = setup();
+    const shapes = [
+      { n: 1, f: 1, ok: true },
+      { f: 2, n: 2, ok: false, s: "two" },
+      { ok: true, n: 3, f: 3, j: [3] },
+    ];
+    for (let round = 0; round < 2; round++) {
+      shapes.forEach((shape, i) => {
+        tx.api.upsert("t", { id: `u${i}`, ...shape });
+        tx.api.insert("t", { id: `i${round}-${i}`, ...shape });
+        tx.api.update("t", { id: `u${i}`, ...shape, n: shape.n * 10 });
+      });
+    }
+    shapes.forEach((shape, i) => {
+      expect(tx.api.get("t", `u${i}`)).toMatchObject({ ...shape, n: shape.n * 10 });
+      expect(tx.api.get("t", `i1-${i}`)).toMatchObject(shape);
+    });
+    expect(tx.api.get("t", "u0")).toMatchObject({ s: null, j: null });
+  });
+
   it("takes composite keys as objects", () => {
     const { tx } = setup();
     tx.api.insert("pair", { a: "x", b: 1, v: "one" });

@@ -15,6 +15,30 @@ export interface MutatorTxInput {
 
 const quote = (name: string) => `"${name}"`;
 
+/** The SQL of the last write of each kind to a table, with the columns it named. */
+type LastWrites = Map<string, { columns: readonly string[]; sql: string }>;
+const lastWrites = new WeakMap<TableInfo, LastWrites>();
+
+/**
+ * The SQL of a write naming these columns, built by `build` unless the table's previous write of
+ * this kind named the same ones: mutators write the same shape again and again, and the same
+ * string is also a cheaper key for the adapter's statement cache than an equal new one.
+ */
+function sqlFor(info: TableInfo, kind: string, columns: readonly string[], build: () => string): string {
+  let writes = lastWrites.get(info);
+  if (!writes) {
+    writes = new Map();
+    lastWrites.set(info, writes);
+  }
+  const last = writes.get(kind);
+  if (last && last.columns.length === columns.length && last.columns.every((c, i) => c === columns[i])) {
+    return last.sql;
+  }
+  const sql = build();
+  writes.set(kind, { columns, sql });
+  return sql;
+}
+
 /** The `tx` a mutator writes through, over the mutation's open transaction. */
 export function createMutatorTx({ db, tables, claims, clientID, deferred }: MutatorTxInput): {
   api: MutatorTx;
@@ -78,7 +102,14 @@ export function createMutatorTx({ db, tables, claims, clientID, deferred }: Muta
     insert(tableName, row) {
       const info = table(tableName);
       const entries = rowEntries(info, row);
-      const sql = `INSERT INTO ${quote(info.name)} (${entries.map(([c]) => quote(c)).join(", ")}) VALUES (${entries.map(() => "?").join(", ")})`;
+      const columns = entries.map(([column]) => column);
+      const sql = sqlFor(
+        info,
+        "insert",
+        columns,
+        () =>
+          `INSERT INTO ${quote(info.name)} (${columns.map(quote).join(", ")}) VALUES (${columns.map(() => "?").join(", ")})`,
+      );
       asAppError(() =>
         db.exec(
           sql,
@@ -93,7 +124,14 @@ export function createMutatorTx({ db, tables, claims, clientID, deferred }: Muta
       if (sets.length === 0) {
         return db.query(`SELECT 1 FROM ${quote(info.name)} WHERE ${whereKey(info)}`, key).length > 0;
       }
-      const sql = `UPDATE ${quote(info.name)} SET ${sets.map(([c]) => `${quote(c)} = ?`).join(", ")} WHERE ${whereKey(info)}`;
+      const columns = sets.map(([column]) => column);
+      const sql = sqlFor(
+        info,
+        "update",
+        columns,
+        () =>
+          `UPDATE ${quote(info.name)} SET ${columns.map((c) => `${quote(c)} = ?`).join(", ")} WHERE ${whereKey(info)}`,
+      );
       return asAppError(() => db.exec(sql, [...sets.map(([, value]) => value), ...key])) > 0;
     },
     upsert(tableName, row) {
@@ -102,12 +140,15 @@ export function createMutatorTx({ db, tables, claims, clientID, deferred }: Muta
       // SQLite checks NOT NULL on the inserted row before the conflict, so it would fail.
       const entries = rowEntries(info, row);
       if (info.required.every((column) => entries.some(([given]) => given === column))) {
-        const sets = entries.filter(([column]) => !info.primaryKey.includes(column));
-        const onConflict =
-          sets.length === 0
-            ? "DO NOTHING"
-            : `DO UPDATE SET ${sets.map(([c]) => `${quote(c)} = excluded.${quote(c)}`).join(", ")}`;
-        const sql = `INSERT INTO ${quote(info.name)} (${entries.map(([c]) => quote(c)).join(", ")}) VALUES (${entries.map(() => "?").join(", ")}) ON CONFLICT (${info.primaryKey.map(quote).join(", ")}) ${onConflict}`;
+        const columns = entries.map(([column]) => column);
+        const sql = sqlFor(info, "upsert", columns, () => {
+          const sets = columns.filter((column) => !info.primaryKey.includes(column));
+          const onConflict =
+            sets.length === 0
+              ? "DO NOTHING"
+              : `DO UPDATE SET ${sets.map((c) => `${quote(c)} = excluded.${quote(c)}`).join(", ")}`;
+          return `INSERT INTO ${quote(info.name)} (${columns.map(quote).join(", ")}) VALUES (${columns.map(() => "?").join(", ")}) ON CONFLICT (${info.primaryKey.map(quote).join(", ")}) ${onConflict}`;
+        });
         asAppError(() =>
           db.exec(
             sql,

@@ -151,14 +151,14 @@ function runBatch(
           clientGroupID: batch.clientGroupID,
           clientID: mutation.clientID,
           mutationID: mutation.id,
-          ...(mutation.timestamp === undefined ? {} : { timestamp: mutation.timestamp }),
         };
+        if (mutation.timestamp !== undefined) ctx.timestamp = mutation.timestamp;
         const result = runMutator(service, mutation.name, mutation.args, ctx, isolated);
         processed.push({ clientID: mutation.clientID, mutationID: mutation.id });
         if (result.ok) {
           outcome.applied++;
           outcome.writers.add(mutation.clientID);
-          outcome.deferred.push(...result.deferred);
+          if (result.deferred.length > 0) outcome.deferred.push(...result.deferred);
           outcome.entries.push(entry(mutation, {}));
         } else {
           if (result.wrote) throw REFUSED;
