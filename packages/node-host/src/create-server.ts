@@ -102,7 +102,9 @@ export function createServer(options: NodeHostOptions): WeirServer {
   const start = async (): Promise<WeirHost> => {
     const [engine, storage] = await Promise.all([
       loadNodeEngine(),
-      options.storage === "memory" ? memoryStorage() : fileStorage(options.dataDir ?? DEFAULT_DATA_DIR),
+      options.storage === "memory"
+        ? memoryStorage()
+        : fileStorage(options.dataDir ?? DEFAULT_DATA_DIR, { logger }),
     ]);
     host = createWeirHost(config, {
       engine,

@@ -2,9 +2,10 @@ import { mkdirSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { betterSqliteAdapter } from "@weir/engine-wasm/better-sqlite3";
 import { type SqlJsDatabase, sqlJsAdapter } from "@weir/engine-wasm/sql-js";
-import { HttpError, type NamespaceStore, type Storage } from "@weir/host-core";
+import { HttpError, type Logger, type NamespaceStore, type Storage } from "@weir/host-core";
 import Database from "better-sqlite3";
 import initSqlJs from "sql.js";
+import { Checkpointer } from "./checkpointer.js";
 import { acquireLease, type Lease, LeaseHeldError } from "./lease.js";
 
 /** How long a writer waits for a lock another process holds before failing. */
@@ -17,9 +18,15 @@ const LEASE_WAIT_MS = 2_000;
  * synchronous=NORMAL: a commit survives a process crash; only an OS crash may lose the last ones.
  * While a namespace is open the server holds the file's single-writer lease (`<file>.lease`),
  * so a `weir maintain` waits or yields; it lets go when the namespace closes (idle or shutdown).
+ * Committed pages are copied back into the database by a worker thread (see Checkpointer), off
+ * the thread that answers requests.
  */
-export function fileStorage(dataDir: string): Storage {
+export function fileStorage(dataDir: string, options: { logger?: Logger } = {}): Storage {
   const dir = resolve(dataDir);
+  // Logged without the file: its name is the namespace's, which logs show only as a hash.
+  const checkpointer = new Checkpointer((_file, error) =>
+    options.logger?.log("warn", { msg: "background checkpoint failed", error }),
+  );
   return {
     closesWhenIdle: true,
     async open(namespace) {
@@ -49,12 +56,19 @@ export function fileStorage(dataDir: string): Storage {
       const run = opened.transaction((fn: () => unknown) => fn());
       return {
         db: betterSqliteAdapter(opened),
-        transaction: <T>(fn: () => T) => run(fn) as T,
+        transaction: <T>(fn: () => T) => {
+          const result = run(fn) as T;
+          checkpointer.written(file);
+          return result;
+        },
         sizeBytes: () =>
           (opened.pragma("page_count", { simple: true }) as number) *
           (opened.pragma("page_size", { simple: true }) as number),
         close: () => {
+          // The server's connection first, then the worker's: the last to close removes the WAL,
+          // and two closing at once would each leave it to the other.
           opened.close();
+          void checkpointer.close(file);
           lease.release();
         },
       };
