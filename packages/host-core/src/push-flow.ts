@@ -13,10 +13,10 @@ import { runMutator } from "./run-mutator.js";
 type Entry = { id: { clientID: string; id: number }; result: MutationResult };
 
 /**
- * Push in either dialect. The batch runs in one transaction and commits as one version; each
- * mutation runs in a nested one, so an application error rolls back only that mutation's writes
- * while its id still advances with the rest. Nothing is acknowledged before the commit, and
- * deferred effects run only after it.
+ * Push in either dialect. The batch runs in one transaction and commits as one version; an
+ * application error rolls back only that mutation's writes (see runBatch) while its id still
+ * advances with the rest. Nothing is acknowledged before the commit, and deferred effects run
+ * only after it.
  */
 export function runPush(
   service: NamespaceService,
