@@ -165,10 +165,9 @@ function planReset(
   plan.included =
     schema.tables.length == 0
       ? 0
-      : queryJoinedPayloads(
-          "SELECT count(patch), group_concat(patch, ',') FROM (" + sql + ")",
-          params(bound),
-        );
+      : // count(*), not count(patch): SQLite flattens the subquery into both aggregates, and
+        // each would render every row's JSON (a patch is never NULL).
+        queryJoinedPayloads("SELECT count(*), group_concat(patch, ',') FROM (" + sql + ")", params(bound));
   plan.patch = '{"op":"clear"}' + ROWS_AFTER_OP_HERE;
 }
 
