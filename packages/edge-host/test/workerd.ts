@@ -1,6 +1,7 @@
 import { copyFileSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
+import type { Readable } from "node:stream";
 import { fileURLToPath } from "node:url";
 import { engineWasmUrl } from "@weir/engine-wasm";
 import { build, type Plugin } from "esbuild";
@@ -75,7 +76,7 @@ export async function startWorkerd(options: { persistDir?: string; output?: Outp
     // entry proxy (which turns a broken answer into a complete one).
     unsafeDirectSockets: [{ host: "127.0.0.1", port: 0 }],
     log: new Log(LogLevel.WARN),
-    handleRuntimeStdio(stdout, stderr) {
+    handleRuntimeStdio(stdout: Readable, stderr: Readable) {
       stdout.on("data", (chunk: Buffer) => {
         output.text += chunk.toString();
       });

@@ -1,3 +1,4 @@
+/// <reference types="node" />
 import { createHash } from "node:crypto";
 import { toJsonSchema } from "@valibot/to-json-schema";
 import type { GenericSchema } from "valibot";
@@ -18,7 +19,7 @@ function isSchema(value: unknown): value is GenericSchema {
 }
 
 function fingerprint(): string {
-  const entries = Object.entries(protocol)
+  const entries = Object.entries(protocol as Record<string, unknown>)
     .filter((entry): entry is [string, GenericSchema] => isSchema(entry[1]))
     .sort(([a], [b]) => a.localeCompare(b))
     .map(([name, schema]) => [name, toJsonSchema(schema, { errorMode: "ignore" })]);
