@@ -36,17 +36,26 @@ console.log(
 // Objects keep their databases here, so a second workerd can wake them from storage.
 const persist = mkdtempSync(join(tmpdir(), "weir-bench-edge-storage-"));
 
-/** A workerd running the bundle, and a client holding one kept-alive connection to it. */
-async function start() {
+const weirWorker = {
+  scriptPath: join(outdir, "worker.js"),
+  modulesRoot: outdir,
+  modulesRules: [{ type: "CompiledWasm", include: ["**/*.wasm"] }],
+  durableObjects: { WEIR: { className: "SyncObject", useSQLite: true } },
+};
+const floorWorker = {
+  scriptPath: join(here, "platform-floor.js"),
+  modulesRoot: here,
+  durableObjects: { STORE: { className: "Store", useSQLite: true } },
+};
+
+/** A workerd running a Worker, and a client holding one kept-alive connection to it. */
+async function start(worker = weirWorker) {
   const mf = new Miniflare({
     host: "127.0.0.1",
     port: 0,
     modules: true,
-    scriptPath: join(outdir, "worker.js"),
-    modulesRoot: outdir,
-    modulesRules: [{ type: "CompiledWasm", include: ["**/*.wasm"] }],
+    ...worker,
     compatibilityDate: "2026-04-01",
-    durableObjects: { WEIR: { className: "SyncObject", useSQLite: true } },
     durableObjectsPersist: persist,
     unsafeDirectSockets: [{ host: "127.0.0.1", port: 0 }],
     // workerd blocks once a pipe it logs to is full: read what it says (and show it when debugging).
@@ -61,7 +70,7 @@ async function start() {
   const url = new URL(await mf.unsafeGetDirectURL());
   const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
   // The Worker's first request loads its code; every figure below is for a loaded Worker.
-  await post(url, agent, "/warmup/pull", undefined, {}, 401);
+  if (worker === weirWorker) await post(url, agent, "/warmup/pull", undefined, {}, 401);
   return { mf, url, agent };
 }
 
@@ -93,6 +102,9 @@ function post(url, agent, path, user, body, expected = 200) {
 }
 
 let server = await start();
+// Runs beside weir's workerd and takes its turn in every round (see platform-floor.js).
+const floor = await start(floorWorker);
+const platformWrite = (body) => post(floor.url, floor.agent, "/write", undefined, body);
 const nextID = { alice: 1 };
 const push = (ns, user, todo) =>
   post(server.url, server.agent, `/${ns}/push`, user, {
@@ -132,12 +144,13 @@ const ns = "bench";
 for (let i = 0; i < 100; i++) await push(ns, "alice", `seed-${i}`);
 let cookie = (await pull(ns, "alice", null)).cookie;
 
-// Rounds of three, so that a slow spell of the machine weighs on all three figures alike:
-// a push acknowledged (one createTodo mutation, committed, answered); an incremental pull that
-// brings that one row; a caught-up pull with the cookie it answered.
+// Rounds of four, so that a slow spell of the machine weighs on every figure alike: a push
+// acknowledged (one createTodo mutation, committed, answered); an incremental pull that brings
+// that one row; a caught-up pull with the cookie it answered; the platform's bare write.
 const pushTimes = [];
 const pullTimes = [];
 const idleTimes = [];
+const floorTimes = [];
 for (let i = 0; i < ROUNDS + WARMUP; i++) {
   const pushed = await time(() => push(ns, "alice", `p-${i}`));
   const pulled = await time(() => pull(ns, "alice", cookie));
@@ -149,12 +162,15 @@ for (let i = 0; i < ROUNDS + WARMUP; i++) {
   const idle = await time(() => pull(ns, "alice", cookie));
   if (idle.answer.unchanged !== true)
     throw new Error(`a caught-up pull answered ${JSON.stringify(idle.answer)}`);
+  const bare = await time(() => platformWrite({ id: `p-${i}`, text: "a todo", done: false, sort: 1 }));
   if (i < WARMUP) continue;
   pushTimes.push(pushed.ms);
   pullTimes.push(pulled.ms);
   idleTimes.push(idle.ms);
+  floorTimes.push(bare.ms);
 }
 await server.mf.dispose();
+await floor.mf.dispose();
 
 // Woken: a new workerd on the same storage; the first pull of each namespace finds its object
 // evicted, so it starts the object and opens its database.
@@ -174,6 +190,7 @@ const result = {
   caughtUpPullP50Ms: p(idleTimes, 50),
   pushAckP50Ms: p(pushTimes, 50),
   pushAckP99Ms: p(pushTimes, 99),
+  platformWriteP50Ms: p(floorTimes, 50),
   coldPullP50Ms: p(coldTimes, 50),
   wakePullP50Ms: p(wakeTimes, 50),
   bundleKiB,
@@ -182,6 +199,9 @@ const result = {
 console.log(`warm pull of one change: p50 ${result.pullP50Ms} ms, p99 ${result.pullP99Ms} ms`);
 console.log(`caught-up pull: p50 ${result.caughtUpPullP50Ms} ms`);
 console.log(`push acknowledgement: p50 ${result.pushAckP50Ms} ms, p99 ${result.pushAckP99Ms} ms`);
+console.log(
+  `the platform's bare acknowledged write (platform-floor.js): p50 ${result.platformWriteP50Ms} ms`,
+);
 console.log(JSON.stringify(result));
 
 function p(values, percentile) {

@@ -1,0 +1,23 @@
+// The platform's own cost of an acknowledged write, for `pnpm bench edge` to compare against:
+// a Worker that forwards the request to a SQLite-backed Durable Object, which stores one row and
+// answers once it is committed. No auth, no validation, no sync: only what every push must pay.
+import { DurableObject } from "cloudflare:workers";
+
+export class Store extends DurableObject {
+  constructor(ctx, env) {
+    super(ctx, env);
+    ctx.storage.sql.exec("CREATE TABLE IF NOT EXISTS rows (id INTEGER PRIMARY KEY, body TEXT NOT NULL)");
+  }
+
+  async fetch(request) {
+    const body = await request.text();
+    this.ctx.storage.sql.exec("INSERT INTO rows (body) VALUES (?)", body);
+    return Response.json({ ok: true });
+  }
+}
+
+export default {
+  fetch(request, env) {
+    return env.STORE.get(env.STORE.idFromName("floor")).fetch(request);
+  },
+};
