@@ -13,8 +13,9 @@ import {
 } from "./push";
 import { invalidate as invalidateAll, prune as pruneChanges } from "./retention";
 import { parseSchema, Schema } from "./schema";
+import { commitPending } from "./state";
 
-const ENGINE_VERSION = "0.1.0";
+const ENGINE_VERSION = "0.2.0";
 
 const schemaTexts: string[] = [];
 const schemas: Schema[] = [];
@@ -88,6 +89,11 @@ export function finalize(groupID: string, lastIDs: string): void {
 
 export function prune(retain: f64, limit: f64): string {
   return pruneChanges(<i64>retain, <i64>limit);
+}
+
+/** Commits the changes pending in the caller's transaction as a new version. */
+export function commit(): string {
+  return commitPending();
 }
 
 export function invalidate(): void {

@@ -4,7 +4,16 @@
 // would lose or reinterpret data and is refused.
 import { fail } from "./errors";
 import { exec, queryRows } from "./host";
-import { createTableSql, createTriggersSql, dropTriggersSql, parseSchema, Schema, Table } from "./schema";
+import {
+  createPriorTableSql,
+  createTableSql,
+  createTriggersSql,
+  dropTriggersSql,
+  parseSchema,
+  priorTableName,
+  Schema,
+  Table,
+} from "./schema";
 import { BOOKKEEPING_SQL, raiseFloorToWatermark } from "./state";
 import { ident, jsonString, params } from "./text";
 
@@ -18,12 +27,14 @@ function execAll(statements: Array<string>): void {
 
 function installTable(table: Table): void {
   exec(createTableSql(table));
+  exec(createPriorTableSql(table));
   execAll(dropTriggersSql(table));
   execAll(createTriggersSql(table));
 }
 
 /** Re-creates a table's change capture where an earlier engine wrote it otherwise. */
 function refreshTriggers(table: Table): void {
+  exec(createPriorTableSql(table));
   const wanted = createTriggersSql(table);
   const stored = queryRows(
     "SELECT sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name = ?",
@@ -73,6 +84,14 @@ function migrate(current: Schema, next: Schema): void {
         const column = table.columns[j];
         if (was.column(column.name) == null) {
           exec("ALTER TABLE " + ident(table.name) + " ADD COLUMN " + column.definition());
+          exec(
+            "ALTER TABLE " +
+              priorTableName(table) +
+              " ADD COLUMN " +
+              ident(column.name) +
+              " " +
+              column.sqlType(),
+          );
         }
       }
     }
@@ -81,8 +100,24 @@ function migrate(current: Schema, next: Schema): void {
   raiseFloorToWatermark();
 }
 
+/**
+ * Engines before 0.2 kept a row's prior values as JSON text in the log's `old` column, which lost
+ * the precision of REALs and the type of every value. Such a log cannot be read any more: its
+ * column is renamed and every client resets once, so no pull ever reads a change it wrote.
+ */
+function upgradeLogLayout(): bool {
+  const layout = queryRows("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = '_weir_changes'");
+  if (layout.length == 0 || !layout[0][0].includes(" old TEXT")) return false;
+  exec("ALTER TABLE _weir_changes RENAME COLUMN old TO existed");
+  return true;
+}
+
 export function install(schemaText: string, engineVersion: string): string {
+  // A connection setting, so set on every install: without it the rows REPLACE deletes would
+  // not fire the delete trigger, and clients could keep rows they may no longer see.
+  exec("PRAGMA recursive_triggers = ON");
   execAll(BOOKKEEPING_SQL);
+  const upgraded = upgradeLogLayout();
   const rows = queryRows("SELECT schema FROM _weir_state WHERE id = 1");
   const next = parseSchema(schemaText);
   if (rows.length == 0) {
@@ -92,12 +127,13 @@ export function install(schemaText: string, engineVersion: string): string {
       params([jsonString(engineVersion), jsonString(schemaText)]),
     );
     // The log starts with the marker of version 0, so it always has a newest row.
-    exec("INSERT INTO _weir_changes (seq, version, tbl, pk, old) VALUES (0, 0, '', '[]', NULL)");
+    exec("INSERT INTO _weir_changes (seq, version, tbl, pk, existed) VALUES (0, 0, '', '[]', NULL)");
     return INSTALL_CREATED;
   }
   const currentText = rows[0][0];
   if (currentText == schemaText) {
     for (let i = 0; i < next.tables.length; i++) refreshTriggers(next.tables[i]);
+    if (upgraded) raiseFloorToWatermark();
     exec("UPDATE _weir_state SET engine_version = ? WHERE id = 1", params([jsonString(engineVersion)]));
     return INSTALL_UNCHANGED;
   }

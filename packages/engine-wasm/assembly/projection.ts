@@ -135,17 +135,3 @@ export function keyMatch(table: Table, keyRef: string): string {
   }
   return parts.join(" AND ");
 }
-
-/** Select-list items that read the table's columns back from a pre-image. */
-export function preImageColumns(table: Table, imageRef: string): string {
-  const parts: string[] = [];
-  for (let i = 0; i < table.columns.length; i++) {
-    const column = table.columns[i];
-    const value =
-      column.type == TYPE_BYTES
-        ? "NULL"
-        : "json_extract(" + imageRef + ", " + literal("$." + column.name) + ")";
-    parts.push(value + " AS " + ident(column.name));
-  }
-  return parts.join(", ");
-}

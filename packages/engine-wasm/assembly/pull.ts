@@ -10,8 +10,8 @@ import {
   ROW_SEPARATOR,
   Statement,
 } from "./host";
-import { DIALECT_REPLICACHE, delOp, keyMatch, preImageColumns, putOp } from "./projection";
-import { Schema, Table } from "./schema";
+import { DIALECT_REPLICACHE, delOp, keyMatch, putOp } from "./projection";
+import { priorTableName, Schema, Table } from "./schema";
 import { firstSeq, WATERMARK } from "./state";
 import { ident, jsonString, params, parseI64, stringsParams } from "./text";
 import { Filter, parseVisibility, Visibility } from "./visibility";
@@ -80,9 +80,12 @@ function quoteTable(table: Table): string {
 
 // For each row changed after the cookie: its first version after the cookie (which orders the
 // answer and decides where caps cut it), and the operation that brings the client up to date.
-// The live row, if visible, is put. Otherwise the row is deleted, but only if the client could
-// see it at its cookie: that is judged on the row as it was before its first change since
-// then, so that keys of rows the client never saw are not sent either.
+// The live row, if visible, is put. Otherwise the row is deleted if the client may hold it: not
+// only as it was at the cookie, since an earlier answer cut by a cap may have sent a later
+// state, so if any state the row had since the cookie was visible. Those states are the prior
+// values of the row's first change in each version since the cookie (intermediate states inside
+// a transaction were never committed, so no client saw them), so keys of rows the client could
+// never see are not sent either.
 function changesSql(
   schema: Schema,
   visibility: Visibility,
@@ -106,30 +109,61 @@ function changesSql(
       filter.condition() +
       ")";
     filter.addParams(bound);
-    const gone =
-      "CASE WHEN _weir_had AND " + filter.condition() + " THEN " + delOp(table, dialect, "_weir_pk") + " END";
-    filter.addParams(bound);
-    const changed =
-      "SELECT pk, min(seq) AS s, min(version) AS first FROM _weir_changes " +
-      "WHERE seq >= ? AND seq < ? AND tbl = ? GROUP BY pk";
-    bound.push(firstSeq(cookie + 1).toString());
-    bound.push(firstSeq(watermark + 1).toString());
-    bound.push(jsonString(table.name));
-    const before =
-      "(SELECT c.pk AS _weir_pk, c.first AS _weir_first, o.old IS NOT NULL AS _weir_had, " +
-      preImageColumns(table, "o.old") +
-      " FROM (" +
-      changed +
-      ") AS c JOIN _weir_changes AS o ON o.seq = c.s)";
+    const range = "seq >= ? AND seq < ? AND tbl = ?";
+    const rangeParams = [
+      firstSeq(cookie + 1).toString(),
+      firstSeq(watermark + 1).toString(),
+      jsonString(table.name),
+    ];
+    let seen: string;
+    if (filter.isAll()) {
+      // Every state was visible: the client may hold the row if it existed at any of them.
+      seen =
+        "SELECT pk AS _weir_pk, min(version) AS _weir_first, max(existed) AS _weir_seen " +
+        "FROM _weir_changes WHERE " +
+        range +
+        " GROUP BY pk";
+      for (let p = 0; p < rangeParams.length; p++) bound.push(rangeParams[p]);
+    } else {
+      // The prior table is aliased as the app's table, so the filter reads its columns by name
+      // and with their types; the subquery's other columns are named _weir_*, which no app
+      // column can be.
+      const firsts =
+        "SELECT pk, version, min(seq) AS s FROM _weir_changes WHERE " + range + " GROUP BY pk, version";
+      const states =
+        "SELECT c.pk AS _weir_pk, c.version AS _weir_version, " +
+        quoteTable(table) +
+        ".seq IS NOT NULL AS _weir_existed, " +
+        priorColumns(table) +
+        " FROM (" +
+        firsts +
+        ") AS c LEFT JOIN " +
+        priorTableName(table) +
+        " AS " +
+        quoteTable(table) +
+        " ON " +
+        quoteTable(table) +
+        ".seq = c.s";
+      seen =
+        "SELECT _weir_pk, min(_weir_version) AS _weir_first, max(_weir_existed AND " +
+        filter.condition() +
+        ") AS _weir_seen FROM (" +
+        states +
+        ") AS " +
+        quoteTable(table) +
+        " GROUP BY _weir_pk";
+      // Parameters bind in the order their `?` appear: the filter, then the range.
+      filter.addParams(bound);
+      for (let p = 0; p < rangeParams.length; p++) bound.push(rangeParams[p]);
+    }
     parts.push(
       "SELECT _weir_first, coalesce(" +
         live +
-        ", " +
-        gone +
-        ") AS patch FROM " +
-        before +
-        " AS " +
-        quoteTable(table),
+        ", CASE WHEN _weir_seen THEN " +
+        delOp(table, dialect, "_weir_pk") +
+        " END) AS patch FROM (" +
+        seen +
+        ")",
     );
   }
   return (
@@ -137,6 +171,16 @@ function changesSql(
     parts.join(" UNION ALL ") +
     ") WHERE patch IS NOT NULL ORDER BY _weir_first"
   );
+}
+
+/** The prior table's columns, qualified by the app table's name it is aliased as. */
+function priorColumns(table: Table): string {
+  const parts: string[] = [];
+  for (let i = 0; i < table.columns.length; i++) {
+    const name = ident(table.columns[i].name);
+    parts.push(quoteTable(table) + "." + name + " AS " + name);
+  }
+  return parts.join(", ");
 }
 
 /** `"clientID":lastMutationID` members for the group's clients whose ids moved in (after, upTo]. */
@@ -173,6 +217,7 @@ function planReset(
 
 // Caps cut the answer only between versions: the changes of one version (one transaction)
 // arrive together, and the first version is always included so that a pull always progresses.
+// A version is included only if all of it fits, so each is measured whole before it is taken.
 function planChanges(
   schema: Schema,
   visibility: Visibility,
@@ -189,24 +234,29 @@ function planChanges(
   plan.cookie = watermark;
   let rows: i64 = 0;
   let bytes: i64 = 0;
-  let groupVersion: i64 = -1;
   let position = 0;
   while (position < text.length) {
-    let lineEnd = text.indexOf(ROW_SEPARATOR, position);
-    if (lineEnd < 0) lineEnd = text.length;
-    const tab = text.indexOf(COLUMN_SEPARATOR, position);
-    const version = parseI64(text.substring(position, tab));
-    const size = parseI64(text.substring(tab + 1, lineEnd));
-    if (version != groupVersion) {
-      if (rows > 0 && (rows + 1 > maxRows || bytes + size > maxBytes)) {
-        plan.cookie = version - 1;
-        break;
-      }
-      groupVersion = version;
+    // The next version: its rows are consecutive (the answer is ordered by version).
+    const version = parseI64(text.substring(position, text.indexOf(COLUMN_SEPARATOR, position)));
+    let versionRows: i64 = 0;
+    let versionBytes: i64 = 0;
+    let next = position;
+    while (next < text.length) {
+      let lineEnd = text.indexOf(ROW_SEPARATOR, next);
+      if (lineEnd < 0) lineEnd = text.length;
+      const tab = text.indexOf(COLUMN_SEPARATOR, next);
+      if (parseI64(text.substring(next, tab)) != version) break;
+      versionRows++;
+      versionBytes += parseI64(text.substring(tab + 1, lineEnd));
+      next = lineEnd + 1;
     }
-    rows++;
-    bytes += size;
-    position = lineEnd + 1;
+    if (rows > 0 && (rows + versionRows > maxRows || bytes + versionBytes > maxBytes)) {
+      plan.cookie = version - 1;
+      break;
+    }
+    rows += versionRows;
+    bytes += versionBytes;
+    position = next;
   }
   plan.included = rows;
   plan.patch = ROWS_HERE;

@@ -1,5 +1,6 @@
 // Retention: the change log keeps the newest versions only; older cookies get a full reset.
 import { exec, queryRows } from "./host";
+import { parseSchema, priorTableName } from "./schema";
 import { firstSeq, raiseFloorToWatermark, readVersions } from "./state";
 import { params, parseI64 } from "./text";
 
@@ -28,7 +29,14 @@ export function prune(retain: i64, limit: i64): string {
   const full = deleted == limit;
   const upTo = full ? batch[0][1] : below;
   const keepNewest = "seq < (SELECT max(seq) FROM _weir_changes)";
-  exec("DELETE FROM _weir_changes WHERE seq " + (full ? "<=" : "<") + " ? AND " + keepNewest, params([upTo]));
+  const bound = full ? "<=" : "<";
+  exec("DELETE FROM _weir_changes WHERE seq " + bound + " ? AND " + keepNewest, params([upTo]));
+  // The prior values of the deleted changes, which share their seq; the newest row is a marker
+  // and has none.
+  const installed = parseSchema(queryRows("SELECT schema FROM _weir_state WHERE id = 1")[0][0]);
+  for (let i = 0; i < installed.tables.length; i++) {
+    exec("DELETE FROM " + priorTableName(installed.tables[i]) + " WHERE seq " + bound + " ?", params([upTo]));
+  }
   const more =
     full &&
     queryRows("SELECT 1 FROM _weir_changes WHERE seq < ? AND tbl <> '' LIMIT 1", params([below])).length > 0;

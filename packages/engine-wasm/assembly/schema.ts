@@ -2,7 +2,7 @@
 // "<table>|<pk1>,<pk2>|<col>:<type>:<nullable 0|1>,...;<table>|...". Names are already checked
 // to be plain identifiers (they are quoted anyway), so the text needs no escaping and is stored
 // as it is in the engine's state row.
-import { appendToLog, appendToLogWhen } from "./state";
+import { appendToLog, appendToLogWhen, NEXT_SEQ } from "./state";
 import { ident, literal } from "./text";
 
 const TABLE_SEPARATOR = ";";
@@ -121,15 +121,36 @@ function keyArray(table: Table, row: string): string {
   return "json_array(" + parts.join(", ") + ")";
 }
 
-/** The row as it was, for judging later whether a client could see it. Bytes are left out. */
-function preImage(table: Table): string {
-  const parts: string[] = [];
+/**
+ * The table that keeps a row's values as they were before a change, under the change's seq, so
+ * that a pull can judge whether a client could hold the row. Its columns have the table's types
+ * (and so the same affinity in comparisons), and hold the values exactly.
+ */
+export function priorTableName(table: Table): string {
+  return ident("_weir_prior_" + table.name);
+}
+
+export function createPriorTableSql(table: Table): string {
+  const defs: string[] = ["seq INTEGER PRIMARY KEY"];
   for (let i = 0; i < table.columns.length; i++) {
     const column = table.columns[i];
-    if (column.type == TYPE_BYTES) continue;
-    parts.push(literal(column.name) + ", OLD." + ident(column.name));
+    defs.push(ident(column.name) + " " + column.sqlType());
   }
-  return "json_object(" + parts.join(", ") + ")";
+  return "CREATE TABLE IF NOT EXISTS " + priorTableName(table) + " (" + defs.join(", ") + ")";
+}
+
+/** Keeps the OLD row under the seq the change's log row is about to take. */
+function keepPrior(table: Table): string {
+  const names: string[] = ["seq"];
+  const values: string[] = [NEXT_SEQ];
+  for (let i = 0; i < table.columns.length; i++) {
+    const name = ident(table.columns[i].name);
+    names.push(name);
+    values.push("OLD." + name);
+  }
+  return (
+    "INSERT INTO " + priorTableName(table) + " (" + names.join(", ") + ") VALUES (" + values.join(", ") + ");"
+  );
 }
 
 function keyChanged(table: Table): string {
@@ -143,10 +164,12 @@ function keyChanged(table: Table): string {
 
 // Changes made in a transaction belong to the version the transaction will commit as (see
 // state.ts): `finalize`, or any other committing step, then appends the commit marker.
-function logChange(table: Table, key: string, old: string): string {
-  return appendToLog(literal(table.name) + ", " + key + ", " + old) + ";";
+function logChange(table: Table, key: string, existed: string): string {
+  return appendToLog(literal(table.name) + ", " + key + ", " + existed) + ";";
 }
 
+// Deletes that REPLACE makes (INSERT OR REPLACE, REPLACE, UPDATE OR REPLACE) fire the delete
+// trigger because install turns recursive_triggers on.
 export function createTriggersSql(table: Table): Array<string> {
   const on = " ON " + ident(table.name) + " BEGIN ";
   return [
@@ -160,7 +183,9 @@ export function createTriggersSql(table: Table): Array<string> {
       triggerName(table, "update") +
       " AFTER UPDATE" +
       on +
-      logChange(table, keyArray(table, "OLD"), preImage(table)) +
+      keepPrior(table) +
+      " " +
+      logChange(table, keyArray(table, "OLD"), "1") +
       " " +
       appendToLogWhen(literal(table.name) + ", " + keyArray(table, "NEW") + ", NULL", keyChanged(table)) +
       "; END",
@@ -168,7 +193,9 @@ export function createTriggersSql(table: Table): Array<string> {
       triggerName(table, "delete") +
       " AFTER DELETE" +
       on +
-      logChange(table, keyArray(table, "OLD"), preImage(table)) +
+      keepPrior(table) +
+      " " +
+      logChange(table, keyArray(table, "OLD"), "1") +
       " END",
   ];
 }

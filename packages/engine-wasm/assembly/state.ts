@@ -7,8 +7,9 @@ import { parseI64 } from "./text";
 // scalar subquery of its own: a step down the rowid's b-tree, cheaper than a derived table.
 const NEWEST = " FROM _weir_changes ORDER BY seq DESC LIMIT 1)";
 export const PENDING_VERSION = "(SELECT version + (tbl = '')" + NEWEST;
-const NEXT_SEQ = "(SELECT max(seq + 1, (version + (tbl = '')) * 16777216)" + NEWEST;
-const LOG_COLUMNS = "INSERT INTO _weir_changes (seq, version, tbl, pk, old) ";
+/** The seq the next log row takes (see the log's CREATE TABLE below). */
+export const NEXT_SEQ = "(SELECT max(seq + 1, (version + (tbl = '')) * 16777216)" + NEWEST;
+const LOG_COLUMNS = "INSERT INTO _weir_changes (seq, version, tbl, pk, existed) ";
 
 /**
  * An INSERT that appends a log row at the pending version; `values` names the `tbl, pk, old`
@@ -35,14 +36,15 @@ export const BOOKKEEPING_SQL: Array<string> = [
   // installed schema. Written only when they change, never per commit.
   "CREATE TABLE IF NOT EXISTS _weir_state (id INTEGER PRIMARY KEY CHECK (id = 1), " +
     "floor INTEGER NOT NULL, engine_version TEXT NOT NULL, schema TEXT NOT NULL)",
-  // The change log. A row per captured row change: `old` is the row before the change (NULL
-  // when it did not exist), so that a pull can tell whether the client held the row at its
-  // cookie. A commit appends a marker (`tbl` = ''), so the log's newest row tells the
+  // The change log. A row per captured row change: `existed` is 1 when the row existed before
+  // the change (its values then are in the table's prior-state table, `_weir_prior_<table>`,
+  // under the same seq) and NULL when it did not, so that a pull can tell whether a client could
+  // hold the row. A commit appends a marker (`tbl` = ''), so the log's newest row tells the
   // watermark, and committing writes no other page. The rowid `seq` starts with the version
   // (version * 2^24 + n), so "changes after version v" is a rowid range and the log needs no
   // index. The newest marker is never pruned.
   "CREATE TABLE IF NOT EXISTS _weir_changes (seq INTEGER PRIMARY KEY, version INTEGER NOT NULL, " +
-    "tbl TEXT NOT NULL, pk TEXT NOT NULL, old TEXT, " +
+    "tbl TEXT NOT NULL, pk TEXT NOT NULL, existed INTEGER, " +
     "CHECK (seq >= version * 16777216 AND seq < (version + 1) * 16777216))",
   "CREATE TABLE IF NOT EXISTS _weir_client_groups (id TEXT PRIMARY KEY, user_id TEXT NOT NULL) WITHOUT ROWID",
   // A client is known within its group: the same id in another group is another client.
@@ -74,4 +76,11 @@ export function readVersions(): Versions {
 export function raiseFloorToWatermark(): void {
   exec(COMMIT_MARKER);
   exec("UPDATE _weir_state SET floor = " + WATERMARK + " WHERE id = 1");
+}
+
+/** Commits the pending version if changes are pending. Answers "<watermark>\t<committed 1|0>". */
+export function commitPending(): string {
+  const pending = queryRows("SELECT (SELECT tbl <> ''" + NEWEST)[0][0] == "1";
+  if (pending) exec(COMMIT_MARKER);
+  return queryRows("SELECT " + WATERMARK)[0][0] + "\t" + (pending ? "1" : "0");
 }

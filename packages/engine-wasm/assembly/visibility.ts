@@ -13,6 +13,11 @@ export class Filter {
     public paramCount: i32,
   ) {}
 
+  /** Whether the filter lets every row through (the table has none). */
+  isAll(): bool {
+    return this.sql == ALL_ROWS;
+  }
+
   /** The filter as a parenthesized SQL condition. */
   condition(): string {
     return "(" + this.sql + ")";

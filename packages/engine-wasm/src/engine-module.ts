@@ -36,6 +36,8 @@ export interface EngineModule {
   /** The batch's client ids go as the host's extra parameters; `lastIDs` has a line per client. */
   finalize(groupID: string, lastIDs: string): void;
   prune(retain: number, limit: number): string;
+  /** Commits the changes pending in the caller's transaction: "<watermark>\t<committed 1|0>". */
+  commit(): string;
   invalidate(): void;
   state(): string;
   listChanges(since: number, limit: number): string;
@@ -143,6 +145,7 @@ export async function instantiateEngine(
   const preflightOne = fn("preflightOne");
   const finalizeOne = fn("finalizeOne");
   const listClients = fn("listClients");
+  const commit = fn("commit");
 
   return {
     engineVersion: () => lift(engineVersion!()),
@@ -178,6 +181,7 @@ export async function instantiateEngine(
       finalize!(group, lower(lastIDs));
     },
     prune: (retain, limit) => lift(prune!(retain, limit)),
+    commit: () => lift(commit()),
     invalidate: () => {
       invalidate!();
     },

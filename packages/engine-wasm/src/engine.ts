@@ -311,6 +311,17 @@ export class Engine {
     return { deleted: deleted!, floor: floor!, more: more === 1 };
   }
 
+  /**
+   * Commits what the caller's transaction wrote to the modelled tables outside a push (a host's
+   * own writes, an ingest) as one new version, so incremental pulls see it. Nothing pending: no
+   * new version (`committed` false).
+   */
+  commit(db: SqlAdapter): { watermark: number; committed: boolean } {
+    const result = this.call(db, [], () => this.wasm.commit());
+    const [watermark, committed] = result.split(COLUMN_SEPARATOR);
+    return { watermark: Number(watermark), committed: committed === "1" };
+  }
+
   /** Every client resets once, on its next pull. */
   invalidate(db: SqlAdapter): void {
     this.call(db, [], () => this.wasm.invalidate());

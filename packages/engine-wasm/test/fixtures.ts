@@ -69,3 +69,20 @@ export interface PullBody {
   }>;
   patch?: Array<{ op: string; key?: string; value?: unknown }>;
 }
+
+/** A table of every column type a visibility filter may compare, for typed-filter tests. */
+export const cardSchema = {
+  tables: {
+    card: {
+      columns: {
+        id: "string",
+        uid: "integer",
+        score: "number",
+        flag: "boolean",
+        label: { type: "string", nullable: true },
+        data: { type: "bytes", nullable: true },
+      },
+      primaryKey: ["id"],
+    },
+  },
+} satisfies Schema;

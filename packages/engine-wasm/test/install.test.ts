@@ -25,7 +25,7 @@ describe.each(DATABASES)("install on $kind", ({ open }) => {
     // An earlier engine's insert capture: the same log row, written through INSERT ... SELECT.
     db.adapter.exec('DROP TRIGGER "_weir_capture_todo_insert"', []);
     db.adapter.exec(
-      `CREATE TRIGGER "_weir_capture_todo_insert" AFTER INSERT ON "todo" BEGIN INSERT INTO _weir_changes (seq, version, tbl, pk, old) SELECT max(seq + 1, (version + (tbl = '')) * 16777216), version + (tbl = ''), 'todo', json_array(NEW."id"), NULL FROM (SELECT seq, version, tbl FROM _weir_changes ORDER BY seq DESC LIMIT 1); END`,
+      `CREATE TRIGGER "_weir_capture_todo_insert" AFTER INSERT ON "todo" BEGIN INSERT INTO _weir_changes (seq, version, tbl, pk, existed) SELECT max(seq + 1, (version + (tbl = '')) * 16777216), version + (tbl = ''), 'todo', json_array(NEW."id"), NULL FROM (SELECT seq, version, tbl FROM _weir_changes ORDER BY seq DESC LIMIT 1); END`,
       [],
     );
     expect(triggers()).not.toEqual(current);
@@ -33,6 +33,36 @@ describe.each(DATABASES)("install on $kind", ({ open }) => {
     expect(triggers()).toEqual(current);
     db.adapter.exec("INSERT INTO todo (id, owner, text, done, sort) VALUES ('t', 'u', '', 0, 0)", []);
     expect(engine.listChanges(db.adapter, 0, 10)).toEqual([{ version: 1, table: "todo", key: ["t"] }]);
+  });
+
+  it("upgrades a log that kept prior values as JSON: every client resets once", async () => {
+    const engine = await testEngine();
+    const db = open();
+    db.transaction(() => engine.install(db.adapter, todoSchema));
+    db.adapter.exec("INSERT INTO todo (id, owner, text, done, sort) VALUES ('t', 'u', '', 0, 0)", []);
+    db.transaction(() => engine.commit(db.adapter));
+    // The log as engines before 0.2 wrote it, with a JSON pre-image in `old`.
+    db.adapter.exec("DROP TABLE _weir_changes", []);
+    db.adapter.exec(
+      "CREATE TABLE _weir_changes (seq INTEGER PRIMARY KEY, version INTEGER NOT NULL, tbl TEXT NOT NULL, pk TEXT NOT NULL, old TEXT, CHECK (seq >= version * 16777216 AND seq < (version + 1) * 16777216))",
+      [],
+    );
+    db.adapter.exec("INSERT INTO _weir_changes VALUES (0, 0, '', '[]', NULL)", []);
+    db.adapter.exec(`INSERT INTO _weir_changes VALUES (16777216, 1, 'todo', '["t"]', '{"id":"t"}')`, []);
+    db.adapter.exec("INSERT INTO _weir_changes VALUES (16777217, 1, '', '[]', NULL)", []);
+    expect(db.transaction(() => engine.install(db.adapter, todoSchema))).toEqual({ outcome: "unchanged" });
+    const state = engine.state(db.adapter);
+    expect(state).toMatchObject({ watermark: 2, floor: 2 });
+    const pulled = JSON.parse(
+      db.transaction(() => engine.pull(db.adapter, { clientGroupID: "g", userID: "u", cookie: 1 })).body,
+    );
+    expect(pulled.rowsPatch[0]).toEqual({ op: "clear" });
+    db.adapter.exec("DELETE FROM todo", []);
+    expect(db.transaction(() => engine.commit(db.adapter))).toEqual({ watermark: 3, committed: true });
+    const after = JSON.parse(
+      db.transaction(() => engine.pull(db.adapter, { clientGroupID: "g", userID: "u", cookie: 2 })).body,
+    );
+    expect(after.rowsPatch).toEqual([{ op: "del", tableName: "todo", id: { id: "t" } }]);
   });
 
   it("migrates an added table or nullable column, and resets clients once", async () => {

@@ -35,6 +35,21 @@ describe.each(DATABASES)("retention on $kind", ({ open }) => {
     expect(ns.pull({ cookie: 5 }).unchanged).toBe(true);
   });
 
+  it("deletes the prior values of the changes it prunes, and only those", async () => {
+    const ns = await namespace();
+    for (let i = 0; i < 4; i++) ns.sql(insert, [`r${i}`]);
+    for (let i = 0; i < 4; i++) ns.sql("UPDATE todo SET text = 'y' WHERE id = ?", [`r${i}`]);
+    const priors = () =>
+      ns.db.adapter
+        .query('SELECT seq >> 24 FROM "_weir_prior_todo" ORDER BY seq', [])
+        .map((row) => Number(row[0]));
+    expect(priors()).toEqual([5, 6, 7, 8]);
+    expect(ns.db.transaction(() => ns.engine.prune(ns.db.adapter, 2))).toMatchObject({ floor: 6 });
+    expect(priors()).toEqual([7, 8]);
+    ns.db.transaction(() => ns.engine.prune(ns.db.adapter, 0, 1));
+    expect(priors()).toEqual([8]);
+  });
+
   it("resets every client once after invalidate", async () => {
     const ns = await namespace();
     ns.sql(insert, ["a"]);
