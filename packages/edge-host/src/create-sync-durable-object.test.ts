@@ -1,3 +1,4 @@
+import { NativeClient } from "@weir/conformance";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import { ADMIN, eventually, push, rows, send } from "../test/client.js";
@@ -91,16 +92,22 @@ describe("the sync Durable Object in workerd", () => {
     const persistDir = tempDir();
     const w = await startWorkerd({ persistDir });
     try {
-      const ws = await openSocket(`${w.url}/alarmed`, "ticks", "watcher", "alarm");
+      // Writes 500 ms apart: the watcher syncs before most of them and then pulls from its cookie.
+      const ns = "ticks-slow-watched";
+      const ws = await openSocket(`${w.url}/alarmed`, ns, "watcher", "alarm");
+      const target = { url: `${w.url}/alarmed`, auth: (user: string) => user, close: async () => {} };
+      const watcher = new NativeClient(target, ns, "alarm");
+      await watcher.sync();
+      const before = watcher.rows.size;
       const woken = nextMessage(ws);
-      expect((await push(w.url, "alarmed/ticks", "alice", 1, { id: "start" })).status).toBe(200);
+      expect((await push(w.url, `alarmed/${ns}`, "alice", 1, { id: "start" })).status).toBe(200);
       expect(await woken).toBe("wake");
-      await eventually(async () => (await rows(w.url, "alarmed/ticks", "alarm")).length === 3);
-      expect((await rows(w.url, "alarmed/ticks", "alarm")).map((row) => row.id)).toEqual([
-        "tick-1",
-        "tick-2",
-        "tick-3",
-      ]);
+      await eventually(async () => {
+        await watcher.sync();
+        return watcher.rows.size === 3;
+      });
+      expect(before).toBeLessThan(3);
+      expect([...watcher.rows.values()].map((row) => row.id)).toEqual(["tick-1", "tick-2", "tick-3"]);
       ws.close();
     } finally {
       await w.dispose();

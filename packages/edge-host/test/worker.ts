@@ -35,16 +35,17 @@ const alarmed: EdgeConfig<Env> = {
     firstDelayMs: 0,
     run({ namespace, service }) {
       if (!namespace.startsWith("ticks")) return null;
-      const { store } = service;
-      const done = Number(store.db.query("SELECT count(*) FROM todo WHERE owner = 'alarm'", [])[0]![0]);
+      const done = service.write((db) => {
+        const written = Number(db.query("SELECT count(*) FROM todo WHERE owner = 'alarm'", [])[0]![0]);
+        if (written < ALARM_RUNS) {
+          db.exec("INSERT INTO todo (id, owner, text, done, sort) VALUES (?, 'alarm', 'tick', 0, ?)", [
+            `tick-${written + 1}`,
+            written + 1,
+          ]);
+        }
+        return written;
+      });
       if (done >= ALARM_RUNS) return null;
-      store.transaction(() =>
-        store.db.exec("INSERT INTO todo (id, owner, text, done, sort) VALUES (?, 'alarm', 'tick', 0, ?)", [
-          `tick-${done + 1}`,
-          done + 1,
-        ]),
-      );
-      service.committed([]);
       // `ticks-slow` leaves time to restart workerd between runs.
       return namespace.startsWith("ticks-slow") ? 500 : 10;
     },

@@ -41,9 +41,21 @@ export function runAdmin(
       const pruned = store.transaction(() => engine.prune(store.db, service.retainChanges, PRUNE_NOW_LIMIT));
       return ok({ retainChanges: service.retainChanges, pruned });
     }
-    case "visibility":
-      control.set("visibilityEnabled", check(VisibilityRequest, body).enabled);
-      return ok({ enabled: control.knobs.visibilityEnabled });
+    case "visibility": {
+      // What a client may see changes with the switch: every client resets once on its next
+      // pull, in the transaction that stores the switch.
+      const { enabled } = check(VisibilityRequest, body);
+      const invalidated = enabled !== control.knobs.visibilityEnabled;
+      if (invalidated) {
+        store.transaction(() => {
+          engine.invalidate(store.db);
+          // Last: the knob in memory changes only once nothing else can fail.
+          control.set("visibilityEnabled", enabled);
+        });
+        service.committed([]);
+      }
+      return ok({ enabled: control.knobs.visibilityEnabled, invalidated });
+    }
     case "invalidate":
       noBody(body);
       store.transaction(() => engine.invalidate(store.db));

@@ -67,6 +67,11 @@ export function encodeValue(table: string, column: string, info: ColumnInfo, val
 export function decodeValue(info: ColumnInfo, value: SqlValue): unknown {
   if (value === null) return null;
   switch (info.type) {
+    case "integer":
+      // Beyond 2^53 a stored integer is read as its decimal text (see mutator-tx's `get`).
+      if (typeof value === "string") return BigInt(value);
+      if (typeof value === "bigint" && Number.isSafeInteger(Number(value))) return Number(value);
+      return value;
     case "boolean":
       return value === 1 || value === 1n;
     case "json":

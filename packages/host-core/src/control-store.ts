@@ -58,7 +58,7 @@ export class ControlStore {
     return new ControlStore(store, knobs as unknown as Knobs, counters);
   }
 
-  /** Changes a knob and stores it in its own transaction. */
+  /** Changes a knob and stores it in its own transaction (nested in the caller's, if any). */
   set<K extends keyof Knobs>(key: K, value: Knobs[K]): void {
     this.write(key, value);
     this.knobs[key] = value;

@@ -63,6 +63,20 @@ describe("createMutatorTx", () => {
     expect(tx.api.get("t", "r2")).toBeUndefined();
   });
 
+  it("reads integers beyond 2^53 exactly, as bigints, and writes them back", () => {
+    const { tx, raw } = setup();
+    const big = 2n ** 53n + 1n;
+    tx.api.insert("t", { id: "big", n: big, f: 1, ok: true });
+    tx.api.insert("t", { id: "small", n: -(2 ** 53) + 1, f: 1, ok: true });
+    const row = tx.api.get("t", "big")!;
+    expect(row.n).toBe(big);
+    expect(tx.api.get("t", "small")!.n).toBe(-(2 ** 53) + 1);
+    tx.api.insert("t", { ...row, id: "copy" });
+    expect(raw.prepare("SELECT CAST(n AS TEXT) FROM t WHERE id = 'copy'").pluck().get()).toBe(String(big));
+    tx.api.insert("pair", { a: "x", b: -big });
+    expect(tx.api.get("pair", { a: "x", b: -big })).toEqual({ a: "x", b: -big, v: null });
+  });
+
   it("upserts a complete row over an existing one, and a key-only row changes nothing", () => {
     const { tx } = setup();
     tx.api.upsert("t", { id: "r", n: 1, f: 1.5, ok: true, s: "first" });

@@ -90,7 +90,13 @@ export function createMutatorTx({ db, tables, claims, clientID, deferred }: Muta
     get(tableName, key) {
       const info = table(tableName);
       const columns = [...info.columns.keys()];
-      const sql = `SELECT ${columns.map(quote).join(", ")} FROM ${quote(info.name)} WHERE ${whereKey(info)}`;
+      const sql = sqlFor(
+        info,
+        "get",
+        columns,
+        () =>
+          `SELECT ${columns.map((c) => selectExact(info, c)).join(", ")} FROM ${quote(info.name)} WHERE ${whereKey(info)}`,
+      );
       const found = db.query(sql, keyValues(info, key))[0];
       if (!found) return undefined;
       const row: Row = {};
@@ -189,6 +195,17 @@ export function createMutatorTx({ db, tables, claims, clientID, deferred }: Muta
       open = false;
     },
   };
+}
+
+/**
+ * A column as `get` selects it. Integers beyond 2^53 come as their decimal text (no adapter has
+ * to give bigints), which `decodeValue` turns into a bigint, so a row read and written back is
+ * the same row.
+ */
+function selectExact(info: TableInfo, column: string): string {
+  const name = quote(column);
+  if (info.columns.get(column)!.type !== "integer") return name;
+  return `CASE WHEN ${name} BETWEEN ${-Number.MAX_SAFE_INTEGER} AND ${Number.MAX_SAFE_INTEGER} THEN ${name} ELSE CAST(${name} AS TEXT) END`;
 }
 
 /**

@@ -1,4 +1,4 @@
-import type { Dialect, Engine, Visibility } from "@weir/engine-wasm";
+import type { Dialect, Engine, SqlAdapter, Visibility } from "@weir/engine-wasm";
 import { type AdminAction, runAdmin } from "./admin-flow.js";
 import { CaughtUpPulls } from "./caught-up-pulls.js";
 import type { Claims } from "./claims.js";
@@ -150,6 +150,20 @@ export class NamespaceService {
       // The push already committed; a failed pass is retried after the next one.
       this.logger.log("error", { msg: "retention failed", ns: this.hash, error: String(error) });
     }
+  }
+
+  /**
+   * Writes to the modelled tables outside a push (an alarm task, the host's own jobs): runs `fn`
+   * in a transaction that then commits what it wrote as one new version, so incremental pulls see
+   * it, and wakes every client. Answers what `fn` answered.
+   */
+  write<T>(fn: (db: SqlAdapter) => T): T {
+    const { result, committed } = this.store.transaction(() => {
+      const result = fn(this.store.db);
+      return { result, committed: this.engine.commit(this.store.db).committed };
+    });
+    if (committed) this.committed([]);
+    return result;
   }
 
   /** Wakes the other clients after a commit by these writers. */

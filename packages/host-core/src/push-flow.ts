@@ -1,5 +1,5 @@
 import { type Dialect, type PushMutation, parsePushRequest } from "@weir/engine-wasm";
-import type { MutationResult } from "@weir/protocol";
+import { ERROR_STATUS, type MutationResult } from "@weir/protocol";
 import type { Claims } from "./claims.js";
 import { isUnsupportedVersion } from "./engine-errors.js";
 import { fireFault } from "./fault.js";
@@ -200,7 +200,10 @@ function unsupportedVersion(dialect: Dialect, body: unknown, message: string): F
     mutationIDs: mutationRefs(body),
   };
   return {
-    response: jsonParts({ error: "unsupported_version", message, pushResponse }, 400),
+    response: jsonParts(
+      { error: "unsupported_version", message, pushResponse },
+      ERROR_STATUS.unsupported_version,
+    ),
     log: { error: "unsupported_version" },
   };
 }

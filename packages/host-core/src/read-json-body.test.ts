@@ -71,4 +71,27 @@ describe("readJsonBody", () => {
     expect(refused(() => readParts(parts(bytes(`"${"x".repeat(200)}"`)), 100))).toBe(413);
     expect(refused(() => readParts(parts(new Uint8Array([0xc3, 0x28])), 100))).toBe(400);
   });
+
+  it("refuses a lone surrogate anywhere in the body, and keeps escaped pairs", () => {
+    const parts = (text: string) => ({
+      ...partsFromRequest(
+        new Request("http://x/ns/push", { method: "POST", headers: { "content-type": "application/json" } }),
+      ),
+      body: new TextEncoder().encode(text),
+    });
+    const message = (text: string) => {
+      try {
+        readParts(parts(text), 1000);
+        return "accepted";
+      } catch (error) {
+        return `${(error as { status: number }).status} ${(error as Error).message}`;
+      }
+    };
+    expect(message('{"m":[{"args":[{"text":"a\\ud800b"}]}]}')).toMatch(
+      /^400 m\[0\]\.args\[0\]\.text: .*lone/,
+    );
+    expect(message('{"m":"\\udc00"}')).toMatch(/^400 m:/);
+    expect(message('{"\\ud83d":1}')).toMatch(/^400 /);
+    expect(readParts(parts('{"m":"\\ud83d\\ude00 \\u00e9"}'), 1000)).toEqual({ m: "😀 é" });
+  });
 });

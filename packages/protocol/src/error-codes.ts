@@ -4,6 +4,7 @@
  */
 export const ERROR_STATUS = {
   bad_request: 400,
+  unsupported_version: 400,
   unauthorized: 401,
   forbidden: 403,
   not_found: 404,
