@@ -1,6 +1,17 @@
 import { type Claims, MutatorError, type MutatorTx, type WeirConfig } from "@weir/host-core";
 
 export const CONFORMANCE_ADMIN_KEY = "conformance-admin-key";
+/**
+ * A card is visible to its `uid` (the user id, a string, compared with an integer column), and
+ * to the user whose score (a string here, compared with a REAL) it has when flagged. The scores
+ * are told apart only at full precision.
+ */
+export const CONFORMANCE_CARD_SCORES: Record<string, string> = {
+  "1": String(0.1 + 0.2),
+  "2": String(1 / 3),
+  "3": "0.3",
+};
+
 /** Small enough that the caps test pages through a few hundred rows. */
 export const CONFORMANCE_MAX_CHANGE_ROWS = 50;
 
@@ -41,6 +52,11 @@ export function conformanceConfig(
             data: { type: "bytes", nullable: true },
           },
           primaryKey: ["a", "b"],
+        },
+        /** Visible through typed columns compared with claims, which arrive as strings. */
+        card: {
+          columns: { id: "integer", uid: "integer", score: "number", flag: "boolean" },
+          primaryKey: ["id"],
         },
       },
     },
@@ -90,18 +106,77 @@ export function conformanceConfig(
           });
         }
       },
-      putItem(tx, args: { a: string; b: number; v?: unknown; data?: string | null }) {
-        tx.upsert("item", args);
+      /** `b` may be a decimal string, for integers beyond 2^53 that JSON numbers cannot carry. */
+      putItem(tx, args: { a: string; b: number | string; v?: unknown; data?: string | null }) {
+        tx.upsert("item", { ...args, b: typeof args.b === "string" ? BigInt(args.b) : args.b });
       },
       deleteItem(tx, args: { a: string; b: number }) {
         tx.delete("item", { a: args.a, b: args.b });
+      },
+      /** Any owner, through raw SQL: a plain upsert, or REPLACE (which deletes the old row). */
+      setTodo(tx, args: { id: string; owner: string; text?: string; how?: "upsert" | "replace" }) {
+        const values = [args.id, args.owner, args.text ?? "", 0, 0];
+        if (args.how === "replace") {
+          tx.exec("INSERT OR REPLACE INTO todo (id, owner, text, done, sort) VALUES (?, ?, ?, ?, ?)", values);
+        } else {
+          tx.exec(
+            "INSERT INTO todo (id, owner, text, done, sort) VALUES (?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET owner = excluded.owner, text = excluded.text",
+            values,
+          );
+        }
+      },
+      /** Deletes any todo, or with `prefix` every todo whose id starts with it. */
+      removeTodo(tx, args: { id?: string; prefix?: string }) {
+        if (args.prefix !== undefined)
+          tx.exec("DELETE FROM todo WHERE substr(id, 1, ?) = ?", [args.prefix.length, args.prefix]);
+        else tx.exec("DELETE FROM todo WHERE id = ?", [args.id ?? ""]);
+      },
+      /** `count` todos `<prefix>-<i>` of `owner` in one mutation, written with REPLACE. */
+      bulkReplace(tx, args: { prefix: string; count: number; owner: string }) {
+        for (let i = 0; i < args.count; i++) {
+          tx.exec("REPLACE INTO todo (id, owner, text, done, sort) VALUES (?, ?, '', 0, ?)", [
+            `${args.prefix}-${i}`,
+            args.owner,
+            i,
+          ]);
+        }
+      },
+      putCard(
+        tx,
+        args: { id: number; uid: number; score: number; flag: boolean; how?: "upsert" | "replace" },
+      ) {
+        const { how, ...card } = args;
+        if (how === "replace") {
+          tx.exec("REPLACE INTO card (id, uid, score, flag) VALUES (?, ?, ?, ?)", [
+            card.id,
+            card.uid,
+            card.score,
+            card.flag ? 1 : 0,
+          ]);
+        } else tx.upsert("card", card);
+      },
+      /** Renumbers a card, replacing whatever card had the new id. */
+      moveCard(tx, args: { from: number; to: number }) {
+        tx.exec("UPDATE OR REPLACE card SET id = ? WHERE id = ?", [args.to, args.from]);
+      },
+      /** Reads an item and writes a copy under another `a`: integers beyond 2^53 must survive. */
+      copyItem(tx, args: { a: string; b: number | string; to: string }) {
+        const item = tx.get("item", { a: args.a, b: BigInt(args.b) });
+        if (!item) throw new MutatorError(`no item ${args.a}/${args.b}`);
+        tx.insert("item", { ...item, a: args.to });
       },
       /** A mistake an app can make: a mutator that returns a Promise. */
       returnsPromise() {
         return Promise.resolve() as unknown as undefined;
       },
     },
-    visibility: (claims: Claims) => ({ todo: { sql: "owner = ?", params: [claims.userID] } }),
+    visibility: (claims: Claims) => ({
+      todo: { sql: "owner = ?", params: [claims.userID] },
+      card: {
+        sql: "uid = ? OR (flag = ? AND score = ?)",
+        params: [claims.userID, "1", CONFORMANCE_CARD_SCORES[claims.userID] ?? "-1"],
+      },
+    }),
     maxChangeRows: CONFORMANCE_MAX_CHANGE_ROWS,
     adminKey: CONFORMANCE_ADMIN_KEY,
     wakeWindowMs: 20,

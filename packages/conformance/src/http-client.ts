@@ -141,7 +141,7 @@ export class NativeClient {
 
 /** The key part of a row as the engine names it in `del`: the primary key columns in order. */
 function rowKey(table: string, value: Record<string, unknown>): string {
-  const keys: Record<string, string[]> = { todo: ["id"], item: ["a", "b"] };
+  const keys: Record<string, string[]> = { todo: ["id"], item: ["a", "b"], card: ["id"] };
   const key: Record<string, unknown> = {};
   for (const column of keys[table] ?? Object.keys(value)) key[column] = value[column];
   return JSON.stringify(key);

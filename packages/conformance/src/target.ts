@@ -8,5 +8,10 @@ export interface ConformanceTarget {
   restart?(): Promise<void>;
   /** What deferred effects did, when the host runs in the suite's process (see conformanceConfig). */
   effects?(): Array<{ name: string; id: string }>;
+  /**
+   * Writes to a namespace's tables as a host's own job does (not through a push), committing
+   * them as a version; for hosts whose tests run in the suite's process.
+   */
+  writeOutsidePush?(namespace: string, sql: string, params: unknown[]): Promise<void>;
   close(): Promise<void>;
 }
