@@ -14,6 +14,14 @@ import {
 import { invalidate as invalidateAll, prune as pruneChanges } from "./retention";
 import { parseSchema, Schema } from "./schema";
 import { commitPending } from "./state";
+import {
+  upstreamState as readUpstream,
+  beginSnapshot as startSnapshot,
+  finalizeSnapshot as swapSnapshot,
+  claimFence as takeFence,
+  applySnapshotPage as writeSnapshotPage,
+  applyUpstream as writeUpstream,
+} from "./upstream";
 
 const ENGINE_VERSION = "0.2.0";
 
@@ -110,4 +118,42 @@ export function listChanges(since: f64, limit: f64): string {
 
 export function listClients(): string {
   return allClients();
+}
+
+export function upstreamState(): string {
+  return readUpstream();
+}
+
+export function claimFence(): f64 {
+  return <f64>takeFence();
+}
+
+/** A reduced batch's tables are lines of `plan`; their rows are the host's extra parameters. */
+export function applyUpstream(
+  schema: i32,
+  plan: string,
+  watermark: string,
+  fence: f64,
+  intoSnapshot: bool,
+): string {
+  return writeUpstream(schemas[schema], plan, watermark, <i64>fence, intoSnapshot);
+}
+
+export function beginSnapshot(schema: i32, watermark: string, fence: f64): string {
+  return startSnapshot(schemas[schema], watermark, <i64>fence);
+}
+
+/** The page's rows are the host's extra parameter 0. */
+export function applySnapshotPage(
+  schema: i32,
+  table: string,
+  nextCursor: string,
+  last: bool,
+  fence: f64,
+): string {
+  return writeSnapshotPage(schemas[schema], table, nextCursor, last, <i64>fence);
+}
+
+export function finalizeSnapshot(schema: i32, fence: f64): string {
+  return swapSnapshot(schemas[schema], <i64>fence);
 }

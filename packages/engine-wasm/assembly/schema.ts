@@ -84,7 +84,8 @@ export function parseSchema(text: string): Schema {
   return schema;
 }
 
-export function createTableSql(table: Table): string {
+/** The table's CREATE TABLE, under its own name or another (`name` already quoted). */
+export function createTableSql(table: Table, name: string = ident(table.name)): string {
   const defs: string[] = [];
   for (let i = 0; i < table.columns.length; i++) defs.push(table.columns[i].definition());
   const keys: string[] = [];
@@ -95,7 +96,7 @@ export function createTableSql(table: Table): string {
   const rowidKey = table.primaryKey.length == 1 && table.primaryKey[0].type == TYPE_INTEGER;
   return (
     "CREATE TABLE IF NOT EXISTS " +
-    ident(table.name) +
+    name +
     " (" +
     defs.join(", ") +
     ") STRICT" +

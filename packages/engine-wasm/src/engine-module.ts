@@ -39,6 +39,18 @@ export interface EngineModule {
   /** Commits the changes pending in the caller's transaction: "<watermark>\t<committed 1|0>". */
   commit(): string;
   invalidate(): void;
+  upstreamState(): string;
+  claimFence(): number;
+  applyUpstream(
+    schema: number,
+    plan: string,
+    watermark: string,
+    fence: number,
+    intoSnapshot: boolean,
+  ): string;
+  beginSnapshot(schema: number, watermark: string, fence: number): string;
+  applySnapshotPage(schema: number, table: string, nextCursor: string, last: boolean, fence: number): string;
+  finalizeSnapshot(schema: number, fence: number): string;
   state(): string;
   listChanges(since: number, limit: number): string;
   listClients(): string;
@@ -146,6 +158,14 @@ export async function instantiateEngine(
   const finalizeOne = fn("finalizeOne");
   const listClients = fn("listClients");
   const commit = fn("commit");
+  const upstream = {
+    state: fn("upstreamState"),
+    claimFence: fn("claimFence"),
+    apply: fn("applyUpstream"),
+    begin: fn("beginSnapshot"),
+    page: fn("applySnapshotPage"),
+    finalize: fn("finalizeSnapshot"),
+  };
 
   return {
     engineVersion: () => lift(engineVersion!()),
@@ -182,6 +202,18 @@ export async function instantiateEngine(
     },
     prune: (retain, limit) => lift(prune!(retain, limit)),
     commit: () => lift(commit()),
+    upstreamState: () => lift(upstream.state()),
+    claimFence: () => upstream.claimFence(),
+    applyUpstream: (schema, plan, watermark, fence, intoSnapshot) => {
+      const planText = lower(plan);
+      return lift(upstream.apply(schema, planText, lower(watermark), fence, intoSnapshot ? 1 : 0));
+    },
+    beginSnapshot: (schema, watermark, fence) => lift(upstream.begin(schema, lower(watermark), fence)),
+    applySnapshotPage: (schema, table, nextCursor, last, fence) => {
+      const tableText = lower(table);
+      return lift(upstream.page(schema, tableText, lower(nextCursor), last ? 1 : 0, fence));
+    },
+    finalizeSnapshot: (schema, fence) => lift(upstream.finalize(schema, fence)),
     invalidate: () => {
       invalidate!();
     },

@@ -13,7 +13,10 @@ import type {
   Schema,
   SqlAdapter,
   SqlValue,
+  UpstreamApplyResult,
+  UpstreamState,
 } from "./types.js";
+import type { TableWrites } from "./upstream-batch.js";
 import { visibilityText } from "./visibility-text.js";
 import { COLUMN_SEPARATOR, countPuts, isPlaceholder, ROW_SEPARATOR, rowsText, splice } from "./wire-text.js";
 
@@ -322,7 +325,113 @@ export class Engine {
     return { watermark: Number(watermark), committed: committed === "1" };
   }
 
-  /** Every client resets once, on its next pull. */
+  /** The upstream cursor, the newest fencing token and the snapshot generation in progress. */
+  upstreamState(db: SqlAdapter): UpstreamState {
+    return JSON.parse(this.call(db, [], () => this.wasm.upstreamState())) as UpstreamState;
+  }
+
+  /** Takes a new fencing token: an ingester that holds an older one can no longer write. */
+  claimFence(db: SqlAdapter): number {
+    return this.call(db, [], () => this.wasm.claimFence());
+  }
+
+  /**
+   * Writes a reduced upstream batch (see `reduceUpstreamBatch`) in the caller's transaction:
+   * into the tables, with the cursor moved to `watermark` and one new version when rows changed;
+   * or, `into: "snapshot"`, into the staging tables of the generation catching up. A batch at or
+   * below the cursor changes nothing (`alreadyApplied`). An older fencing token than the
+   * newest claimed is refused (409 `conflict`).
+   */
+  applyUpstream(
+    db: SqlAdapter,
+    batch: { watermark: string; tables: readonly TableWrites[] },
+    options: { fence: number; into?: "tables" | "snapshot" },
+  ): UpstreamApplyResult {
+    const { schema, handle } = this.installedOn(db);
+    const tables = Object.keys(schema.tables);
+    const extras: SqlValue[] = [];
+    const lines: string[] = [];
+    for (const writes of batch.tables) {
+      const index = tables.indexOf(writes.table);
+      if (index < 0) throw new EngineError(500, "internal", `${writes.table} is not in the schema`);
+      const param = (rows: readonly unknown[]) =>
+        rows.length === 0 ? -1 : extras.push(JSON.stringify(rows)) - 1;
+      const deletes = param(writes.deletes);
+      const upserts = param(writes.upserts);
+      if (!writes.truncate && deletes < 0 && upserts < 0) continue;
+      lines.push([index, writes.truncate ? 1 : 0, deletes, upserts].join(COLUMN_SEPARATOR));
+    }
+    const result = this.call(db, extras, () =>
+      checkEngineResult(
+        this.wasm.applyUpstream(
+          handle,
+          lines.join(ROW_SEPARATOR),
+          batch.watermark,
+          options.fence,
+          options.into === "snapshot",
+        ),
+      ),
+    );
+    const [status, rows, cursor, committed] = result.split(COLUMN_SEPARATOR);
+    return {
+      alreadyApplied: status === "already_applied",
+      rows: Number(rows),
+      cursor: cursor!,
+      committed: committed === "1",
+    };
+  }
+
+  /** Starts a snapshot generation at the first page's watermark: empty staging tables. */
+  beginSnapshot(db: SqlAdapter, watermark: string, fence: number): UpstreamState {
+    const { handle } = this.installedOn(db);
+    return JSON.parse(
+      this.call(db, [], () => checkEngineResult(this.wasm.beginSnapshot(handle, watermark, fence))),
+    ) as UpstreamState;
+  }
+
+  /**
+   * Writes a snapshot page (rows in column order, see `snapshotRows`) into the staging table of
+   * the table being paged, with its next cursor (null: the table's last page). Answers the rows
+   * written.
+   */
+  applySnapshotPage(
+    db: SqlAdapter,
+    page: { table: string; rows: readonly unknown[][]; nextCursor: string | null },
+    fence: number,
+  ): number {
+    const { handle } = this.installedOn(db);
+    const rows = JSON.stringify(page.rows);
+    return Number(
+      this.call(db, [rows], () =>
+        checkEngineResult(
+          this.wasm.applySnapshotPage(
+            handle,
+            page.table,
+            page.nextCursor ?? "",
+            page.nextCursor === null,
+            fence,
+          ),
+        ),
+      ),
+    );
+  }
+
+  /**
+   * Swaps the caught-up generation's staging tables in, as one new version that resets every
+   * client; answers the new cursor (the catch-up's watermark).
+   */
+  finalizeSnapshot(db: SqlAdapter, fence: number): string {
+    const { handle } = this.installedOn(db);
+    return this.call(db, [], () => checkEngineResult(this.wasm.finalizeSnapshot(handle, fence)));
+  }
+
+  private installedOn(db: SqlAdapter): { schema: Schema; handle: number } {
+    const installed = this.installed.get(db);
+    if (!installed) throw new EngineError(500, "internal", "install the schema on this database first");
+    return installed;
+  }
+
+  /** Every client resets once, on its next pull. */ /** Every client resets once, on its next pull. */
   invalidate(db: SqlAdapter): void {
     this.call(db, [], () => this.wasm.invalidate());
   }

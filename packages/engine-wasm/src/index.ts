@@ -10,3 +10,12 @@ export { engineWasmUrl } from "./engine-wasm-url.js";
 export { type ParsedPull, parsePullRequest, parsePushRequest, UnsupportedVersionError } from "./requests.js";
 export { schemaText } from "./schema-text.js";
 export type * from "./types.js";
+export {
+  type ReducedBatch,
+  reduceUpstreamBatch,
+  type StoredValue,
+  schemaDrift,
+  snapshotRows,
+  type TableWrites,
+  type UpstreamChange,
+} from "./upstream-batch.js";

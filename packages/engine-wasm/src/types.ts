@@ -123,3 +123,34 @@ export interface PushMutation {
   args: unknown;
   timestamp?: number;
 }
+
+/** A snapshot generation being built (see `Engine.beginSnapshot`). */
+export interface SnapshotProgress {
+  generation: number;
+  /** The upstream watermark of the generation's first page: its catch-up starts there. */
+  startWatermark: string;
+  /** The table being paged, and the cursor of its next page (null: its first). */
+  table: string | null;
+  cursor: string | null;
+  state: "paging" | "catching_up";
+  catchupWatermark: string;
+}
+
+export interface UpstreamState {
+  /** The upstream watermark every applied batch reached, as a decimal string; null before any. */
+  cursor: string | null;
+  fence: number;
+  generation: number;
+  snapshot: SnapshotProgress | null;
+}
+
+export interface UpstreamApplyResult {
+  /** The batch was at or below the cursor: nothing changed. */
+  alreadyApplied: boolean;
+  /** Rows written (inserted, updated or deleted). */
+  rows: number;
+  /** The cursor (or the catch-up watermark) after the batch. */
+  cursor: string;
+  /** Whether a new version was committed (only rows of modelled tables make one). */
+  committed: boolean;
+}

@@ -11,6 +11,8 @@ export const ERROR_STATUS = {
   method_not_allowed: 405,
   cookie_from_future: 409,
   conflict: 409,
+  schema_mismatch: 409,
+  schema_drift: 409,
   payload_too_large: 413,
   unsupported_media_type: 415,
   internal: 500,
