@@ -27,6 +27,13 @@ export type { FlowResult, NamespaceService } from "./namespace-service.js";
 export { type Clock, systemClock } from "./ports/clock.js";
 export { consoleJsonLogger, type Logger, type LogLevel, logLine } from "./ports/logger.js";
 export type { Scheduler } from "./ports/scheduler.js";
+export {
+  UpstreamCallError,
+  type UpstreamChangesPage,
+  UpstreamGoneError,
+  type UpstreamSnapshotPage,
+  type UpstreamSource,
+} from "./ports/upstream-source.js";
 export type { NamespaceStore, Storage } from "./ports/storage.js";
 export type { Wake, WakeTarget } from "./ports/wake.js";
 export { namespaceHash, type RequestKind, type RequestRecord, type ResultClass } from "./request-record.js";

@@ -1,0 +1,74 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { schema, tempFile } from "../test/fixtures.js";
+import { sqliteUpstream } from "./sqlite-upstream.js";
+import { createUpstreamServer, type UpstreamServer } from "./upstream-server.js";
+
+describe("createUpstreamServer", () => {
+  const alpha = sqliteUpstream({ file: tempFile(), schema, keepWatermarks: 1 });
+  const beta = sqliteUpstream({ file: tempFile(), schema });
+  let server: UpstreamServer;
+  let url = "";
+  beforeAll(async () => {
+    server = createUpstreamServer({
+      source: (namespace) => ({ alpha, beta })[namespace] ?? null,
+      token: "secret",
+    });
+    url = (await server.listen()).url;
+  });
+  afterAll(async () => {
+    await server.close();
+    alpha.close();
+    beta.close();
+  });
+  const get = async (path: string, token = "secret") => {
+    const response = await fetch(`${url}${path}`, { headers: { authorization: `Bearer ${token}` } });
+    return { status: response.status, json: await response.json() };
+  };
+
+  it("serves each namespace's source under its own base URL", async () => {
+    alpha.db.prepare("INSERT INTO todo VALUES ('a', 'u', 1, 2.5)").run();
+    beta.db.prepare("INSERT INTO todo VALUES ('b', 'u', 0, 0)").run();
+    expect(await get("/alpha/changes?watermark=0&limit=10")).toEqual({
+      status: 200,
+      json: {
+        watermark: 1,
+        changes: [
+          {
+            watermark: 1,
+            tableName: "todo",
+            op: "INSERT",
+            rowData: { id: "a", owner: "u", done: true, sort: 2.5 },
+            oldData: null,
+          },
+        ],
+      },
+    });
+    expect((await get("/beta/snapshot?table=todo&limit=10")).json).toEqual({
+      watermark: 1,
+      rows: [{ id: "b", owner: "u", done: false, sort: 0 }],
+      nextCursor: null,
+    });
+  });
+
+  it("answers 410 with the oldest watermark it keeps, and JSON errors for bad requests", async () => {
+    alpha.db.prepare("INSERT INTO todo VALUES ('x', 'u', 1, 2.5)").run();
+    alpha.publish();
+    alpha.db.prepare("INSERT INTO todo VALUES ('y', 'u', 1, 2.5)").run();
+    alpha.publish();
+    expect(await get("/alpha/changes?watermark=0")).toEqual({
+      status: 410,
+      json: { error: "gone", oldest: 2 },
+    });
+    expect((await get("/alpha/changes?watermark=-1")).status).toBe(400);
+    expect((await get("/alpha/changes?watermark=1&limit=0")).status).toBe(400);
+    expect((await get("/alpha/snapshot?limit=3")).status).toBe(400);
+    expect((await get("/alpha/snapshot?table=nope")).status).toBe(404);
+    expect((await get("/alpha/snapshot?table=todo&cursor=%7B")).status).toBe(400);
+    expect((await get("/gamma/changes?watermark=0")).status).toBe(404);
+    expect((await get("/alpha/other")).status).toBe(404);
+    expect(await get("/alpha/changes?watermark=0", "wrong")).toMatchObject({
+      status: 401,
+      json: { error: "unauthorized" },
+    });
+  });
+});
