@@ -19,6 +19,25 @@ export {
   type ResponseParts,
   toResponse,
 } from "./http-parts.js";
+export { type HttpUpstreamOptions, httpUpstream, type UpstreamFetch } from "./ingest/http-upstream.js";
+export {
+  type BreakerLimits,
+  BreakerOpenError,
+  type BreakerReason,
+  type BreakerState,
+  closedBreaker,
+  DEFAULT_BREAKER_LIMITS,
+  IngestBreaker,
+} from "./ingest/ingest-breaker.js";
+export {
+  type IngestBudget,
+  type IngestOutcome,
+  type IngestPassInput,
+  type IngestPassResult,
+  type IngestProgress,
+  runIngestPass,
+} from "./ingest/ingest-pass.js";
+export { parseRetryAfter, retryDelayMs } from "./ingest/retry-delay.js";
 export { errorResponse, jsonResponse } from "./json-response.js";
 export type { Mutator, MutatorContext, MutatorTx, Row, RowKey } from "./mutator.js";
 export { MutatorError } from "./mutator-error.js";
@@ -27,6 +46,7 @@ export type { FlowResult, NamespaceService } from "./namespace-service.js";
 export { type Clock, systemClock } from "./ports/clock.js";
 export { consoleJsonLogger, type Logger, type LogLevel, logLine } from "./ports/logger.js";
 export type { Scheduler } from "./ports/scheduler.js";
+export type { NamespaceStore, Storage } from "./ports/storage.js";
 export {
   UpstreamCallError,
   type UpstreamChangesPage,
@@ -34,7 +54,6 @@ export {
   type UpstreamSnapshotPage,
   type UpstreamSource,
 } from "./ports/upstream-source.js";
-export type { NamespaceStore, Storage } from "./ports/storage.js";
 export type { Wake, WakeTarget } from "./ports/wake.js";
 export { namespaceHash, type RequestKind, type RequestRecord, type ResultClass } from "./request-record.js";
 export { matchRoute, type Route, type SyncKind } from "./route.js";

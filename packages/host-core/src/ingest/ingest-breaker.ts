@@ -1,0 +1,103 @@
+/** Why ingest stopped: too many rows in a window, or a batch that did not move the cursor. */
+export type BreakerReason = "budget_exceeded" | "cursor_stalled";
+
+/** The breaker as stored with the namespace's knobs, so eviction or a restart keeps it. */
+export interface BreakerState {
+  /** Set while open: why, and when the next pass may try again (epoch ms). */
+  open: { reason: BreakerReason; retryAt: number; trips: number } | null;
+  /** The current window's start (epoch ms) and the rows ingested in it. */
+  windowStart: number;
+  windowRows: number;
+}
+
+export interface BreakerLimits {
+  /** Rows ingested in one window before the breaker opens (default 150,000). */
+  rows: number;
+  /** The window (default 5 minutes). */
+  windowMs: number;
+}
+
+export const DEFAULT_BREAKER_LIMITS: BreakerLimits = { rows: 150_000, windowMs: 5 * 60_000 };
+
+const FIRST_BACKOFF_MS = 1_000;
+const MAX_BACKOFF_MS = 60_000;
+
+/** The upstream is paused: answers carry why and until when. */
+export class BreakerOpenError extends Error {
+  override readonly name = "BreakerOpenError";
+  constructor(
+    readonly reason: BreakerReason,
+    readonly retryAt: number,
+  ) {
+    super(`ingest is paused (${reason}) until ${new Date(retryAt).toISOString()}`);
+  }
+}
+
+export function closedBreaker(now: number): BreakerState {
+  return { open: null, windowStart: now, windowRows: 0 };
+}
+
+/**
+ * A circuit breaker on ingest: it opens when a window's rows pass the budget or a batch does not
+ * move the cursor, backing off from a second doubling to a minute, and closes again after a
+ * successful pass or an operator's reopen. Pulls and pushes go on while it is open.
+ */
+export class IngestBreaker {
+  /** Rows were counted since the state was last stored. */
+  private dirty = false;
+
+  constructor(
+    private state: BreakerState,
+    private readonly limits: BreakerLimits,
+    private readonly save: (state: BreakerState) => void,
+  ) {}
+
+  get current(): BreakerState {
+    return this.state;
+  }
+
+  /** Throws BreakerOpenError while open and its retry time has not come. */
+  assertReady(now: number): void {
+    const open = this.state.open;
+    if (open && now < open.retryAt) throw new BreakerOpenError(open.reason, open.retryAt);
+  }
+
+  /** Counts rows ingested; opens the breaker (and throws) once the window's budget is passed. */
+  record(rows: number, now: number): void {
+    if (now - this.state.windowStart >= this.limits.windowMs) {
+      this.state = { ...this.state, windowStart: now, windowRows: 0 };
+    }
+    this.state = { ...this.state, windowRows: this.state.windowRows + rows };
+    if (rows > 0) this.dirty = true;
+    if (this.state.windowRows > this.limits.rows) this.trip("budget_exceeded", now);
+  }
+
+  /** Opens the breaker: the next attempt waits a second doubled per trip, at most a minute. */
+  trip(reason: BreakerReason, now: number): never {
+    const trips = (this.state.open?.trips ?? 0) + 1;
+    const retryAt = now + Math.min(MAX_BACKOFF_MS, FIRST_BACKOFF_MS * 2 ** (trips - 1));
+    this.state = { ...this.state, open: { reason, retryAt, trips } };
+    this.store();
+    throw new BreakerOpenError(reason, retryAt);
+  }
+
+  /**
+   * Closes it after a successful pass (the window's count goes on), or for an operator's reopen
+   * (`freshWindow`: the count starts again, or the next rows would open it at once).
+   */
+  close(now: number, freshWindow = false): void {
+    if (!this.state.open && !freshWindow) return this.flush();
+    this.state = freshWindow ? closedBreaker(now) : { ...this.state, open: null };
+    this.store();
+  }
+
+  /** Stores the window's count, if it moved (at the end of a pass). */
+  flush(): void {
+    if (this.dirty) this.store();
+  }
+
+  private store(): void {
+    this.dirty = false;
+    this.save(this.state);
+  }
+}
