@@ -114,7 +114,9 @@ export function createServer(options: NodeHostOptions): WeirServer {
       logger,
       memory: () => {
         const { rss, heapUsed, external } = process.memoryUsage();
-        return { rssBytes: rss, heapUsedBytes: heapUsed, externalBytes: external };
+        // maxRSS is in kilobytes: the process's peak, which a sample of rss would miss.
+        const maxRssBytes = process.resourceUsage().maxRSS * 1024;
+        return { rssBytes: rss, maxRssBytes, heapUsedBytes: heapUsed, externalBytes: external };
       },
       ...(metrics ? { observe: (record) => metrics.observe(record) } : {}),
     });
