@@ -1,10 +1,14 @@
 import {
   checkAdmin,
   consoleJsonLogger,
+  errorDetail,
   errorResponse,
   HttpError,
+  internalErrorBody,
+  jsonResponse,
   matchRoute,
   namespaceHash,
+  newRequestId,
   type Route,
   resolveConfig,
 } from "@weir/host-core";
@@ -63,11 +67,9 @@ export function createSyncWorker<Env>(source: EdgeConfigSource<Env>): SyncWorker
         if (error instanceof HttpError) {
           return errorResponse(error.status, error.code, error.message, error.headers);
         }
-        logger.log("error", {
-          msg: "edge request failed",
-          error: error instanceof Error ? error.message : String(error),
-        });
-        return errorResponse(500, "internal", error instanceof Error ? error.message : "internal error");
+        const requestId = newRequestId();
+        logger.log("error", { msg: "edge request failed", requestId, error: errorDetail(error) });
+        return jsonResponse(internalErrorBody(requestId), 500, { "x-request-id": requestId });
       }
     },
   };

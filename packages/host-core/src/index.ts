@@ -19,6 +19,7 @@ export {
   type ResponseParts,
   toResponse,
 } from "./http-parts.js";
+export { errorDetail, INTERNAL_ERROR_MESSAGE, internalErrorBody, newRequestId } from "./internal-error.js";
 export { errorResponse, jsonResponse } from "./json-response.js";
 export type { Mutator, MutatorContext, MutatorTx, Row, RowKey } from "./mutator.js";
 export { MutatorError } from "./mutator-error.js";

@@ -14,6 +14,7 @@ import {
   type ResponseParts,
   toResponse,
 } from "./http-parts.js";
+import { errorDetail, internalErrorBody, newRequestId } from "./internal-error.js";
 import { NamespaceService } from "./namespace-service.js";
 import { type Clock, elapsedMs, systemClock } from "./ports/clock.js";
 import { consoleJsonLogger, type Logger } from "./ports/logger.js";
@@ -287,26 +288,36 @@ export class WeirHost {
     }
   }
 
+  /**
+   * The answer to a failed request. Refusals (4xx) say what was wrong. Every 5xx carries a request
+   * id, in the body and the `x-request-id` header, also found in the request's log line; one the
+   * server did not expect answers a generic message, its error going only to the log.
+   */
   private errorResponse(error: unknown, record: RequestRecord): ResponseParts {
-    if (error instanceof HttpError) {
-      record.error = error.code;
-      return jsonParts({ error: error.code, message: error.message }, error.status, error.headers);
+    const known = error instanceof HttpError || (isEngineError(error) && error.status < 500) ? error : null;
+    if (known && known.status < 500) {
+      record.error = known.code;
+      const headers = known instanceof HttpError ? known.headers : undefined;
+      return jsonParts({ error: known.code, message: known.message }, known.status, headers);
     }
-    if (isEngineError(error)) {
-      record.error = error.code;
-      return jsonParts({ error: error.code, message: error.message }, error.status);
+    const requestId = newRequestId();
+    record.requestId = requestId;
+    if (known instanceof HttpError) {
+      record.error = known.code;
+      return jsonParts({ error: known.code, message: known.message, requestId }, known.status, {
+        ...known.headers,
+        "x-request-id": requestId,
+      });
     }
     record.error = "internal";
     this.logger.log("error", {
       msg: "request failed",
+      requestId,
       ns: record.ns,
       kind: record.kind,
-      error: error instanceof Error ? (error.stack ?? error.message) : String(error),
+      error: errorDetail(error),
     });
-    return jsonParts(
-      { error: "internal", message: error instanceof Error ? error.message : "internal error" },
-      500,
-    );
+    return jsonParts(internalErrorBody(requestId), 500, { "x-request-id": requestId });
   }
 }
 

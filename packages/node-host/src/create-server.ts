@@ -3,23 +3,25 @@ import {
   type IncomingMessage,
   type Server,
   type ServerResponse,
-  STATUS_CODES,
 } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Duplex } from "node:stream";
 import {
   ConfigError,
   createWeirHost,
+  errorDetail,
   errorResponse,
+  internalErrorBody,
   jsonParts,
   type Logger,
+  newRequestId,
   resolveConfig,
   TimerScheduler,
   type WeirConfig,
   type WeirHost,
 } from "@weir/host-core";
 import { devAuthenticator, type JwtOptions, jwtAuthenticator } from "./auth.js";
-import { readBody, toParts, writeParts } from "./http-bridge.js";
+import { answerClientError, readBody, toParts, writeParts, writeRawAnswer } from "./http-bridge.js";
 import { jsonLineLogger } from "./json-line-logger.js";
 import { loadNodeEngine } from "./load-node-engine.js";
 import { Metrics } from "./metrics.js";
@@ -171,12 +173,15 @@ export function createServer(options: NodeHostOptions): WeirServer {
   httpServer.on("request", (req, res) => {
     track(
       answer(req, res).catch((error: unknown) => {
-        logger.log("error", { msg: "request bridge failed", error: String(error) });
-        if (!res.headersSent) res.writeHead(500, { "content-type": "application/json" });
-        res.end(JSON.stringify({ error: "internal", message: "internal error" }));
+        const requestId = newRequestId();
+        logger.log("error", { msg: "request bridge failed", requestId, error: errorDetail(error) });
+        if (!res.headersSent)
+          res.writeHead(500, { "content-type": "application/json", "x-request-id": requestId });
+        res.end(JSON.stringify(internalErrorBody(requestId)));
       }),
     );
   });
+  httpServer.on("clientError", answerClientError);
   httpServer.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     socket.on("error", () => socket.destroy());
     track(
@@ -266,12 +271,5 @@ function chooseAuthentication(options: NodeHostOptions, logger: Logger): WeirCon
 }
 
 async function rejectUpgrade(socket: Duplex, response: Response): Promise<void> {
-  const body = await response.text().catch(() => "");
-  const head = [
-    `HTTP/1.1 ${response.status} ${STATUS_CODES[response.status] ?? ""}`,
-    "content-type: application/json; charset=utf-8",
-    `content-length: ${Buffer.byteLength(body)}`,
-    "connection: close",
-  ];
-  socket.end(`${head.join("\r\n")}\r\n\r\n${body}`);
+  writeRawAnswer(socket, response.status, await response.text().catch(() => ""));
 }

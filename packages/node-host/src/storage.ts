@@ -36,8 +36,7 @@ export function fileStorage(dataDir: string, options: { logger?: Logger } = {}):
       try {
         lease = await acquireLease(file, { command: "weir server", waitMs: LEASE_WAIT_MS });
       } catch (error) {
-        if (error instanceof LeaseHeldError)
-          throw new HttpError("namespace_busy", error.message, { "retry-after": "5" });
+        if (error instanceof LeaseHeldError) throw busy(error);
         throw error;
       }
       let db: Database.Database | undefined;
@@ -108,4 +107,15 @@ export async function memoryStorage(): Promise<Storage> {
       };
     },
   };
+}
+
+/** The client learns who holds the namespace, but not where its files are. */
+function busy(error: LeaseHeldError): HttpError {
+  const holder = error.holder;
+  const who = holder
+    ? `another process (${holder.command.split(" ").slice(0, 2).join(" ")}, pid ${holder.pid} on ${holder.host}, since ${holder.started})`
+    : "another process (its lease file is not readable)";
+  return new HttpError("namespace_busy", `the namespace is in use by ${who}; retry shortly`, {
+    "retry-after": "5",
+  });
 }
