@@ -110,6 +110,9 @@ export function createSyncDurableObject<Env>(source: EdgeConfigSource<Env>): Syn
       const parts = partsFromRequest(request);
       this.forwarded.set(parts, forwarded);
       const answer = await this.host.handleParts(parts);
+      // A body the answer did not need (a refusal) is let go of, never left for the runtime to
+      // read after the answer went out.
+      if (request.body && !request.bodyUsed) await request.body.cancel().catch(() => {});
       // The service the request opened (a wake socket opens none), for the counters and the alarm.
       if (!this.service) this.service = await this.host.namespace(namespace).catch(() => undefined);
       // A dropped answer (an admin knob) is the Worker's to break: a failing body would reach the

@@ -30,6 +30,7 @@ export { consoleJsonLogger, type Logger, type LogLevel, logLine } from "./ports/
 export type { Scheduler } from "./ports/scheduler.js";
 export type { NamespaceStore, Storage } from "./ports/storage.js";
 export type { Wake, WakeTarget } from "./ports/wake.js";
+export { tooLarge } from "./read-json-body.js";
 export { namespaceHash, type RequestKind, type RequestRecord, type ResultClass } from "./request-record.js";
 export { matchRoute, type Route, type SyncKind } from "./route.js";
 export { safeEqual } from "./safe-equal.js";
