@@ -1,0 +1,126 @@
+import { HttpError } from "./http-error.js";
+import type { Clock } from "./ports/clock.js";
+import type { QuotaSpend, QuotaStore } from "./ports/quota-store.js";
+
+/** One budget: at most `limit` units per key in any window of `windowMs` (a sliding estimate). */
+export interface Budget {
+  limit: number;
+  windowMs: number;
+}
+
+/** What a key knows of its spend: counts as of the last flush, plus what it spent since. */
+interface KeyState {
+  window: number;
+  current: number;
+  previous: number;
+  pending: number;
+}
+
+/** How often spends go to the shared store: the bound on how far processes may overshoot together. */
+const FLUSH_INTERVAL_MS = 100;
+
+/**
+ * Weighted budgets per key (a user) over a shared QuotaStore. A request is admitted while the
+ * key's spend in the sliding window is under the limit, and charged its weight once answered
+ * (its cost is known only then: a pull that turned out caught up costs less). Spends are added
+ * to the store at most every 100 ms, in one transaction, which also reads what other processes
+ * spent; the store keeps them across restarts.
+ *
+ * The sliding window counts the previous window's spend in proportion to how much of it still
+ * overlaps the last `windowMs`, so a burst at a window's edge cannot spend the limit twice.
+ */
+export class RequestQuotas {
+  private readonly keys = new Map<string, KeyState>();
+  private touched = new Set<string>();
+  private flushedAt = Number.NEGATIVE_INFINITY;
+
+  constructor(
+    private readonly store: QuotaStore,
+    private readonly clock: Clock,
+  ) {}
+
+  /** Throws a 429 with Retry-After when `key` has spent its budget. */
+  admit(key: string, budget: Budget, code: "rate_limited" | "namespace_quota", what: string): void {
+    const now = this.clock.now();
+    const state = this.state(key, budget, now);
+    const elapsed = (now % budget.windowMs) / budget.windowMs;
+    if (state.previous * (1 - elapsed) + state.current < budget.limit) return;
+    const seconds = Math.max(1, Math.ceil(waitMs(state, budget, elapsed) / 1000));
+    throw new HttpError(
+      code,
+      `${what}: ${budget.limit} per ${budget.windowMs / 1000} s; retry in ${seconds} s`,
+      {
+        "retry-after": String(seconds),
+      },
+    );
+  }
+
+  /** Adds `units` to `key`'s spend; `now` writes it to the store at once. */
+  charge(key: string, budget: Budget, units: number, now = false): void {
+    if (units <= 0) return;
+    const state = this.state(key, budget, this.clock.now());
+    state.current += units;
+    state.pending += units;
+    this.touched.add(key);
+    if (now || this.clock.monotonic() - this.flushedAt >= FLUSH_INTERVAL_MS) this.flush();
+  }
+
+  /** Writes pending spends to the store and reads back what every process spent. */
+  flush(): void {
+    this.flushedAt = this.clock.monotonic();
+    if (this.touched.size === 0) return;
+    const spends: QuotaSpend[] = [];
+    for (const key of this.touched) {
+      const state = this.keys.get(key);
+      if (state) spends.push({ key, window: state.window, units: state.pending });
+    }
+    this.touched = new Set();
+    for (const { key, current, previous } of this.store.add(spends)) {
+      const state = this.keys.get(key);
+      if (!state) continue;
+      state.current = current;
+      state.previous = previous;
+      state.pending = 0;
+    }
+  }
+
+  private state(key: string, budget: Budget, now: number): KeyState {
+    const window = Math.floor(now / budget.windowMs);
+    let state = this.keys.get(key);
+    if (state && state.window === window) return state;
+    if (state?.pending) this.flush();
+    // A new window, or a key not seen yet: what the store knows of it (the spend of other
+    // processes too), read with a spend of nothing.
+    const previous = state && state.window === window - 1 ? state.current : 0;
+    state = { window, current: 0, previous, pending: 0 };
+    this.keys.set(key, state);
+    const [count] = this.store.add([{ key, window, units: 0 }]);
+    if (count) {
+      state.current = count.current;
+      state.previous = count.previous;
+    }
+    if (this.keys.size > MAX_KEYS) this.forgetOld(window);
+    return state;
+  }
+
+  private forgetOld(window: number): void {
+    for (const [key, state] of this.keys)
+      if (state.window < window - 1 && !state.pending) this.keys.delete(key);
+  }
+}
+
+/** Keys kept in memory before old ones are dropped (they are read from the store again). */
+const MAX_KEYS = 10_000;
+
+/** How long until the sliding estimate falls under the limit again. */
+function waitMs(state: KeyState, budget: Budget, elapsed: number): number {
+  const { limit, windowMs } = budget;
+  // Within this window: the previous window's share shrinks as it slides out.
+  if (state.current < limit && state.previous > 0) {
+    const at = 1 - (limit - state.current) / state.previous;
+    return (at - elapsed) * windowMs;
+  }
+  // In the next one: this window's spend becomes the previous, sliding out in turn.
+  const at = state.current > 0 ? Math.max(0, 1 - limit / state.current) : 0;
+  return (1 - elapsed + at) * windowMs;
+}
