@@ -25,7 +25,8 @@ import { answerClientError, readBody, toParts, writeParts, writeRawAnswer } from
 import { jsonLineLogger } from "./json-line-logger.js";
 import { loadNodeEngine } from "./load-node-engine.js";
 import { Metrics } from "./metrics.js";
-import { fileStorage, memoryStorage } from "./storage.js";
+import { defaultMaxOpenNamespaces } from "./open-file-limit.js";
+import { type FileStorage, fileStorage, memoryStorage } from "./storage.js";
 import { WsWake } from "./wake.js";
 
 export interface NodeHostOptions extends Omit<WeirConfig, "authenticate"> {
@@ -40,6 +41,11 @@ export interface NodeHostOptions extends Omit<WeirConfig, "authenticate"> {
   /** JWT verification: HS256 with a shared secret, or the keys of a JWKS URL. `sub` is the user id. */
   jwt?: JwtOptions;
   logger?: Logger;
+  /**
+   * Caps each namespace's database file at about this size (SQLite's max_page_count; default no
+   * cap): past it, pushes answer 507 and store nothing, while pulls go on.
+   */
+  maxDatabaseBytes?: number;
   /** Close a namespace's database this long after its last request (default 60 s, within a second; file storage only). */
   idleCloseMs?: number;
   /** Protocol-level ping of wake sockets; one that missed a beat is dropped (default 30 s). */
@@ -77,10 +83,18 @@ export function createServer(options: NodeHostOptions): WeirServer {
   const lines = jsonLineLogger();
   const logger = options.logger ?? lines;
   const authenticate = chooseAuthentication(options, logger);
-  const config: WeirConfig = { ...options, authenticate };
+  const config: WeirConfig = {
+    ...options,
+    authenticate,
+    maxOpenNamespaces: options.maxOpenNamespaces ?? defaultMaxOpenNamespaces(),
+  };
   resolveConfig(config);
   if (options.storage !== undefined && options.storage !== "file" && options.storage !== "memory") {
     throw new ConfigError(`invalid weir config:\n - storage: expected "file" or "memory"`);
+  }
+  const maxBytes = options.maxDatabaseBytes;
+  if (maxBytes !== undefined && !(Number.isSafeInteger(maxBytes) && maxBytes >= 64 * 1024)) {
+    throw new ConfigError("invalid weir config:\n - maxDatabaseBytes: expected an integer of at least 65536");
   }
   if (options.devAuth) {
     logger.log("warn", {
@@ -95,23 +109,30 @@ export function createServer(options: NodeHostOptions): WeirServer {
   const metrics =
     options.metrics === false
       ? undefined
-      : new Metrics({ openNamespaces: () => host?.openNamespaces ?? 0, wakeSockets: () => wake.total });
+      : new Metrics({
+          openNamespaces: () => host?.openNamespaces ?? 0,
+          unavailableNamespaces: () => host?.unavailableNamespaces.size ?? 0,
+          wakeSockets: () => wake.total,
+        });
   // Requests and upgrades being answered, and what `close` waits on until there are none.
   let pending = 0;
   let drained: (() => void) | undefined;
   let idleTimer: NodeJS.Timeout | undefined;
   let closing: Promise<void> | undefined;
+  let files: FileStorage | undefined;
 
   const start = async (): Promise<WeirHost> => {
-    const [engine, storage] = await Promise.all([
-      loadNodeEngine(),
-      options.storage === "memory"
-        ? memoryStorage()
-        : fileStorage(options.dataDir ?? DEFAULT_DATA_DIR, { logger }),
-    ]);
+    if (options.storage !== "memory") {
+      files = fileStorage(options.dataDir ?? DEFAULT_DATA_DIR, {
+        logger,
+        ...(maxBytes === undefined ? {} : { maxDatabaseBytes: maxBytes }),
+      });
+    }
+    const [engine, storage] = await Promise.all([loadNodeEngine(), files ?? memoryStorage()]);
     host = createWeirHost(config, {
       engine,
       storage,
+      ...(files ? { quotaStore: files.quotaStore } : {}),
       scheduler,
       wake,
       logger,
@@ -234,6 +255,7 @@ export function createServer(options: NodeHostOptions): WeirServer {
         httpServer.closeIdleConnections();
         await allAnswered();
         await host?.close();
+        await files?.close();
         await allAnswered();
         if (idleTimer) clearInterval(idleTimer);
         wake.close();
