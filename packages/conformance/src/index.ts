@@ -11,7 +11,14 @@ export {
   CONFORMANCE_MAX_CHANGE_ROWS,
   conformanceConfig,
 } from "./conformance-config.js";
-export { type Answer, call, type RequestOptions } from "./http-client.js";
+export {
+  type Answer,
+  admin,
+  call,
+  freshNamespace,
+  NativeClient,
+  type RequestOptions,
+} from "./http-client.js";
 export type { ConformanceTarget } from "./target.js";
 
 /**

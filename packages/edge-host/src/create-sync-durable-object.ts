@@ -68,8 +68,9 @@ export function createSyncDurableObject<Env>(source: EdgeConfigSource<Env>): Syn
         {
           ...this.config,
           authenticate: authenticated,
-          // The Worker checked the key; the object sees only its verdict.
+          // The Worker checked the key and the namespace; the object sees only its verdicts.
           adminKey: undefined,
+          authorizeNamespace: undefined,
           isAdmin: (request) => this.forwarded.get(request)?.admin === true,
         },
         {

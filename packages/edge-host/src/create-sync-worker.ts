@@ -1,4 +1,5 @@
 import {
+  authorizeNamespace,
   checkAdmin,
   consoleJsonLogger,
   errorDetail,
@@ -59,6 +60,8 @@ export function createSyncWorker<Env>(source: EdgeConfigSource<Env>): SyncWorker
           forwarded.admin = true;
         } else {
           forwarded.claims = await authenticateAtEdge(config, request, logger);
+          // Refused here, a namespace is never created (nor its object woken).
+          await authorizeNamespace(resolved, forwarded.claims, route.namespace);
         }
         const headers = stripInternalHeaders(request.headers);
         headers.set(FORWARDED_HEADER, encodeForwarded(forwarded));
