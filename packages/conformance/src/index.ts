@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe } from "vitest";
 import { adminSuite } from "./admin-suite.js";
 import { badInputSuite } from "./bad-input-suite.js";
 import { nativeSuite } from "./native-suite.js";
+import { refusalsSuite } from "./refusals-suite.js";
 import { replicacheSuite } from "./replicache-suite.js";
 import type { ConformanceTarget } from "./target.js";
 import { wakeSuite } from "./wake-suite.js";
@@ -42,6 +43,7 @@ export function runConformance(name: string, makeTarget: () => Promise<Conforman
     describe("replicache dialect", () => replicacheSuite(current));
     describe("admin", () => adminSuite(current));
     describe("bad input", () => badInputSuite(current));
+    describe("refusals", () => refusalsSuite(current));
     describe("wake", () => wakeSuite(current));
   });
 }

@@ -14,6 +14,8 @@ interface KeyState {
   current: number;
   previous: number;
   pending: number;
+  /** When the counts were last read from the store (the clock's monotonic time). */
+  readAt: number;
 }
 
 /** How often spends go to the shared store: the bound on how far processes may overshoot together. */
@@ -23,8 +25,8 @@ const FLUSH_INTERVAL_MS = 100;
  * Weighted budgets per key (a user) over a shared QuotaStore. A request is admitted while the
  * key's spend in the sliding window is under the limit, and charged its weight once answered
  * (its cost is known only then: a pull that turned out caught up costs less). Spends are added
- * to the store at most every 100 ms, in one transaction, which also reads what other processes
- * spent; the store keeps them across restarts.
+ * to the store within 100 ms, at most every 100 ms, in one transaction, which also reads what
+ * other processes spent; the store keeps them across restarts.
  *
  * The sliding window counts the previous window's spend in proportion to how much of it still
  * overlaps the last `windowMs`, so a burst at a window's edge cannot spend the limit twice.
@@ -33,16 +35,24 @@ export class RequestQuotas {
   private readonly keys = new Map<string, KeyState>();
   private touched = new Set<string>();
   private flushedAt = Number.NEGATIVE_INFINITY;
+  private timer: ReturnType<typeof setTimeout> | undefined;
 
   constructor(
     private readonly store: QuotaStore,
     private readonly clock: Clock,
+    /** A flush on the timer that failed (the spends stay pending, for the next one). */
+    private readonly onError: (error: unknown) => void,
   ) {}
 
   /** Throws a 429 with Retry-After when `key` has spent its budget. */
   admit(key: string, budget: Budget, code: "rate_limited" | "namespace_quota", what: string): void {
     const now = this.clock.now();
     const state = this.state(key, budget, now);
+    // Other processes spend too: counts older than a flush interval are read again.
+    if (this.clock.monotonic() - state.readAt >= FLUSH_INTERVAL_MS) {
+      this.touched.add(key);
+      this.flush();
+    }
     const elapsed = (now % budget.windowMs) / budget.windowMs;
     if (state.previous * (1 - elapsed) + state.current < budget.limit) return;
     const seconds = Math.max(1, Math.ceil(waitMs(state, budget, elapsed) / 1000));
@@ -63,10 +73,13 @@ export class RequestQuotas {
     state.pending += units;
     this.touched.add(key);
     if (now || this.clock.monotonic() - this.flushedAt >= FLUSH_INTERVAL_MS) this.flush();
+    else this.timer ??= setTimeout(() => this.flushLater(), FLUSH_INTERVAL_MS);
   }
 
   /** Writes pending spends to the store and reads back what every process spent. */
   flush(): void {
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.timer = undefined;
     this.flushedAt = this.clock.monotonic();
     if (this.touched.size === 0) return;
     const spends: QuotaSpend[] = [];
@@ -81,6 +94,16 @@ export class RequestQuotas {
       state.current = current;
       state.previous = previous;
       state.pending = 0;
+      state.readAt = this.flushedAt;
+    }
+  }
+
+  private flushLater(): void {
+    this.timer = undefined;
+    try {
+      this.flush();
+    } catch (error) {
+      this.onError(error);
     }
   }
 
@@ -92,7 +115,7 @@ export class RequestQuotas {
     // A new window, or a key not seen yet: what the store knows of it (the spend of other
     // processes too), read with a spend of nothing.
     const previous = state && state.window === window - 1 ? state.current : 0;
-    state = { window, current: 0, previous, pending: 0 };
+    state = { window, current: 0, previous, pending: 0, readAt: this.clock.monotonic() };
     this.keys.set(key, state);
     const [count] = this.store.add([{ key, window, units: 0 }]);
     if (count) {
@@ -112,15 +135,15 @@ export class RequestQuotas {
 /** Keys kept in memory before old ones are dropped (they are read from the store again). */
 const MAX_KEYS = 10_000;
 
-/** How long until the sliding estimate falls under the limit again. */
+/** How long until the sliding estimate falls under the limit again (just under: it must be less). */
 function waitMs(state: KeyState, budget: Budget, elapsed: number): number {
   const { limit, windowMs } = budget;
   // Within this window: the previous window's share shrinks as it slides out.
   if (state.current < limit && state.previous > 0) {
     const at = 1 - (limit - state.current) / state.previous;
-    return (at - elapsed) * windowMs;
+    return (at - elapsed) * windowMs + 1;
   }
   // In the next one: this window's spend becomes the previous, sliding out in turn.
   const at = state.current > 0 ? Math.max(0, 1 - limit / state.current) : 0;
-  return (1 - elapsed + at) * windowMs;
+  return (1 - elapsed + at) * windowMs + 1;
 }

@@ -18,8 +18,9 @@ export class UserBudgets {
     private readonly config: ResolvedQuotas,
     store: QuotaStore,
     clock: Clock,
+    onError: (error: unknown) => void,
   ) {
-    this.quotas = new RequestQuotas(store, clock);
+    this.quotas = new RequestQuotas(store, clock, onError);
     this.requests =
       config.requestUnits === null ? null : { limit: config.requestUnits, windowMs: config.windowMs };
     this.namespaces =

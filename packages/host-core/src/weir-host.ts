@@ -82,7 +82,12 @@ export class WeirHost {
       maxOpen: config.maxOpenNamespaces,
       serve: (name, store) => this.serveNamespace(name, store),
     });
-    this.budgets = new UserBudgets(config.quotas, ports.quotaStore ?? memoryQuotaStore(), this.clock);
+    this.budgets = new UserBudgets(
+      config.quotas,
+      ports.quotaStore ?? memoryQuotaStore(),
+      this.clock,
+      (error) => this.logger.log("error", { msg: "storing quota spends failed", error: String(error) }),
+    );
   }
 
   /** Answers one request; never throws. */
