@@ -77,4 +77,30 @@ describe("an oversized body through the Worker", () => {
       expect(w.output.text.slice(before)).not.toMatch(/Uncaught|TypeError|restarted/i);
     },
   );
+
+  it("forwards a body sent without a length that stays within the limit", async () => {
+    const body = JSON.stringify({
+      clientGroupID: "g-alice",
+      pushVersion: 1,
+      mutations: [
+        { type: "custom", id: 1, clientID: "c-alice", name: "createTodo", args: [{ id: "chunked" }] },
+      ],
+    });
+    const status = await new Promise<number>((resolve, reject) => {
+      const req = request(new URL("/chunked-body/push", w.url), {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: "alice" },
+      });
+      req.on("response", (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      });
+      req.on("error", reject);
+      // Two writes without a declared length: the body goes chunked.
+      req.write(body.slice(0, 20));
+      req.end(body.slice(20));
+    });
+    expect(status).toBe(200);
+    expect((await rows(w.url, "chunked-body", "alice")).map((row) => row.id)).toEqual(["chunked"]);
+  });
 });
