@@ -22,16 +22,19 @@ function setup() {
       return error as HttpError;
     }
   };
-  return { quotas, store, refusal, at: (ms: number) => (now = 100 * MINUTE + ms) };
+  // Admitted under a budget too large to refuse, so the spend alone is tested.
+  const charge = (units: number) =>
+    quotas.charge(quotas.admit("u", { limit: 1e9, windowMs: MINUTE }, "rate_limited", ""), units, true);
+  return { quotas, store, refusal, charge, at: (ms: number) => (now = 100 * MINUTE + ms) };
 }
 
 describe("RequestQuotas", () => {
   it("admits while the sliding estimate is under the limit, and says when it will be again", () => {
-    const { quotas, refusal, at } = setup();
+    const { charge, refusal, at } = setup();
     at(30_000);
-    quotas.charge("u", budget, 9, true);
+    charge(9);
     expect(refusal()).toBeNull();
-    quotas.charge("u", budget, 1, true);
+    charge(1);
     const refused = refusal();
     expect(refused).toMatchObject({ status: 429, code: "rate_limited" });
     const seconds = Number(refused!.headers["retry-after"]);
@@ -43,14 +46,14 @@ describe("RequestQuotas", () => {
   });
 
   it("counts the previous window in proportion to what still overlaps", () => {
-    const { quotas, refusal, at } = setup();
+    const { charge, refusal, at } = setup();
     at(50_000);
-    quotas.charge("u", budget, 10, true);
+    charge(10);
     // A quarter into the next window, three quarters of the previous one's 10 still count.
     at(MINUTE + 15_000);
-    quotas.charge("u", budget, 2, true);
+    charge(2);
     expect(refusal()).toBeNull(); // 7.5 + 2
-    quotas.charge("u", budget, 1, true);
+    charge(1);
     const refused = refusal(); // 7.5 + 3
     expect(Number(refused?.headers["retry-after"])).toBe(4); // under 10 once 7 + 3 is passed, at 0.3
     at(MINUTE + 15_000 + 2_900);
@@ -60,9 +63,9 @@ describe("RequestQuotas", () => {
   });
 
   it("shares spends through the store: another instance on it sees them after a flush", () => {
-    const { quotas, store, at } = setup();
+    const { charge, store, at } = setup();
     at(1_000);
-    quotas.charge("u", budget, 10, true);
+    charge(10);
     let now = 100 * MINUTE + 2_000;
     const other = new RequestQuotas(store, { now: () => now, monotonic: () => now }, () => {});
     expect(() => other.admit("u", budget, "rate_limited", "spent")).toThrow(HttpError);

@@ -2,8 +2,11 @@ import type { Clock } from "./ports/clock.js";
 import type { QuotaStore } from "./ports/quota-store.js";
 import type { ResolvedQuotas } from "./quota-config.js";
 import { DAY_MS } from "./quota-config.js";
-import { type Budget, RequestQuotas } from "./request-quotas.js";
+import { type Budget, type KeyState, RequestQuotas } from "./request-quotas.js";
 import type { RequestRecord } from "./request-record.js";
+
+/** A user admitted to a request, to be charged once it is answered. */
+export type Admitted = KeyState;
 
 /**
  * The quotas of the config applied to users: a budget of weighted requests per window, and one of
@@ -27,26 +30,30 @@ export class UserBudgets {
       config.newNamespacesPerDay === null ? null : { limit: config.newNamespacesPerDay, windowMs: DAY_MS };
   }
 
-  /** Throws 429 when the user has spent their request budget. */
-  admitRequest(userID: string): void {
-    if (this.requests) this.quotas.admit(`r:${userID}`, this.requests, "rate_limited", "request quota spent");
+  /** Throws 429 when the user has spent their request budget; null when there is none. */
+  admitRequest(userID: string): Admitted | null {
+    if (!this.requests) return null;
+    return this.quotas.admit(`r:${userID}`, this.requests, "rate_limited", "request quota spent");
   }
 
   /** Charges an answered request's weight: what it turned out to cost. */
-  chargeRequest(userID: string, record: RequestRecord): void {
-    if (!this.requests || record.status === 429) return;
-    this.quotas.charge(`r:${userID}`, this.requests, this.weight(record));
+  chargeRequest(admitted: Admitted, record: RequestRecord): void {
+    if (record.status !== 429) this.quotas.charge(admitted, this.weight(record));
   }
 
   /** Throws 429 when the user created as many namespaces as a day allows; else counts this one. */
   admitNamespace(userID: string): void {
     if (!this.namespaces) return;
-    const key = `n:${userID}`;
-    this.quotas.admit(key, this.namespaces, "namespace_quota", "new namespace quota spent");
-    this.quotas.charge(key, this.namespaces, 1, true);
+    const admitted = this.quotas.admit(
+      `n:${userID}`,
+      this.namespaces,
+      "namespace_quota",
+      "new namespace quota spent",
+    );
+    this.quotas.charge(admitted, 1, true);
   }
 
-  /** Writes what was spent to the store (also done every 100 ms while requests come). */
+  /** Writes what was spent to the store (also done within 100 ms of a spend). */
   flush(): void {
     this.quotas.flush();
   }

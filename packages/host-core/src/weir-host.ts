@@ -21,7 +21,7 @@ import { readJsonBody } from "./read-json-body.js";
 import { knownNamespaceHash, namespaceHash, type RequestRecord, resultClass } from "./request-record.js";
 import { matchRoute, type Route } from "./route.js";
 import { storageFailure } from "./storage-failure.js";
-import { UserBudgets } from "./user-budgets.js";
+import { type Admitted, UserBudgets } from "./user-budgets.js";
 
 /** What a host gives host-core: the engine and the ports of its runtime. */
 export interface HostPorts {
@@ -158,7 +158,7 @@ export class WeirHost {
     const record: RequestRecord = { msg: "request", kind: "unknown", status: 0, result: "ok", totalMs: 0 };
     let service: NamespaceService | undefined;
     let namespace: string | undefined;
-    let userID: string | undefined;
+    let admitted: Admitted | null = null;
     let response: ResponseParts;
     try {
       const route = matchRoute(request.method, new URL(request.url).pathname);
@@ -172,7 +172,7 @@ export class WeirHost {
         route,
         record,
         (user) => {
-          userID = user;
+          admitted = user;
         },
         (opened) => {
           service = opened;
@@ -191,7 +191,7 @@ export class WeirHost {
     record.status = response.status;
     record.result = resultClass(response.status);
     record.totalMs = elapsedMs(this.clock, started);
-    if (userID !== undefined) this.charge(userID, record);
+    if (admitted) this.charge(admitted, record);
     this.logger.log(
       record.result === "server_error" ? "error" : "info",
       record as unknown as Record<string, unknown>,
@@ -204,7 +204,7 @@ export class WeirHost {
     request: RequestParts,
     route: Route,
     record: RequestRecord,
-    identified: (userID: string) => void,
+    admitted: (user: Admitted | null) => void,
     using: (service: NamespaceService) => void,
   ): Promise<ResponseParts> {
     if (route.type === "admin") {
@@ -221,8 +221,7 @@ export class WeirHost {
     const claims = authenticated instanceof Promise ? await authenticated : authenticated;
     const authorized = authorizeNamespace(this.config, claims, route.namespace);
     if (authorized) await authorized;
-    this.budgets.admitRequest(claims.userID);
-    identified(claims.userID);
+    admitted(this.budgets.admitRequest(claims.userID));
     if (route.type === "wake") {
       const clientID = parse(IdString, new URL(request.url).searchParams.get("clientID") ?? "");
       if (!clientID.ok) throw new HttpError("bad_request", `clientID: ${clientID.message}`);
@@ -281,9 +280,9 @@ export class WeirHost {
     return unavailable;
   }
 
-  private charge(userID: string, record: RequestRecord): void {
+  private charge(admitted: Admitted, record: RequestRecord): void {
     try {
-      this.budgets.chargeRequest(userID, record);
+      this.budgets.chargeRequest(admitted, record);
     } catch (error) {
       // The answer stands; the spend is counted with the next one.
       this.logger.log("error", { msg: "storing quota spends failed", error: String(error) });
