@@ -11,6 +11,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
+import { measureBigPush } from "./node/big-push.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const weirBin = join(root, "packages/cli/dist/weir.js");
@@ -218,9 +219,18 @@ try {
     quick ? "5" : "20",
   ]);
   const rss = rssMB(weir.child.pid);
+  // Last, in a namespace of its own, so that nothing before runs in the memory it leaves.
+  log("bench node: weir: one push of 10,000 mutations");
+  const bigPush = await measureBigPush(weir.url.replace(/\/[^/]+$/, "/bench-big-push"), weir.child.pid);
   await stopServer(weir);
 
-  const figures = { ...figuresOf(runs.weir), wakeP95Ms: wake.latency.p95Ms, rssMB: rss };
+  const figures = {
+    ...figuresOf(runs.weir),
+    wakeP95Ms: wake.latency.p95Ms,
+    rssMB: rss,
+    bigPushMs: bigPush.ms,
+    bigPushPeakRssMB: bigPush.peakRssMB,
+  };
   const baselineFigures = figuresOf(runs.baseline);
   const ratios = {
     pushMutationsPerSec: ratio(figures.pushMutationsPerSec, baselineFigures.pushMutationsPerSec),
@@ -253,6 +263,8 @@ try {
     ],
     ["wake p95 ms (500 sockets)", figures.wakeP95Ms, "-", ""],
     ["weir RSS MB", figures.rssMB, "-", ""],
+    ["10,000-mutation push ms", figures.bigPushMs, "-", ""],
+    ["  peak RSS MB (growth)", `${figures.bigPushPeakRssMB} (+${bigPush.rssGrowthMB})`, "-", ""],
   ];
   const table = [["", "weir", "baseline", "weir/baseline"], ...rows].map((row) =>
     row
@@ -272,6 +284,9 @@ try {
       // Wakes can reach the sockets before the push's own answer reaches its client: then the
       // figure above is 0 and this one, from sending the push, tells how quickly they came.
       wakeFromSendP95Ms: wake.sincePushSent.p95Ms,
+      // A status other than 200 means the server could not take the batch.
+      bigPushStatus: bigPush.status,
+      bigPushRssGrowthMB: bigPush.rssGrowthMB,
       ratios,
       baseline: baselineFigures,
       meets,

@@ -1,5 +1,6 @@
 import { Command } from "commander";
 import type { RunState } from "./command-action.js";
+import { registerAcceptLoss } from "./commands/accept-loss.js";
 import { registerAdmin } from "./commands/admin.js";
 import { registerBench } from "./commands/bench.js";
 import { registerInit } from "./commands/init.js";
@@ -24,6 +25,7 @@ Examples:
   weir serve --port 4848                    run the server from ./weir.config.{ts,js}
   weir inspect .data/todo.sqlite            watermark, floor, clients, row counts
   weir maintain .data/todo.sqlite           prune, checkpoint, optimize (under the file's lease)
+  weir accept-loss .data/todo.sqlite        start a damaged or lost namespace anew
   weir admin http://127.0.0.1:4848/todo status
   weir bench http://127.0.0.1:4848/todo --mode push --clients 32 --duration 10
 
@@ -33,6 +35,7 @@ Exit codes: 0 ok, 1 failure, 2 usage error. Every command takes --help; most tak
   registerServe(program, state);
   registerInspect(program, state);
   registerMaintain(program, state);
+  registerAcceptLoss(program, state);
   registerAdmin(program, state);
   registerBench(program, state);
   return program;

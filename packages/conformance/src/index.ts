@@ -3,6 +3,7 @@ import { adminSuite } from "./admin-suite.js";
 import { badInputSuite } from "./bad-input-suite.js";
 import { convergenceSuite, correctnessSuite, outsideWritesSuite } from "./correctness-suite.js";
 import { nativeSuite } from "./native-suite.js";
+import { refusalsSuite } from "./refusals-suite.js";
 import { replicacheSuite } from "./replicache-suite.js";
 import type { ConformanceTarget } from "./target.js";
 import { wakeSuite } from "./wake-suite.js";
@@ -14,7 +15,14 @@ export {
   conformanceConfig,
 } from "./conformance-config.js";
 export { type ConvergenceOptions, runHttpConvergence } from "./convergence.js";
-export { type Answer, call, freshNamespace, NativeClient, type RequestOptions } from "./http-client.js";
+export {
+  type Answer,
+  admin,
+  call,
+  freshNamespace,
+  NativeClient,
+  type RequestOptions,
+} from "./http-client.js";
 export type { ConformanceTarget } from "./target.js";
 
 export interface ConformanceOptions {
@@ -47,6 +55,7 @@ export function runConformance(
     describe("replicache dialect", () => replicacheSuite(current));
     describe("admin", () => adminSuite(current));
     describe("bad input", () => badInputSuite(current));
+    describe("refusals", () => refusalsSuite(current));
     describe("wake", () => wakeSuite(current));
     describe("pull correctness", () => correctnessSuite(current));
     describe("convergence", () => convergenceSuite(current));

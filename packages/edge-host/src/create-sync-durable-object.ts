@@ -68,8 +68,9 @@ export function createSyncDurableObject<Env>(source: EdgeConfigSource<Env>): Syn
         {
           ...this.config,
           authenticate: authenticated,
-          // The Worker checked the key; the object sees only its verdict.
+          // The Worker checked the key and the namespace; the object sees only its verdicts.
           adminKey: undefined,
+          authorizeNamespace: undefined,
           isAdmin: (request) => this.forwarded.get(request)?.admin === true,
         },
         {
@@ -110,8 +111,14 @@ export function createSyncDurableObject<Env>(source: EdgeConfigSource<Env>): Syn
       const parts = partsFromRequest(request);
       this.forwarded.set(parts, forwarded);
       const answer = await this.host.handleParts(parts);
-      // The service the request opened (a wake socket opens none), for the counters and the alarm.
-      if (!this.service) this.service = await this.host.namespace(namespace).catch(() => undefined);
+      // A body the answer did not need (a refusal) is let go of, never left for the runtime to
+      // read after the answer went out.
+      if (request.body && !request.bodyUsed) await request.body.cancel().catch(() => {});
+      // The service the request opened (a wake socket opens none), for the counters and the alarm;
+      // a new one when the last was taken out of service after a failure.
+      if (!this.service || this.service.isClosed) {
+        this.service = await this.host.namespace(namespace).catch(() => undefined);
+      }
       // A dropped answer (an admin knob) is the Worker's to break: a failing body would reach the
       // Worker as an empty one.
       if (answer.drop) return new Response(null, { status: 200, headers: { [DROPPED_HEADER]: "1" } });
@@ -122,7 +129,7 @@ export function createSyncDurableObject<Env>(source: EdgeConfigSource<Env>): Syn
       const task = this.config.alarm;
       const namespace = this.binding.namespace;
       if (!task || namespace === null) return;
-      this.service ??= await this.host.namespace(namespace);
+      if (!this.service || this.service.isClosed) this.service = await this.host.namespace(namespace);
       const service = this.service;
       const next = await task.run({ namespace, service, env: this.env });
       if (typeof next === "number") await this.ctx.storage.setAlarm(Date.now() + Math.max(0, next));

@@ -1,13 +1,21 @@
 import {
+  authorizeNamespace,
   checkAdmin,
   consoleJsonLogger,
+  errorDetail,
   errorResponse,
   HttpError,
+  internalErrorBody,
+  jsonResponse,
   matchRoute,
   namespaceHash,
+  newRequestId,
+  type ResolvedConfig,
   type Route,
   resolveConfig,
+  tooLarge,
 } from "@weir/host-core";
+import { readBoundedBody } from "./bounded-body.js";
 import { authenticateAtEdge } from "./edge-auth.js";
 import { configFor, type EdgeConfig, type EdgeConfigSource } from "./edge-config.js";
 import {
@@ -25,7 +33,7 @@ export interface SyncWorker<Env> {
   fetch(request: Request, env: Env, ctx: ExecutionContext): Promise<Response>;
 }
 
-const checked = new WeakSet<object>();
+const resolvedConfigs = new WeakMap<object, ResolvedConfig>();
 
 /**
  * The Worker in front of the sync objects. It answers bad routes, 401 and 403 itself, so a
@@ -38,9 +46,10 @@ export function createSyncWorker<Env>(source: EdgeConfigSource<Env>): SyncWorker
       const config = configFor(source, env);
       const logger = config.logger ?? consoleJsonLogger;
       try {
-        if (!checked.has(config)) {
-          resolveConfig(config);
-          checked.add(config);
+        let resolved = resolvedConfigs.get(config);
+        if (!resolved) {
+          resolved = resolveConfig(config);
+          resolvedConfigs.set(config, resolved);
         }
         const url = new URL(request.url);
         const pathname = withoutBase(url.pathname, config.basePath);
@@ -51,23 +60,24 @@ export function createSyncWorker<Env>(source: EdgeConfigSource<Env>): SyncWorker
           forwarded.admin = true;
         } else {
           forwarded.claims = await authenticateAtEdge(config, request, logger);
+          // Refused here, a namespace is never created (nor its object woken).
+          await authorizeNamespace(resolved, forwarded.claims, route.namespace);
         }
         const headers = stripInternalHeaders(request.headers);
         headers.set(FORWARDED_HEADER, encodeForwarded(forwarded));
         url.pathname = pathname;
+        const body = await boundedBody(request, resolved.maxBodyBytes);
         const response = await objectFor(config, env, route).fetch(
-          new Request(url, { ...requestInit(request), headers }),
+          new Request(url, { method: request.method, body, headers, redirect: "manual" }),
         );
         return response.headers.has(DROPPED_HEADER) ? droppedResponse() : response;
       } catch (error) {
         if (error instanceof HttpError) {
           return errorResponse(error.status, error.code, error.message, error.headers);
         }
-        logger.log("error", {
-          msg: "edge request failed",
-          error: error instanceof Error ? error.message : String(error),
-        });
-        return errorResponse(500, "internal", error instanceof Error ? error.message : "internal error");
+        const requestId = newRequestId();
+        logger.log("error", { msg: "edge request failed", requestId, error: errorDetail(error) });
+        return jsonResponse(internalErrorBody(requestId), 500, { "x-request-id": requestId });
       }
     },
   };
@@ -89,6 +99,17 @@ function withoutBase(pathname: string, basePath: string | undefined): string {
   throw new HttpError("not_found", `no route for ${pathname.slice(0, 200)}`);
 }
 
-function requestInit(request: Request): RequestInit {
-  return { method: request.method, body: request.body, redirect: "manual" };
+/**
+ * The body to forward. One within the limit by its declared length streams on to the object,
+ * which reads exactly that much. One declared larger, or sent without a length, is refused or
+ * read here: an object that answered before reading a body its Worker was still forwarding
+ * would leave the client's upload cut off, and the client without the answer.
+ */
+async function boundedBody(request: Request, maxBytes: number): Promise<BodyInit | null> {
+  if (!request.body) return null;
+  const declared = request.headers.get("content-length");
+  if (declared !== null && Number(declared) <= maxBytes) return request.body;
+  const bytes = await readBoundedBody(request.body, maxBytes);
+  if (bytes === null) throw tooLarge(maxBytes);
+  return bytes;
 }

@@ -1,6 +1,8 @@
 // The Worker the tests run in workerd: the conformance app behind the sync Worker, a second
 // object class whose alarm writes rows, and two routes that reach an object around the Worker.
 import { conformanceConfig } from "@weir/conformance/config";
+import { loadEngine } from "@weir/engine-wasm";
+import engineModule from "@weir/engine-wasm/engine.wasm";
 import { namespaceHash } from "@weir/host-core";
 import { createSyncDurableObject, createSyncWorker, type EdgeConfig } from "../src/index.js";
 
@@ -76,6 +78,19 @@ export default {
       return env.WEIR.get(env.WEIR.idFromName(namespace)).fetch(
         new Request(url, { method: request.method, headers, body: request.body }),
       );
+    }
+    // An engine whose every call leaves its memory past the ceiling: each call replaces its instance.
+    if (first === "__engine-renewal") {
+      const engine = await loadEngine(engineModule, { memoryCeilingBytes: 1 });
+      const none = { query: () => [], exec: () => 0 };
+      for (let i = 0; i < 3; i++) {
+        try {
+          engine.state(none);
+        } catch {
+          // Not installed: answered by the engine, which is all this route needs of it.
+        }
+      }
+      return Response.json({ renewals: engine.renewals, memoryBytes: engine.memoryBytes() });
     }
     return sync.fetch(request, env, ctx);
   },

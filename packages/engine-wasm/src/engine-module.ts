@@ -57,6 +57,12 @@ export interface EngineModule {
   /** Frees what the engine allocated and no longer uses; call between engine calls. */
   collect(): void;
   memoryBytes(): number;
+  /**
+   * Replaces the instance with a new one. A WebAssembly memory never shrinks, so this is the only
+   * way to give back what a large call grew; it also drops whatever state a trap left behind.
+   * Registered schemas are forgotten (register them again); statement numbers come from the host.
+   */
+  renew(): void;
 }
 
 interface RawExports {
@@ -72,19 +78,49 @@ const STRING_CLASS_ID = 2;
 // Below this many characters a loop beats setting up a decoder.
 const DECODE_THRESHOLD = 32;
 
+/** An instance's exports, as functions of numbers. */
+function exportsOf(instance: WebAssembly.Instance) {
+  const raw = instance.exports as unknown as RawExports;
+  const fn = (name: string) => raw[name] as RawFunction;
+  return {
+    raw,
+    engineVersion: fn("engineVersion"),
+    registerSchema: fn("registerSchema"),
+    install: fn("install"),
+    pull: fn("pull"),
+    claimGroup: fn("claimGroup"),
+    preflightOne: fn("preflightOne"),
+    finalizeOne: fn("finalizeOne"),
+    preflight: fn("preflight"),
+    finalize: fn("finalize"),
+    prune: fn("prune"),
+    invalidate: fn("invalidate"),
+    state: fn("state"),
+    listChanges: fn("listChanges"),
+    listClients: fn("listClients"),
+    commit: fn("commit"),
+    upstreamState: fn("upstreamState"),
+    claimFence: fn("claimFence"),
+    applyUpstream: fn("applyUpstream"),
+    beginSnapshot: fn("beginSnapshot"),
+    applySnapshotPage: fn("applySnapshotPage"),
+    finalizeSnapshot: fn("finalizeSnapshot"),
+  };
+}
+
 export async function instantiateEngine(
   source: WebAssembly.Module | BufferSource,
   host: EngineHost,
 ): Promise<EngineModule> {
   const module = source instanceof WebAssembly.Module ? source : await WebAssembly.compile(source);
-  let raw: RawExports | undefined;
+  let wasm: ReturnType<typeof exportsOf> | undefined;
   let buffer: ArrayBuffer | undefined;
   let u16 = new Uint16Array(0);
   let u32 = new Uint32Array(0);
   const decoder = new TextDecoder("utf-16le");
 
   const views = () => {
-    const current = raw!.memory.buffer as ArrayBuffer;
+    const current = wasm!.raw.memory.buffer as ArrayBuffer;
     if (current !== buffer) {
       buffer = current;
       u16 = new Uint16Array(current);
@@ -92,10 +128,13 @@ export async function instantiateEngine(
     }
   };
 
-  const lift = (pointer: number): string => {
+  // WASM hands pointers over as i32, which JS reads as signed: past 2 GiB of memory they would
+  // be negative. `>>> 0` reads every pointer and length as the unsigned number it is.
+  const lift = (signed: number): string => {
+    const pointer = signed >>> 0;
     if (pointer === 0) return "";
     views();
-    const bytes = u32[(pointer - 4) >>> 2]!;
+    const bytes = u32[(pointer - 4) >>> 2]! >>> 0;
     const length = bytes >>> 1;
     if (length >= DECODE_THRESHOLD) return decoder.decode(new Uint8Array(buffer!, pointer, bytes));
     const start = pointer >>> 1;
@@ -105,7 +144,7 @@ export async function instantiateEngine(
   };
 
   const lower = (text: string): number => {
-    const pointer = raw!.__new(text.length << 1, STRING_CLASS_ID) >>> 0;
+    const pointer = wasm!.raw.__new(text.length << 1, STRING_CLASS_ID) >>> 0;
     views();
     const start = pointer >>> 1;
     for (let i = 0; i < text.length; i++) u16[start + i] = text.charCodeAt(i);
@@ -115,7 +154,7 @@ export async function instantiateEngine(
   const imports = {
     env: {
       abort(message: number, file: number, line: number, column: number): never {
-        throw new Error(`engine aborted: ${lift(message)} at ${lift(file)}:${line}:${column}`);
+        throw new EngineFailure(`engine aborted: ${lift(message)} at ${lift(file)}:${line}:${column}`);
       },
     },
     host: {
@@ -127,100 +166,76 @@ export async function instantiateEngine(
       exec: (statement: number, params: number) => host.exec(statement, lift(params)),
     },
   };
-  const instance = await WebAssembly.instantiate(module, imports);
-  raw = instance.exports as unknown as RawExports;
-  const fn = (name: string) => raw![name] as RawFunction;
-  const [
-    engineVersion,
-    registerSchema,
-    install,
-    pull,
-    claimGroup,
-    preflight,
-    finalize,
-    prune,
-    invalidate,
-    state,
-  ] = [
-    "engineVersion",
-    "registerSchema",
-    "install",
-    "pull",
-    "claimGroup",
-    "preflight",
-    "finalize",
-    "prune",
-    "invalidate",
-    "state",
-  ].map(fn) as RawFunction[];
-  const listChanges = fn("listChanges");
-  const preflightOne = fn("preflightOne");
-  const finalizeOne = fn("finalizeOne");
-  const listClients = fn("listClients");
-  const commit = fn("commit");
-  const upstream = {
-    state: fn("upstreamState"),
-    claimFence: fn("claimFence"),
-    apply: fn("applyUpstream"),
-    begin: fn("beginSnapshot"),
-    page: fn("applySnapshotPage"),
-    finalize: fn("finalizeSnapshot"),
-  };
+  wasm = exportsOf(await WebAssembly.instantiate(module, imports));
 
   return {
-    engineVersion: () => lift(engineVersion!()),
-    registerSchema: (text) => registerSchema!(lower(text)),
-    install: (schema) => lift(install!(schema)),
+    engineVersion: () => lift(wasm!.engineVersion()),
+    registerSchema: (text) => wasm!.registerSchema(lower(text)),
+    install: (schema) => lift(wasm!.install(schema)),
     pull: (schema, groupID, userID, cookie, dialect, maxRows, maxBytes, visibility, caughtUpOnly) => {
       // The minimal runtime collects only when asked, so arguments need no pinning.
       const group = lower(groupID);
       const user = lower(userID);
       const filters = lower(visibility);
       return lift(
-        pull!(schema, group, user, cookie, dialect, maxRows, maxBytes, filters, caughtUpOnly ? 1 : 0),
+        wasm!.pull(schema, group, user, cookie, dialect, maxRows, maxBytes, filters, caughtUpOnly ? 1 : 0),
       );
     },
     claimGroup: (groupID, userID) => {
       const group = lower(groupID);
-      return lift(claimGroup!(group, lower(userID)));
+      return lift(wasm!.claimGroup(group, lower(userID)));
     },
     preflightOne: (groupID, clientID, id) => {
       const group = lower(groupID);
-      return lift(preflightOne(group, lower(clientID), id));
+      return lift(wasm!.preflightOne(group, lower(clientID), id));
     },
     finalizeOne: (groupID, clientID, id) => {
       const group = lower(groupID);
-      finalizeOne(group, lower(clientID), id);
+      wasm!.finalizeOne(group, lower(clientID), id);
     },
     preflight: (groupID, plan) => {
       const group = lower(groupID);
-      return lift(preflight!(group, lower(plan)));
+      return lift(wasm!.preflight(group, lower(plan)));
     },
     finalize: (groupID, lastIDs) => {
       const group = lower(groupID);
-      finalize!(group, lower(lastIDs));
+      wasm!.finalize(group, lower(lastIDs));
     },
-    prune: (retain, limit) => lift(prune!(retain, limit)),
-    commit: () => lift(commit()),
-    upstreamState: () => lift(upstream.state()),
-    claimFence: () => upstream.claimFence(),
+    prune: (retain, limit) => lift(wasm!.prune(retain, limit)),
+    commit: () => lift(wasm!.commit()),
+    upstreamState: () => lift(wasm!.upstreamState()),
+    claimFence: () => wasm!.claimFence(),
     applyUpstream: (schema, plan, watermark, fence, intoSnapshot) => {
       const planText = lower(plan);
-      return lift(upstream.apply(schema, planText, lower(watermark), fence, intoSnapshot ? 1 : 0));
+      return lift(wasm!.applyUpstream(schema, planText, lower(watermark), fence, intoSnapshot ? 1 : 0));
     },
-    beginSnapshot: (schema, watermark, fence) => lift(upstream.begin(schema, lower(watermark), fence)),
+    beginSnapshot: (schema, watermark, fence) => lift(wasm!.beginSnapshot(schema, lower(watermark), fence)),
     applySnapshotPage: (schema, table, nextCursor, last, fence) => {
       const tableText = lower(table);
-      return lift(upstream.page(schema, tableText, lower(nextCursor), last ? 1 : 0, fence));
+      return lift(wasm!.applySnapshotPage(schema, tableText, lower(nextCursor), last ? 1 : 0, fence));
     },
-    finalizeSnapshot: (schema, fence) => lift(upstream.finalize(schema, fence)),
+    finalizeSnapshot: (schema, fence) => lift(wasm!.finalizeSnapshot(schema, fence)),
     invalidate: () => {
-      invalidate!();
+      wasm!.invalidate();
     },
-    state: () => lift(state!()),
-    listChanges: (since, limit) => lift(listChanges(since, limit)),
-    listClients: () => lift(listClients()),
-    collect: () => raw!.__collect(),
-    memoryBytes: () => raw!.memory.buffer.byteLength,
+    state: () => lift(wasm!.state()),
+    listChanges: (since, limit) => lift(wasm!.listChanges(since, limit)),
+    listClients: () => lift(wasm!.listClients()),
+    collect: () => wasm!.raw.__collect(),
+    memoryBytes: () => wasm!.raw.memory.buffer.byteLength,
+    renew: () => {
+      // Synchronous, from the module already compiled (which Workers allow too), so that a call
+      // can follow at once.
+      wasm = exportsOf(new WebAssembly.Instance(module, imports));
+      buffer = undefined;
+    },
   };
+}
+
+/**
+ * The engine itself failed (a trap, a failed assertion, an allocation it could not make): a bug
+ * or exhaustion, never a refusal of the request. The instance that failed has been replaced.
+ */
+export class EngineFailure extends Error {
+  override readonly name = "EngineFailure";
 }

@@ -1,5 +1,5 @@
 import { checkEngineResult, EngineError } from "./engine-error.js";
-import { type EngineModule, instantiateEngine } from "./engine-module.js";
+import { EngineFailure, type EngineModule, instantiateEngine } from "./engine-module.js";
 import { schemaText } from "./schema-text.js";
 import type {
   Dialect,
@@ -32,6 +32,17 @@ export type BatchEntry = Omit<MutationRef, "clientGroupID">;
 
 export const DEFAULT_PRUNE_LIMIT = 10_000;
 const CALLS_PER_COLLECT = 64;
+/**
+ * Past this much linear memory after a call the instance is replaced: a WebAssembly memory
+ * never shrinks, and one large call must not keep its memory for the life of the process.
+ * Ordinary calls stay far below it (a 10,000-mutation push needs about 2 MiB).
+ */
+export const DEFAULT_MEMORY_CEILING_BYTES = 32 * 1024 * 1024;
+
+export interface EngineOptions {
+  /** Linear memory past which the instance is replaced after a call (default 32 MiB). */
+  memoryCeilingBytes?: number;
+}
 
 /**
  * weir's sync engine: one WASM instance that can serve any number of namespace databases,
@@ -47,20 +58,28 @@ export class Engine {
   private readonly sqlTexts: string[] = [];
   private readonly sqlIDs = new Map<string, number>();
   private callsSinceCollect = 0;
+  private readonly memoryCeilingBytes: number;
+  /** The memory's size after the last collection: a call that grew it is collected after at once. */
+  private collectedBytes: number;
+  /** How many times the instance was replaced (memory past the ceiling, or a failure). */
+  renewals = 0;
   /** Row payloads of the current call's `queryPayload`, kept on this side of the boundary. */
   private payloads: string[] = [];
   /** Or the current call's payloads joined by commas (`queryJoinedPayloads`): a reset's puts. */
   private joined: string | null = null;
   private readonly schemaHandles = new Map<Schema, number>();
-  private readonly installed = new WeakMap<SqlAdapter, { schema: Schema; handle: number }>();
+  /** The schema installed on each database (its handle may change when the instance is replaced). */
+  private readonly installed = new WeakMap<SqlAdapter, Schema>();
 
-  private constructor(wasm: EngineModule) {
+  private constructor(wasm: EngineModule, options: EngineOptions) {
     this.wasm = wasm;
     this.version = wasm.engineVersion();
+    this.memoryCeilingBytes = options.memoryCeilingBytes ?? DEFAULT_MEMORY_CEILING_BYTES;
+    this.collectedBytes = wasm.memoryBytes();
   }
 
   /** Instantiates the engine from its compiled module (preferred in Workers) or the `.wasm` bytes. */
-  static async load(source: WebAssembly.Module | BufferSource): Promise<Engine> {
+  static async load(source: WebAssembly.Module | BufferSource, options: EngineOptions = {}): Promise<Engine> {
     let engine: Engine | null = null;
     const self = (): Engine => {
       if (!engine?.db) throw new Error("the engine called its host outside of a call");
@@ -76,7 +95,7 @@ export class Engine {
         return host.db!.exec(host.sqlTexts[id]!, host.bind(params));
       },
     });
-    engine = new Engine(wasm);
+    engine = new Engine(wasm, options);
     return engine;
   }
 
@@ -131,18 +150,49 @@ export class Engine {
     this.extras = extras;
     try {
       return fn();
+    } catch (error) {
+      // A trap or an abort may leave the instance's memory in any state: no later call, of this
+      // namespace or another, may run on it. (An error thrown by the host's SQL unwinds through
+      // the engine without touching its state, and propagates as it is.)
+      if (error instanceof EngineFailure || error instanceof WebAssembly.RuntimeError) {
+        this.renew();
+        throw error instanceof EngineFailure ? error : new EngineFailure(error.message, { cause: error });
+      }
+      throw error;
     } finally {
       this.db = null;
       this.extras = [];
       this.payloads = [];
       this.joined = null;
-      // The engine runs AssemblyScript's minimal runtime: garbage is collected here, between
-      // calls, where nothing the engine allocated is still in use.
-      if (++this.callsSinceCollect >= CALLS_PER_COLLECT) {
-        this.callsSinceCollect = 0;
-        this.wasm.collect();
-      }
+      this.afterCall();
     }
+  }
+
+  /**
+   * The engine runs AssemblyScript's minimal runtime: garbage is collected here, between calls,
+   * where nothing the engine allocated is still in use. A call that grew the memory is collected
+   * after at once, and one that left it past the ceiling gets a fresh instance.
+   */
+  private afterCall(): void {
+    const bytes = this.wasm.memoryBytes();
+    if (bytes > this.memoryCeilingBytes) {
+      this.renew();
+      return;
+    }
+    if (bytes > this.collectedBytes || ++this.callsSinceCollect >= CALLS_PER_COLLECT) {
+      this.callsSinceCollect = 0;
+      this.collectedBytes = bytes;
+      this.wasm.collect();
+    }
+  }
+
+  /** A fresh instance: its memory starts small again, and schemas are registered again on use. */
+  private renew(): void {
+    this.wasm.renew();
+    this.schemaHandles.clear();
+    this.callsSinceCollect = 0;
+    this.collectedBytes = this.wasm.memoryBytes();
+    this.renewals++;
   }
 
   private handle(schema: Schema): number {
@@ -160,9 +210,8 @@ export class Engine {
    * client then resets once); any other change is refused with a `schema_mismatch` error.
    */
   install(db: SqlAdapter, schema: Schema): { outcome: "created" | "unchanged" | "migrated" } {
-    const handle = this.handle(schema);
-    const outcome = this.call(db, [], () => checkEngineResult(this.wasm.install(handle)));
-    this.installed.set(db, { schema, handle });
+    const outcome = this.call(db, [], () => checkEngineResult(this.wasm.install(this.handle(schema))));
+    this.installed.set(db, schema);
     return { outcome: outcome as "created" | "unchanged" | "migrated" };
   }
 
@@ -181,10 +230,8 @@ export class Engine {
   }
 
   private answerPull(db: SqlAdapter, input: PullInput, caughtUpOnly: boolean): PullResult | null {
-    const installed = this.installed.get(db);
-    if (!installed)
-      throw new EngineError(500, "internal", "install the schema on this database before pulling");
-    const { schema, handle } = installed;
+    const schema = this.installed.get(db);
+    if (!schema) throw new EngineError(500, "internal", "install the schema on this database before pulling");
     const visibility = visibilityText(schema, input.visibility);
     const maxRows = input.maxChangeRows ?? DEFAULT_MAX_CHANGE_ROWS;
     const maxBytes = input.maxChangeBytes ?? DEFAULT_MAX_CHANGE_BYTES;
@@ -194,7 +241,7 @@ export class Engine {
     return this.call(db, visibility.values, () => {
       const result = checkEngineResult(
         this.wasm.pull(
-          handle,
+          this.handle(schema),
           input.clientGroupID,
           input.userID,
           cookie,
@@ -347,7 +394,7 @@ export class Engine {
     batch: { watermark: string; tables: readonly TableWrites[] },
     options: { fence: number; into?: "tables" | "snapshot" },
   ): UpstreamApplyResult {
-    const { schema, handle } = this.installedOn(db);
+    const schema = this.installedOn(db);
     const tables = Object.keys(schema.tables);
     const extras: SqlValue[] = [];
     const lines: string[] = [];
@@ -364,7 +411,7 @@ export class Engine {
     const result = this.call(db, extras, () =>
       checkEngineResult(
         this.wasm.applyUpstream(
-          handle,
+          this.handle(schema),
           lines.join(ROW_SEPARATOR),
           batch.watermark,
           options.fence,
@@ -383,9 +430,11 @@ export class Engine {
 
   /** Starts a snapshot generation at the first page's watermark: empty staging tables. */
   beginSnapshot(db: SqlAdapter, watermark: string, fence: number): UpstreamState {
-    const { handle } = this.installedOn(db);
+    const schema = this.installedOn(db);
     return JSON.parse(
-      this.call(db, [], () => checkEngineResult(this.wasm.beginSnapshot(handle, watermark, fence))),
+      this.call(db, [], () =>
+        checkEngineResult(this.wasm.beginSnapshot(this.handle(schema), watermark, fence)),
+      ),
     ) as UpstreamState;
   }
 
@@ -399,13 +448,13 @@ export class Engine {
     page: { table: string; rows: readonly unknown[][]; nextCursor: string | null },
     fence: number,
   ): number {
-    const { handle } = this.installedOn(db);
+    const schema = this.installedOn(db);
     const rows = JSON.stringify(page.rows);
     return Number(
       this.call(db, [rows], () =>
         checkEngineResult(
           this.wasm.applySnapshotPage(
-            handle,
+            this.handle(schema),
             page.table,
             page.nextCursor ?? "",
             page.nextCursor === null,
@@ -421,17 +470,17 @@ export class Engine {
    * client; answers the new cursor (the catch-up's watermark).
    */
   finalizeSnapshot(db: SqlAdapter, fence: number): string {
-    const { handle } = this.installedOn(db);
-    return this.call(db, [], () => checkEngineResult(this.wasm.finalizeSnapshot(handle, fence)));
+    const schema = this.installedOn(db);
+    return this.call(db, [], () => checkEngineResult(this.wasm.finalizeSnapshot(this.handle(schema), fence)));
   }
 
-  private installedOn(db: SqlAdapter): { schema: Schema; handle: number } {
+  private installedOn(db: SqlAdapter): Schema {
     const installed = this.installed.get(db);
     if (!installed) throw new EngineError(500, "internal", "install the schema on this database first");
     return installed;
   }
 
-  /** Every client resets once, on its next pull. */ /** Every client resets once, on its next pull. */
+  /** Every client resets once, on its next pull. */
   invalidate(db: SqlAdapter): void {
     this.call(db, [], () => this.wasm.invalidate());
   }
@@ -472,8 +521,11 @@ export class Engine {
   }
 }
 
-export function loadEngine(source: WebAssembly.Module | BufferSource): Promise<Engine> {
-  return Engine.load(source);
+export function loadEngine(
+  source: WebAssembly.Module | BufferSource,
+  options: EngineOptions = {},
+): Promise<Engine> {
+  return Engine.load(source, options);
 }
 
 /** "<status>\t<last id>" */

@@ -1,11 +1,14 @@
 export {
   DEFAULT_MAX_CHANGE_BYTES,
   DEFAULT_MAX_CHANGE_ROWS,
+  DEFAULT_MEMORY_CEILING_BYTES,
   DEFAULT_PRUNE_LIMIT,
   Engine,
+  type EngineOptions,
   loadEngine,
 } from "./engine.js";
 export { EngineError } from "./engine-error.js";
+export { EngineFailure } from "./engine-module.js";
 export { engineWasmUrl } from "./engine-wasm-url.js";
 export { type ParsedPull, parsePullRequest, parsePushRequest, UnsupportedVersionError } from "./requests.js";
 export { schemaText } from "./schema-text.js";

@@ -1,4 +1,5 @@
 import {
+  MAX_MUTATIONS_PER_PUSH,
   PullRequest,
   PushRequest,
   parse,
@@ -40,8 +41,20 @@ export function parsePullRequest(body: unknown, dialect: Dialect): ParsedPull {
   return result.value;
 }
 
-/** Validates a push body of either dialect and brings it to one shape. */
+/**
+ * Validates a push body of either dialect and brings it to one shape. A batch past the protocol's
+ * cap is refused as too large (413) before any of it is validated, so the client knows to split
+ * it rather than fix it.
+ */
 export function parsePushRequest(body: unknown, dialect: Dialect): PushBatch {
+  const count = mutationCount(body);
+  if (count > MAX_MUTATIONS_PER_PUSH) {
+    throw new EngineError(
+      413,
+      "payload_too_large",
+      `a push holds at most ${MAX_MUTATIONS_PER_PUSH} mutations (this one has ${count}); send the rest in another push`,
+    );
+  }
   const result = dialect === "replicache" ? parse(ReplicachePushRequest, body) : parse(PushRequest, body);
   if (!result.ok) throw invalid(result.message);
   if (result.value.pushVersion !== SUPPORTED_PUSH_VERSION) throw new UnsupportedVersionError("push");
@@ -56,4 +69,9 @@ export function parsePushRequest(body: unknown, dialect: Dialect): PushBatch {
       timestamp,
     })),
   };
+}
+
+function mutationCount(body: unknown): number {
+  const mutations = (body as { mutations?: unknown } | null)?.mutations;
+  return Array.isArray(mutations) ? mutations.length : 0;
 }

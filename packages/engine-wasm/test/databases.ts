@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import Database from "better-sqlite3";
 import initSqlJs from "sql.js";
 import { betterSqliteAdapter } from "../src/better-sqlite3-adapter.js";
-import { Engine } from "../src/engine.js";
+import { Engine, type EngineOptions } from "../src/engine.js";
 import { engineWasmUrl } from "../src/engine-wasm-url.js";
 import { sqlJsAdapter } from "../src/sql-js-adapter.js";
 import type { SqlAdapter } from "../src/types.js";
@@ -25,8 +25,8 @@ export function testEngine(): Promise<Engine> {
   return engine;
 }
 
-export function freshEngine(): Promise<Engine> {
-  return Engine.load(wasm);
+export function freshEngine(options: EngineOptions = {}): Promise<Engine> {
+  return Engine.load(wasm, options);
 }
 
 export function openBetterSqlite(file = ":memory:"): TestDatabase {

@@ -3,6 +3,7 @@ import * as v from "valibot";
 import type { Claims } from "./claims.js";
 import type { AuthRequest } from "./http-parts.js";
 import type { Mutator } from "./mutator.js";
+import { type QuotaConfig, QuotaConfigShape, type ResolvedQuotas, resolveQuotas } from "./quota-config.js";
 
 export interface WeirConfig {
   /** The tables a namespace syncs. */
@@ -26,14 +27,25 @@ export interface WeirConfig {
   isAdmin?(request: AuthRequest): boolean | Promise<boolean>;
   /** Largest request body accepted (default 4 MiB); beyond it 413. */
   maxBodyBytes?: number;
+  /**
+   * Whether these claims may use this namespace (pull, push, wake): false answers 403. Called
+   * before the namespace is opened or created. Default: every namespace is open to everyone.
+   */
+  authorizeNamespace?(claims: Claims, namespace: string): boolean | Promise<boolean>;
+  /** Namespaces open at once (default 1,000); at the cap the least recently used idle one closes. */
+  maxOpenNamespaces?: number;
+  /** Per-user budgets of requests and of new namespaces (see QuotaConfig). */
+  quotas?: QuotaConfig;
 }
 
-export interface ResolvedConfig extends WeirConfig {
+export interface ResolvedConfig extends Omit<WeirConfig, "quotas"> {
   maxChangeRows: number;
   maxChangeBytes: number;
   retainChanges: number;
   wakeWindowMs: number;
   maxBodyBytes: number;
+  maxOpenNamespaces: number;
+  quotas: ResolvedQuotas;
 }
 
 export const CONFIG_DEFAULTS = {
@@ -42,6 +54,7 @@ export const CONFIG_DEFAULTS = {
   retainChanges: 100_000,
   wakeWindowMs: 20,
   maxBodyBytes: 4 * 1024 * 1024,
+  maxOpenNamespaces: 1_000,
 } as const;
 
 /** A config that cannot run; its message lists every problem, one per line. */
@@ -104,6 +117,9 @@ const ConfigShape = v.object({
   adminKey: v.optional(v.pipe(v.string(), v.minLength(8, "adminKey must be at least 8 characters"))),
   isAdmin: v.optional(v.function("isAdmin(request) must be a function")),
   maxBodyBytes: Count(1024),
+  authorizeNamespace: v.optional(v.function("authorizeNamespace(claims, namespace) must be a function")),
+  maxOpenNamespaces: Count(1),
+  quotas: v.optional(QuotaConfigShape),
 });
 
 /** Checks a config and fills its defaults; throws a ConfigError naming every problem. */
@@ -123,5 +139,7 @@ export function resolveConfig(config: WeirConfig): ResolvedConfig {
     retainChanges: config.retainChanges ?? CONFIG_DEFAULTS.retainChanges,
     wakeWindowMs: config.wakeWindowMs ?? CONFIG_DEFAULTS.wakeWindowMs,
     maxBodyBytes: config.maxBodyBytes ?? CONFIG_DEFAULTS.maxBodyBytes,
+    maxOpenNamespaces: config.maxOpenNamespaces ?? CONFIG_DEFAULTS.maxOpenNamespaces,
+    quotas: resolveQuotas(config.quotas),
   };
 }

@@ -1,3 +1,4 @@
+export { authorizeNamespace } from "./authenticate-request.js";
 export { checkAdmin } from "./check-admin.js";
 export type { Claims } from "./claims.js";
 export {
@@ -38,15 +39,19 @@ export {
   runIngestPass,
 } from "./ingest/ingest-pass.js";
 export { parseRetryAfter, retryDelayMs } from "./ingest/retry-delay.js";
+export { errorDetail, INTERNAL_ERROR_MESSAGE, internalErrorBody, newRequestId } from "./internal-error.js";
 export { errorResponse, jsonResponse } from "./json-response.js";
 export type { Mutator, MutatorContext, MutatorTx, Row, RowKey } from "./mutator.js";
 export { MutatorError } from "./mutator-error.js";
 export { isValidNamespace, NAMESPACE_PATTERN } from "./namespace.js";
+export type { AcquireContext, Unavailable } from "./namespace-registry.js";
 export type { FlowResult, NamespaceService } from "./namespace-service.js";
+export { NamespaceUnavailableError, type UnavailableReason } from "./namespace-unavailable-error.js";
 export { type Clock, systemClock } from "./ports/clock.js";
 export { consoleJsonLogger, type Logger, type LogLevel, logLine } from "./ports/logger.js";
+export { memoryQuotaStore, type QuotaCount, type QuotaSpend, type QuotaStore } from "./ports/quota-store.js";
 export type { Scheduler } from "./ports/scheduler.js";
-export type { NamespaceStore, Storage } from "./ports/storage.js";
+export type { NamespaceStore, OpenContext, Storage, StoreCloseOutcome } from "./ports/storage.js";
 export {
   UpstreamCallError,
   type UpstreamChangesPage,
@@ -55,8 +60,17 @@ export {
   type UpstreamSource,
 } from "./ports/upstream-source.js";
 export type { Wake, WakeTarget } from "./ports/wake.js";
+export {
+  DEFAULT_WEIGHTS,
+  QUOTA_DEFAULTS,
+  type QuotaConfig,
+  type RequestWeights,
+  type ResolvedQuotas,
+} from "./quota-config.js";
+export { tooLarge } from "./read-json-body.js";
 export { namespaceHash, type RequestKind, type RequestRecord, type ResultClass } from "./request-record.js";
 export { matchRoute, type Route, type SyncKind } from "./route.js";
 export { safeEqual } from "./safe-equal.js";
+export { type StorageFailure, storageFailure } from "./storage-failure.js";
 export { TimerScheduler } from "./timer-scheduler.js";
 export { createWeirHost, type HostPorts, WeirHost } from "./weir-host.js";

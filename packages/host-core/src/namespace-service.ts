@@ -68,6 +68,10 @@ export class NamespaceService {
   /** Requests being served, so an idle close never pulls the database from under one. */
   active = 0;
   lastUsed: number;
+  /** Taken out of service (its engine or database failed): closed once no request uses it. */
+  retired = false;
+  /** Its database failed as corrupt: closed untouched. */
+  damaged = false;
   private closed = false;
   private versionsSincePrune = 0;
   private countersSavedAt: number;
@@ -183,15 +187,24 @@ export class NamespaceService {
     }
   }
 
-  /** Stores the counters and closes the database. */
-  close(): void {
+  /**
+   * Stores the counters and closes the database, telling the store the watermark it closed at.
+   * A `damaged` database (it failed as corrupt) is closed untouched.
+   */
+  close(damaged = false): void {
     if (this.closed) return;
     this.closed = true;
     this.coalescer.cancel();
+    if (damaged) {
+      this.store.close({ damaged: true });
+      return;
+    }
+    let watermark: number | undefined;
     try {
       this.control.saveCounters();
+      watermark = this.engine.state(this.store.db).watermark;
     } finally {
-      this.store.close();
+      this.store.close(watermark === undefined ? {} : { watermark });
     }
   }
 
@@ -221,6 +234,7 @@ function forgetOnTransaction(store: NamespaceStore, caughtUp: CaughtUpPulls): Na
       return store.transaction(fn);
     },
     ...(store.sizeBytes ? { sizeBytes: () => store.sizeBytes!() } : {}),
-    close: () => store.close(),
+    ...(store.location === undefined ? {} : { location: store.location }),
+    close: (outcome) => store.close(outcome),
   };
 }

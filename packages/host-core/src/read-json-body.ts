@@ -119,6 +119,6 @@ async function readAtMost(body: ReadableStream<Uint8Array>, maxBytes: number): P
   return bytes;
 }
 
-function tooLarge(maxBytes: number): HttpError {
+export function tooLarge(maxBytes: number): HttpError {
   return new HttpError("payload_too_large", `the body is larger than ${maxBytes} bytes`);
 }

@@ -22,6 +22,8 @@ export interface RequestRecord {
   status: number;
   result: ResultClass;
   error?: string;
+  /** The id a 5xx answer carried, to find this line from a client's report. */
+  requestId?: string;
   admin?: string;
   cookieIn?: number | null;
   cookieOut?: number;

@@ -1,28 +1,27 @@
-import type { Engine } from "@weir/engine-wasm";
+import { type Engine, EngineFailure } from "@weir/engine-wasm";
 import { IdString, parse } from "@weir/protocol";
+import { authenticateRequest, authorizeNamespace } from "./authenticate-request.js";
 import { checkAdmin } from "./check-admin.js";
 import type { Claims } from "./claims.js";
 import { type TableInfo, tableInfos } from "./column-codec.js";
 import { type ResolvedConfig, resolveConfig, type WeirConfig } from "./config.js";
-import { isEngineError } from "./engine-errors.js";
+import { errorAnswer } from "./error-answer.js";
 import { HttpError, ShuttingDownError } from "./http-error.js";
-import {
-  type AuthRequest,
-  jsonParts,
-  partsFromRequest,
-  type RequestParts,
-  type ResponseParts,
-  toResponse,
-} from "./http-parts.js";
+import { partsFromRequest, type RequestParts, type ResponseParts, toResponse } from "./http-parts.js";
+import { type AcquireContext, NamespaceRegistry, type Unavailable } from "./namespace-registry.js";
 import { NamespaceService } from "./namespace-service.js";
+import { NamespaceUnavailableError } from "./namespace-unavailable-error.js";
 import { type Clock, elapsedMs, systemClock } from "./ports/clock.js";
 import { consoleJsonLogger, type Logger } from "./ports/logger.js";
+import { memoryQuotaStore, type QuotaStore } from "./ports/quota-store.js";
 import type { Scheduler } from "./ports/scheduler.js";
-import type { Storage } from "./ports/storage.js";
+import type { NamespaceStore, Storage } from "./ports/storage.js";
 import type { Wake } from "./ports/wake.js";
 import { readJsonBody } from "./read-json-body.js";
 import { knownNamespaceHash, namespaceHash, type RequestRecord, resultClass } from "./request-record.js";
 import { matchRoute, type Route } from "./route.js";
+import { storageFailure } from "./storage-failure.js";
+import { type Admitted, UserBudgets } from "./user-budgets.js";
 
 /** What a host gives host-core: the engine and the ports of its runtime. */
 export interface HostPorts {
@@ -32,6 +31,8 @@ export interface HostPorts {
   wake: Wake;
   clock?: Clock;
   logger?: Logger;
+  /** Where users' spends are kept (shared by every process that shares it); memory by default. */
+  quotaStore?: QuotaStore;
   /** Sees every request's record (for metrics). */
   observe?(record: RequestRecord): void;
   /** The process's memory figures for the status route (Node: `process.memoryUsage()`). */
@@ -45,17 +46,21 @@ export function createWeirHost(config: WeirConfig, ports: HostPorts): WeirHost {
   return new WeirHost(resolveConfig(config), ports);
 }
 
+const STORAGE_FULL =
+  "the namespace's storage is full: nothing of this request was stored; retry once there is room";
+
 /**
  * Answers weir's routes over standard Request/Response, opening each namespace's service on its
- * first request.
+ * first request. A failure of one namespace (a damaged database, an engine failure) is kept to
+ * that namespace.
  */
 export class WeirHost {
   readonly config: ResolvedConfig;
   private readonly tables: Map<string, TableInfo>;
   private readonly clock: Clock;
   private readonly logger: Logger;
-  private readonly opening = new Map<string, Promise<NamespaceService>>();
-  private readonly open = new Map<string, NamespaceService>();
+  private readonly registry: NamespaceRegistry;
+  private readonly budgets: UserBudgets;
   /** Requests being answered, and what `close` waits on until there are none. */
   private inflight = 0;
   private drained: (() => void) | undefined;
@@ -70,6 +75,19 @@ export class WeirHost {
     this.tables = tableInfos(config.schema);
     this.clock = ports.clock ?? systemClock;
     this.logger = ports.logger ?? consoleJsonLogger;
+    this.registry = new NamespaceRegistry({
+      storage: ports.storage,
+      clock: this.clock,
+      logger: this.logger,
+      maxOpen: config.maxOpenNamespaces,
+      serve: (name, store) => this.serveNamespace(name, store),
+    });
+    this.budgets = new UserBudgets(
+      config.quotas,
+      ports.quotaStore ?? memoryQuotaStore(),
+      this.clock,
+      (error) => this.logger.log("error", { msg: "storing quota spends failed", error: String(error) }),
+    );
   }
 
   /** Answers one request; never throws. */
@@ -86,51 +104,40 @@ export class WeirHost {
   }
 
   /** The namespace's service, opening (and installing) its database on first use. */
-  namespace(name: string): Promise<NamespaceService> {
-    const open = this.open.get(name);
-    if (open) return Promise.resolve(open);
-    let opening = this.opening.get(name);
-    if (!opening) {
-      opening = this.openNamespace(name).finally(() => this.opening.delete(name));
-      this.opening.set(name, opening);
-    }
-    return opening;
+  namespace(name: string, context?: AcquireContext): Promise<NamespaceService> {
+    return this.registry.acquire(name, context);
   }
 
   /** How many namespaces have their database open. */
   get openNamespaces(): number {
-    return this.open.size;
+    return this.registry.size;
+  }
+
+  /** Namespaces refused because their database is damaged or lost, with why and since when. */
+  get unavailableNamespaces(): ReadonlyMap<string, Unavailable> {
+    return this.registry.unavailable;
   }
 
   /** Closes namespaces unused for `idleMs` that no request is using; answers how many. */
   closeIdle(idleMs: number): number {
-    if (!this.ports.storage.closesWhenIdle) return 0;
-    const now = this.clock.monotonic();
-    let closed = 0;
-    for (const [name, service] of this.open) {
-      if (service.active > 0 || now - service.lastUsed < idleMs) continue;
-      this.open.delete(name);
-      this.closeService(service);
-      closed++;
-    }
-    return closed;
+    return this.registry.closeIdle(idleMs);
   }
 
   /** Refuses new requests (503), waits for the ones in flight and deferred effects, closes every database. */
   async close(): Promise<void> {
     this.closing = true;
-    while (this.inflight > 0 || this.opening.size > 0) {
-      const drained =
-        this.inflight > 0
-          ? new Promise<void>((resolve) => {
-              this.drained = resolve;
-            })
-          : undefined;
-      await Promise.allSettled([drained, ...this.opening.values()]);
+    while (this.inflight > 0) {
+      await new Promise<void>((resolve) => {
+        this.drained = resolve;
+      });
     }
     await Promise.allSettled([...this.background]);
-    for (const service of this.open.values()) this.closeService(service);
-    this.open.clear();
+    await this.registry.closeAll();
+    try {
+      this.budgets.flush();
+    } catch (error) {
+      this.logger.log("error", { msg: "storing quota spends failed", error: String(error) });
+    }
   }
 
   private async serve(request: RequestParts): Promise<ResponseParts> {
@@ -150,28 +157,41 @@ export class WeirHost {
     const started = this.clock.monotonic();
     const record: RequestRecord = { msg: "request", kind: "unknown", status: 0, result: "ok", totalMs: 0 };
     let service: NamespaceService | undefined;
+    let namespace: string | undefined;
+    let admitted: Admitted | null = null;
     let response: ResponseParts;
     try {
       const route = matchRoute(request.method, new URL(request.url).pathname);
       record.kind = route.kind;
+      namespace = route.namespace;
       if (this.closing) throw new ShuttingDownError();
       // Each await costs a turn of the microtask queue: only what is not at hand is awaited.
       record.ns = knownNamespaceHash(route.namespace) ?? (await namespaceHash(route.namespace));
-      response = await this.route(request, route, record, (opened) => {
-        service = opened;
-        opened.active++;
-      });
+      response = await this.route(
+        request,
+        route,
+        record,
+        (user) => {
+          admitted = user;
+        },
+        (opened) => {
+          service = opened;
+          opened.active++;
+        },
+      );
     } catch (error) {
-      response = this.errorResponse(error, record);
+      response = errorAnswer(this.failure(error, namespace, record, service), record, this.logger);
     } finally {
       if (service) {
         service.active--;
         service.lastUsed = this.clock.monotonic();
+        this.registry.released(service);
       }
     }
     record.status = response.status;
     record.result = resultClass(response.status);
     record.totalMs = elapsedMs(this.clock, started);
+    if (admitted) this.charge(admitted, record);
     this.logger.log(
       record.result === "server_error" ? "error" : "info",
       record as unknown as Record<string, unknown>,
@@ -184,20 +204,24 @@ export class WeirHost {
     request: RequestParts,
     route: Route,
     record: RequestRecord,
+    admitted: (user: Admitted | null) => void,
     using: (service: NamespaceService) => void,
   ): Promise<ResponseParts> {
     if (route.type === "admin") {
       await checkAdmin(this.config, request);
       const body =
         request.method === "POST" ? await readJsonBody(request, this.config.maxBodyBytes, true) : undefined;
-      const service = this.open.get(route.namespace) ?? (await this.namespace(route.namespace));
+      const service = this.registry.get(route.namespace) ?? (await this.registry.acquire(route.namespace));
       using(service);
       const result = service.admin(route.action, request.method, body);
       Object.assign(record, result.log);
       return result.response;
     }
-    const authenticated = this.authenticate(request);
+    const authenticated = authenticateRequest(this.config, this.logger, request);
     const claims = authenticated instanceof Promise ? await authenticated : authenticated;
+    const authorized = authorizeNamespace(this.config, claims, route.namespace);
+    if (authorized) await authorized;
+    admitted(this.budgets.admitRequest(claims.userID));
     if (route.type === "wake") {
       const clientID = parse(IdString, new URL(request.url).searchParams.get("clientID") ?? "");
       if (!clientID.ok) throw new HttpError("bad_request", `clientID: ${clientID.message}`);
@@ -210,7 +234,7 @@ export class WeirHost {
     }
     const read = readJsonBody(request, this.config.maxBodyBytes);
     const body = read instanceof Promise ? await read : read;
-    const service = this.open.get(route.namespace) ?? (await this.namespace(route.namespace));
+    const service = this.registry.get(route.namespace) ?? (await this.acquireFor(route.namespace, claims));
     using(service);
     const dialect = route.kind.startsWith("replicache") ? "replicache" : "native";
     const result =
@@ -221,53 +245,65 @@ export class WeirHost {
     return result.response;
   }
 
-  /** The request's claims; a promise only when the config's `authenticate` answers one. */
-  private authenticate(request: AuthRequest): Claims | Promise<Claims> {
-    let answer: Claims | null | Promise<Claims | null>;
-    try {
-      answer = this.config.authenticate(request);
-    } catch (error) {
-      throw this.authenticateThrew(error);
-    }
-    if (typeof (answer as PromiseLike<unknown> | null)?.then === "function") {
-      return Promise.resolve(answer).then(
-        (claims) => checkedClaims(claims),
-        (error: unknown) => {
-          throw this.authenticateThrew(error);
-        },
-      );
-    }
-    return checkedClaims(answer as Claims | null);
+  /** Opens the namespace for a user's request; creating it counts against their quota. */
+  private acquireFor(namespace: string, claims: Claims): Promise<NamespaceService> {
+    return this.registry.acquire(namespace, {
+      creator: claims.userID,
+      admitCreation: () => this.budgets.admitNamespace(claims.userID),
+    });
   }
 
-  private authenticateThrew(error: unknown): HttpError {
-    this.logger.log("warn", { msg: "authenticate threw", error: String(error) });
-    return new HttpError("unauthorized", "authentication failed", { "www-authenticate": "Bearer" });
+  /**
+   * What a failure means for its namespace. A full disk refuses the write (507) and leaves the
+   * namespace open; a damaged database, or an engine failure, takes the namespace's service out
+   * (the next request opens it afresh), and a damaged one is refused until it is fixed.
+   */
+  private failure(
+    error: unknown,
+    namespace: string | undefined,
+    record: RequestRecord,
+    service: NamespaceService | undefined,
+  ): unknown {
+    if (error instanceof EngineFailure) {
+      if (service) this.registry.retire(service, false);
+      return error;
+    }
+    const kind = error instanceof NamespaceUnavailableError ? "corrupt" : storageFailure(error);
+    if (kind === "full") return new HttpError("quota_exceeded", STORAGE_FULL, { "retry-after": "60" });
+    if (kind !== "corrupt" || namespace === undefined) return error;
+    const unavailable =
+      error instanceof NamespaceUnavailableError
+        ? error
+        : new NamespaceUnavailableError("corrupt", (error as Error).message, service?.store.location);
+    this.registry.refuse(namespace, record.ns ?? "", unavailable);
+    if (service) this.registry.retire(service, true);
+    return unavailable;
   }
 
-  private async openNamespace(name: string): Promise<NamespaceService> {
-    const [store, hash] = await Promise.all([this.ports.storage.open(name), namespaceHash(name)]);
+  private charge(admitted: Admitted, record: RequestRecord): void {
     try {
-      const service = new NamespaceService({
-        namespace: name,
-        hash,
-        store,
-        engine: this.ports.engine,
-        config: this.config,
-        tables: this.tables,
-        scheduler: this.ports.scheduler,
-        wake: this.ports.wake,
-        clock: this.clock,
-        logger: this.logger,
-        ...(this.ports.memory ? { memory: this.ports.memory } : {}),
-        waitUntil: (promise) => this.keepAlive(promise),
-      });
-      this.open.set(name, service);
-      return service;
+      this.budgets.chargeRequest(admitted, record);
     } catch (error) {
-      store.close();
-      throw error;
+      // The answer stands; the spend is counted with the next one.
+      this.logger.log("error", { msg: "storing quota spends failed", error: String(error) });
     }
+  }
+
+  private async serveNamespace(name: string, store: NamespaceStore): Promise<NamespaceService> {
+    return new NamespaceService({
+      namespace: name,
+      hash: await namespaceHash(name),
+      store,
+      engine: this.ports.engine,
+      config: this.config,
+      tables: this.tables,
+      scheduler: this.ports.scheduler,
+      wake: this.ports.wake,
+      clock: this.clock,
+      logger: this.logger,
+      ...(this.ports.memory ? { memory: this.ports.memory } : {}),
+      waitUntil: (promise) => this.keepAlive(promise),
+    });
   }
 
   private keepAlive(promise: Promise<unknown>): void {
@@ -278,44 +314,4 @@ export class WeirHost {
     this.background.add(promise);
     promise.finally(() => this.background.delete(promise));
   }
-
-  private closeService(service: NamespaceService): void {
-    try {
-      service.close();
-    } catch (error) {
-      this.logger.log("error", { msg: "closing a namespace failed", ns: service.hash, error: String(error) });
-    }
-  }
-
-  private errorResponse(error: unknown, record: RequestRecord): ResponseParts {
-    if (error instanceof HttpError) {
-      record.error = error.code;
-      return jsonParts({ error: error.code, message: error.message }, error.status, error.headers);
-    }
-    if (isEngineError(error)) {
-      record.error = error.code;
-      return jsonParts({ error: error.code, message: error.message }, error.status);
-    }
-    record.error = "internal";
-    this.logger.log("error", {
-      msg: "request failed",
-      ns: record.ns,
-      kind: record.kind,
-      error: error instanceof Error ? (error.stack ?? error.message) : String(error),
-    });
-    return jsonParts(
-      { error: "internal", message: error instanceof Error ? error.message : "internal error" },
-      500,
-    );
-  }
-}
-
-function checkedClaims(claims: Claims | null | undefined): Claims {
-  if (claims === null || claims === undefined) {
-    throw new HttpError("unauthorized", "missing or invalid credentials", { "www-authenticate": "Bearer" });
-  }
-  if (!parse(IdString, claims.userID).ok) {
-    throw new Error("authenticate answered claims without a userID string of 1 to 256 characters");
-  }
-  return claims;
 }

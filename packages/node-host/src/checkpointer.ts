@@ -4,16 +4,36 @@ import { Worker } from "node:worker_threads";
 /** How long after a pass the next one may start while writes go on. */
 const PASS_INTERVAL_MS = 10;
 
+/** How many of the problems quick_check finds are reported: the first tells enough. */
+const MAX_REPORTED_PROBLEMS = 5;
+
 /**
  * The worker's code. It keeps a connection per namespace file and runs passive checkpoints on
  * request: they copy committed pages from the WAL into the database (and sync both) without
- * blocking the server's connection, which only ever writes.
+ * blocking the server's connection, which only ever writes. It also checks a file's integrity
+ * (PRAGMA quick_check) on a read-only connection of its own, before the server opens the file.
  */
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require("node:worker_threads");
 const Database = require(workerData.driver);
 const open = new Map();
-parentPort.on("message", ({ kind, file }) => {
+parentPort.on("message", ({ kind, file, id }) => {
+  if (kind === "check") {
+    let problems;
+    let error;
+    try {
+      const db = new Database(file, { readonly: true, fileMustExist: true });
+      try {
+        problems = db.pragma("quick_check(${MAX_REPORTED_PROBLEMS})", { simple: false }).map((row) => row.quick_check);
+      } finally {
+        db.close();
+      }
+    } catch (caught) {
+      error = String(caught.message);
+    }
+    parentPort.postMessage({ kind: "checked", file, id, problems, error });
+    return;
+  }
   if (kind === "close") {
     try { open.get(file)?.close(); } catch {}
     open.delete(file);
@@ -36,10 +56,15 @@ parentPort.on("message", ({ kind, file }) => {
 `;
 
 interface WorkerMessage {
-  kind: "done" | "closed";
+  kind: "done" | "closed" | "checked";
   file: string;
   error?: string;
+  id?: number;
+  problems?: string[];
 }
+
+/** A file's integrity: "ok", or what SQLite found wrong with it. */
+export type Integrity = { ok: true } | { ok: false; problem: string };
 
 /**
  * Checkpoints the namespace files in a worker thread, so that the request thread never copies
@@ -55,6 +80,8 @@ export class Checkpointer {
   /** Files written since their running pass started. */
   readonly #dirty = new Set<string>();
   readonly #closing = new Map<string, () => void>();
+  readonly #checks = new Map<number, (integrity: Integrity) => void>();
+  #nextCheck = 0;
   readonly #onError: (file: string, error: string) => void;
 
   constructor(onError: (file: string, error: string) => void) {
@@ -74,8 +101,32 @@ export class Checkpointer {
     if (!this.#worker) return Promise.resolve();
     return new Promise((resolve) => {
       this.#closing.set(file, resolve);
+      this.#awaited();
       this.#worker!.postMessage({ kind: "close", file });
     });
+  }
+
+  /**
+   * Checks the file with SQLite's quick_check (every page and index, without comparing index
+   * contents with their tables) in the worker, so that a large file's check never holds up the
+   * requests of other namespaces.
+   */
+  integrity(file: string): Promise<Integrity> {
+    const id = this.#nextCheck++;
+    return new Promise((resolve) => {
+      this.#checks.set(id, resolve);
+      this.#start().postMessage({ kind: "check", file, id });
+      this.#awaited();
+    });
+  }
+
+  /**
+   * The worker keeps the process alive only while a close or a check awaits its answer, so a
+   * shutdown that waits for one does not find the event loop empty and exit first.
+   */
+  #awaited(): void {
+    if (this.#closing.size > 0 || this.#checks.size > 0) this.#worker?.ref();
+    else this.#worker?.unref();
   }
 
   #request(file: string): void {
@@ -95,6 +146,9 @@ export class Checkpointer {
       this.#running.clear();
       for (const resolve of this.#closing.values()) resolve();
       this.#closing.clear();
+      for (const resolve of this.#checks.values())
+        resolve({ ok: false, problem: `the check failed: ${error}` });
+      this.#checks.clear();
     });
     // After the listeners: adding a message listener refs the worker's port again.
     worker.unref();
@@ -102,10 +156,19 @@ export class Checkpointer {
     return worker;
   }
 
-  #answered({ kind, file, error }: WorkerMessage): void {
+  #answered({ kind, file, error, id, problems }: WorkerMessage): void {
+    if (kind === "checked") {
+      const resolve = this.#checks.get(id!);
+      this.#checks.delete(id!);
+      this.#awaited();
+      const found = error ?? problems?.filter((line) => line !== "ok").join("; ");
+      resolve?.(found ? { ok: false, problem: found } : { ok: true });
+      return;
+    }
     if (kind === "closed") {
       this.#closing.get(file)?.();
       this.#closing.delete(file);
+      this.#awaited();
       return;
     }
     if (error !== undefined) this.#onError(file, error);

@@ -3,27 +3,30 @@ import {
   type IncomingMessage,
   type Server,
   type ServerResponse,
-  STATUS_CODES,
 } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Duplex } from "node:stream";
 import {
   ConfigError,
   createWeirHost,
+  errorDetail,
   errorResponse,
+  internalErrorBody,
   jsonParts,
   type Logger,
+  newRequestId,
   resolveConfig,
   TimerScheduler,
   type WeirConfig,
   type WeirHost,
 } from "@weir/host-core";
 import { devAuthenticator, type JwtOptions, jwtAuthenticator } from "./auth.js";
-import { readBody, toParts, writeParts } from "./http-bridge.js";
+import { answerClientError, readBody, toParts, writeParts, writeRawAnswer } from "./http-bridge.js";
 import { jsonLineLogger } from "./json-line-logger.js";
 import { loadNodeEngine } from "./load-node-engine.js";
 import { Metrics } from "./metrics.js";
-import { fileStorage, memoryStorage } from "./storage.js";
+import { defaultMaxOpenNamespaces } from "./open-file-limit.js";
+import { type FileStorage, fileStorage, memoryStorage } from "./storage.js";
 import { WsWake } from "./wake.js";
 
 export interface NodeHostOptions extends Omit<WeirConfig, "authenticate"> {
@@ -38,7 +41,12 @@ export interface NodeHostOptions extends Omit<WeirConfig, "authenticate"> {
   /** JWT verification: HS256 with a shared secret, or the keys of a JWKS URL. `sub` is the user id. */
   jwt?: JwtOptions;
   logger?: Logger;
-  /** Close a namespace's database after this long unused (default 60 s; file storage only). */
+  /**
+   * Caps each namespace's database file at about this size (SQLite's max_page_count; default no
+   * cap): past it, pushes answer 507 and store nothing, while pulls go on.
+   */
+  maxDatabaseBytes?: number;
+  /** Close a namespace's database this long after its last request (default 60 s, within a second; file storage only). */
   idleCloseMs?: number;
   /** Protocol-level ping of wake sockets; one that missed a beat is dropped (default 30 s). */
   heartbeatMs?: number;
@@ -68,16 +76,25 @@ export interface WeirServer {
 }
 
 const DEFAULT_DATA_DIR = ".data";
+const DEFAULT_IDLE_CLOSE_MS = 60_000;
 
 /** A weir server over node:http. The config is checked now (throwing a ConfigError); the engine loads in `listen`. */
 export function createServer(options: NodeHostOptions): WeirServer {
   const lines = jsonLineLogger();
   const logger = options.logger ?? lines;
   const authenticate = chooseAuthentication(options, logger);
-  const config: WeirConfig = { ...options, authenticate };
+  const config: WeirConfig = {
+    ...options,
+    authenticate,
+    maxOpenNamespaces: options.maxOpenNamespaces ?? defaultMaxOpenNamespaces(),
+  };
   resolveConfig(config);
   if (options.storage !== undefined && options.storage !== "file" && options.storage !== "memory") {
     throw new ConfigError(`invalid weir config:\n - storage: expected "file" or "memory"`);
+  }
+  const maxBytes = options.maxDatabaseBytes;
+  if (maxBytes !== undefined && !(Number.isSafeInteger(maxBytes) && maxBytes >= 64 * 1024)) {
+    throw new ConfigError("invalid weir config:\n - maxDatabaseBytes: expected an integer of at least 65536");
   }
   if (options.devAuth) {
     logger.log("warn", {
@@ -92,34 +109,45 @@ export function createServer(options: NodeHostOptions): WeirServer {
   const metrics =
     options.metrics === false
       ? undefined
-      : new Metrics({ openNamespaces: () => host?.openNamespaces ?? 0, wakeSockets: () => wake.total });
+      : new Metrics({
+          openNamespaces: () => host?.openNamespaces ?? 0,
+          unavailableNamespaces: () => host?.unavailableNamespaces.size ?? 0,
+          wakeSockets: () => wake.total,
+        });
   // Requests and upgrades being answered, and what `close` waits on until there are none.
   let pending = 0;
   let drained: (() => void) | undefined;
   let idleTimer: NodeJS.Timeout | undefined;
   let closing: Promise<void> | undefined;
+  let files: FileStorage | undefined;
 
   const start = async (): Promise<WeirHost> => {
-    const [engine, storage] = await Promise.all([
-      loadNodeEngine(),
-      options.storage === "memory"
-        ? memoryStorage()
-        : fileStorage(options.dataDir ?? DEFAULT_DATA_DIR, { logger }),
-    ]);
+    if (options.storage !== "memory") {
+      files = fileStorage(options.dataDir ?? DEFAULT_DATA_DIR, {
+        logger,
+        ...(maxBytes === undefined ? {} : { maxDatabaseBytes: maxBytes }),
+      });
+    }
+    const [engine, storage] = await Promise.all([loadNodeEngine(), files ?? memoryStorage()]);
     host = createWeirHost(config, {
       engine,
       storage,
+      ...(files ? { quotaStore: files.quotaStore } : {}),
       scheduler,
       wake,
       logger,
       memory: () => {
         const { rss, heapUsed, external } = process.memoryUsage();
-        return { rssBytes: rss, heapUsedBytes: heapUsed, externalBytes: external };
+        // maxRSS is in kilobytes: the process's peak, which a sample of rss would miss.
+        const maxRssBytes = process.resourceUsage().maxRSS * 1024;
+        return { rssBytes: rss, maxRssBytes, heapUsedBytes: heapUsed, externalBytes: external };
       },
       ...(metrics ? { observe: (record) => metrics.observe(record) } : {}),
     });
-    const idleMs = options.idleCloseMs ?? 60_000;
-    idleTimer = setInterval(() => host?.closeIdle(idleMs), Math.max(1_000, idleMs / 2));
+    const idleMs = options.idleCloseMs ?? DEFAULT_IDLE_CLOSE_MS;
+    // A sweep looks at each open namespace, which costs next to nothing: sweeping often keeps the
+    // close within a twentieth of idleMs (at most a second) of its time.
+    idleTimer = setInterval(() => host?.closeIdle(idleMs), Math.min(1_000, Math.max(50, idleMs / 20)));
     idleTimer.unref();
     return host;
   };
@@ -169,12 +197,15 @@ export function createServer(options: NodeHostOptions): WeirServer {
   httpServer.on("request", (req, res) => {
     track(
       answer(req, res).catch((error: unknown) => {
-        logger.log("error", { msg: "request bridge failed", error: String(error) });
-        if (!res.headersSent) res.writeHead(500, { "content-type": "application/json" });
-        res.end(JSON.stringify({ error: "internal", message: "internal error" }));
+        const requestId = newRequestId();
+        logger.log("error", { msg: "request bridge failed", requestId, error: errorDetail(error) });
+        if (!res.headersSent)
+          res.writeHead(500, { "content-type": "application/json", "x-request-id": requestId });
+        res.end(JSON.stringify(internalErrorBody(requestId)));
       }),
     );
   });
+  httpServer.on("clientError", answerClientError);
   httpServer.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     socket.on("error", () => socket.destroy());
     track(
@@ -224,6 +255,7 @@ export function createServer(options: NodeHostOptions): WeirServer {
         httpServer.closeIdleConnections();
         await allAnswered();
         await host?.close();
+        await files?.close();
         await allAnswered();
         if (idleTimer) clearInterval(idleTimer);
         wake.close();
@@ -264,12 +296,5 @@ function chooseAuthentication(options: NodeHostOptions, logger: Logger): WeirCon
 }
 
 async function rejectUpgrade(socket: Duplex, response: Response): Promise<void> {
-  const body = await response.text().catch(() => "");
-  const head = [
-    `HTTP/1.1 ${response.status} ${STATUS_CODES[response.status] ?? ""}`,
-    "content-type: application/json; charset=utf-8",
-    `content-length: ${Buffer.byteLength(body)}`,
-    "connection: close",
-  ];
-  socket.end(`${head.join("\r\n")}\r\n\r\n${body}`);
+  writeRawAnswer(socket, response.status, await response.text().catch(() => ""));
 }

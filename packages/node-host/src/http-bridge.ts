@@ -1,4 +1,5 @@
-import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from "node:http";
+import { type IncomingHttpHeaders, type IncomingMessage, type ServerResponse, STATUS_CODES } from "node:http";
+import type { Duplex } from "node:stream";
 import type { RequestParts, ResponseParts } from "@weir/host-core";
 
 /** A request body as read: `overflow` when it went past the limit and reading stopped. */
@@ -176,4 +177,40 @@ export async function writeResponse(res: ServerResponse, response: Response, clo
   if (close) headers.connection = "close";
   res.writeHead(response.status, headers);
   res.end(body);
+}
+
+/**
+ * Answers on a bare socket, where Node's HTTP layer does not (a request it could not parse, a
+ * refused upgrade), then closes the connection.
+ */
+export function writeRawAnswer(socket: Duplex, status: number, body: string): void {
+  const head = [
+    `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ""}`,
+    "content-type: application/json; charset=utf-8",
+    `content-length: ${Buffer.byteLength(body)}`,
+    "connection: close",
+  ];
+  socket.end(`${head.join("\r\n")}\r\n\r\n${body}`);
+}
+
+/**
+ * A request Node's parser refused (a control character in a header, a malformed line, headers
+ * too large) gets the JSON error shape too, rather than Node's bare 400.
+ */
+export function answerClientError(error: Error & { code?: string }, socket: Duplex): void {
+  if (!socket.writable || error.code === "ECONNRESET") {
+    socket.destroy();
+    return;
+  }
+  const problem =
+    error.code === "HPE_HEADER_OVERFLOW"
+      ? "its headers are too large"
+      : error.code === "ERR_HTTP_REQUEST_TIMEOUT"
+        ? "it did not arrive in time"
+        : `it is not well-formed HTTP (${error.code ?? "parse error"})`;
+  writeRawAnswer(
+    socket,
+    400,
+    JSON.stringify({ error: "bad_request", message: `the request was refused: ${problem}` }),
+  );
 }

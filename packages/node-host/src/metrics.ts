@@ -24,7 +24,7 @@ export class Metrics {
   /** Requests and latencies by kind: plain numbers, rendered when scraped. */
   private readonly kinds = new Map<string, KindSeries>();
 
-  constructor(sources: { openNamespaces(): number; wakeSockets(): number }) {
+  constructor(sources: { openNamespaces(): number; unavailableNamespaces(): number; wakeSockets(): number }) {
     collectDefaultMetrics({ register: this.registry });
     // prom-client's own Counter and Histogram hash the labels on every call, a cost paid per
     // request; these count in plain numbers and hand the registry their values when scraped.
@@ -46,6 +46,14 @@ export class Metrics {
       registers: [this.registry],
       collect() {
         this.set(sources.openNamespaces());
+      },
+    });
+    new Gauge({
+      name: "weir_unavailable_namespaces",
+      help: "Namespaces refused because their database is damaged or lost (each logged once)",
+      registers: [this.registry],
+      collect() {
+        this.set(sources.unavailableNamespaces());
       },
     });
     new Gauge({

@@ -57,7 +57,8 @@ describe("the server's single-writer lease", () => {
         expect(response.headers.get("retry-after")).toBe("5");
         const body = (await response.json()) as { error: string; message: string };
         expect(body.error).toBe("namespace_busy");
-        expect(body.message).toContain("weir maintain busy.sqlite");
+        expect(body.message).toContain("weir maintain");
+        expect(body.message).not.toContain(dataDir);
       } finally {
         await server.close();
       }

@@ -1,8 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 
-const FIXTURE = fileURLToPath(new URL("./fixtures/ledger-server.mjs", import.meta.url));
-
 export interface ChildServer {
   url: string;
   child: ChildProcess;
@@ -10,10 +8,18 @@ export interface ChildServer {
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-/** Starts the ledger server in a child process on `dataDir` and waits for its URL. */
-export async function startChildServer(dataDir: string): Promise<ChildServer> {
-  const child = spawn(process.execPath, [FIXTURE], {
-    env: { ...process.env, WEIR_DATA_DIR: dataDir },
+/**
+ * Starts a server fixture (the ledger server unless named) in a child process on `dataDir` and
+ * waits for its URL.
+ */
+export async function startChildServer(
+  dataDir: string,
+  fixture = "ledger-server.mjs",
+  env: Record<string, string> = {},
+): Promise<ChildServer> {
+  const file = fileURLToPath(new URL(`./fixtures/${fixture}`, import.meta.url));
+  const child = spawn(process.execPath, [file], {
+    env: { ...process.env, ...env, WEIR_DATA_DIR: dataDir },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let output = "";

@@ -20,6 +20,10 @@ export const ERROR_STATUS = {
   namespace_busy: 503,
   fault_injected: 500,
   quota_exceeded: 507,
+  namespace_unavailable: 503,
+  rate_limited: 429,
+  namespace_quota: 429,
+  server_busy: 503,
 } as const;
 export type ErrorCode = keyof typeof ERROR_STATUS;
 

@@ -86,7 +86,10 @@ export class IngestBreaker {
    * (`freshWindow`: the count starts again, or the next rows would open it at once).
    */
   close(now: number, freshWindow = false): void {
-    if (!this.state.open && !freshWindow) return this.flush();
+    if (!this.state.open && !freshWindow) {
+      this.flush();
+      return;
+    }
     this.state = freshWindow ? closedBreaker(now) : { ...this.state, open: null };
     this.store();
   }

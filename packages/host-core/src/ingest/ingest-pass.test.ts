@@ -65,7 +65,7 @@ class ScriptedUpstream implements UpstreamSource {
     return { watermark: BigInt(last ?? this.watermark), changes: whole };
   }
 
-  async snapshotPage(table: string, cursor: string | null, limit: number) {
+  async snapshotPage(_table: string, cursor: string | null, limit: number) {
     this.fail();
     this.snapshotLimits.push(limit);
     const ids = [...this.rows.keys()].sort().filter((id) => cursor === null || id > cursor);

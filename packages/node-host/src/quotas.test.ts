@@ -1,0 +1,177 @@
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { type ConformanceTarget, conformanceConfig, NativeClient } from "@weir/conformance";
+import { describe, expect, it } from "vitest";
+import WebSocket from "ws";
+import { startChildServer } from "../test/child-server.js";
+import { memoryLogger, tempDir } from "../test/helpers.js";
+import { createServer, type NodeHostOptions } from "./index.js";
+
+const HOUR_MS = 3_600_000;
+
+async function start(dataDir: string, options: Partial<NodeHostOptions> = {}) {
+  const server = createServer({
+    ...conformanceConfig(),
+    devAuth: true,
+    dataDir,
+    logger: memoryLogger(),
+    ...options,
+  });
+  const { url } = await server.listen();
+  const target: ConformanceTarget = { url, auth: (user) => user, close: () => server.close() };
+  return { server, target };
+}
+
+/** Waits out the last seconds of a window, so a test's spends fall in one. */
+async function awayFromWindowEdge(windowMs: number): Promise<void> {
+  const left = windowMs - (Date.now() % windowMs);
+  if (left < 10_000) await new Promise((resolve) => setTimeout(resolve, left + 50));
+}
+
+const openNamespaces = async (url: string) =>
+  Number(/^weir_open_namespaces (\d+)$/m.exec(await (await fetch(`${url}/metrics`)).text())?.[1]);
+
+describe("authorizeNamespace", () => {
+  it("refuses with 403 before the namespace is opened or created, sockets included", async () => {
+    const dataDir = tempDir();
+    const { target } = await start(dataDir, {
+      authorizeNamespace: (claims, namespace) =>
+        !namespace.startsWith("private-") || namespace === `private-${claims.userID}`,
+    });
+    try {
+      const refused = await new NativeClient(target, "private-bob", "alice").pull();
+      expect(refused.status).toBe(403);
+      expect(refused.json).toMatchObject({ error: "forbidden", message: expect.any(String) });
+      expect(existsSync(join(dataDir, "private-bob.sqlite"))).toBe(false);
+      expect((await new NativeClient(target, "private-alice", "alice").pull()).status).toBe(200);
+      const socket = new WebSocket(`${target.url.replace("http", "ws")}/private-bob/wake?clientID=c`, {
+        headers: { authorization: "alice" },
+      });
+      const status = await new Promise<number>((resolve) => {
+        socket.once("unexpected-response", (_req, res) => resolve(res.statusCode ?? 0));
+        socket.once("open", () => resolve(101));
+      });
+      expect(status).toBe(403);
+    } finally {
+      await target.close();
+    }
+  });
+});
+
+describe("the cap on open namespaces", () => {
+  it("closes the least recently used idle namespace to open another", async () => {
+    const { target } = await start(tempDir(), { maxOpenNamespaces: 3 });
+    try {
+      const clients = ["a", "b", "c", "d", "e"].map((ns) => new NativeClient(target, `cap-${ns}`, "alice"));
+      for (const client of clients) {
+        expect((await client.push([{ name: "createTodo", args: { id: client.ns } }])).status).toBe(200);
+        expect(await openNamespaces(target.url)).toBeLessThanOrEqual(3);
+      }
+      // The first ones were closed, not lost.
+      for (const client of clients) {
+        await client.sync();
+        expect([...client.rows.values()].map((row) => row.id)).toEqual([client.ns]);
+      }
+    } finally {
+      await target.close();
+    }
+  });
+});
+
+describe("the quota of new namespaces", () => {
+  it("answers 429 with Retry-After past the day's count, across restarts and processes", async () => {
+    const dataDir = tempDir();
+    const quotas = { newNamespacesPerDay: 3 };
+    let { target } = await start(dataDir, { quotas });
+    for (const ns of ["new-1", "new-2", "new-3"])
+      expect((await new NativeClient(target, ns, "alice").pull()).status).toBe(200);
+    const refused = await new NativeClient(target, "new-4", "alice").pull();
+    expect(refused.status).toBe(429);
+    expect(refused.json).toMatchObject({ error: "namespace_quota", message: expect.any(String) });
+    expect(Number(refused.headers.get("retry-after"))).toBeGreaterThan(0);
+    expect(existsSync(join(dataDir, "new-4.sqlite"))).toBe(false);
+    // Namespaces that exist cost nothing; another user has a count of their own.
+    expect((await new NativeClient(target, "new-1", "alice").pull()).status).toBe(200);
+    expect((await new NativeClient(target, "new-4", "bob").pull()).status).toBe(200);
+    expect((await new NativeClient(target, "new-4", "alice").pull()).status).toBe(200);
+    await target.close();
+
+    ({ target } = await start(dataDir, { quotas }));
+    const other = await start(dataDir, { quotas });
+    try {
+      expect((await new NativeClient(target, "new-5", "alice").pull()).status).toBe(429);
+      expect((await new NativeClient(other.target, "new-6", "alice").pull()).status).toBe(429);
+    } finally {
+      await target.close();
+      await other.target.close();
+    }
+  });
+});
+
+describe("weighted request quotas", () => {
+  const quotas = { requestUnits: 30, windowMs: HOUR_MS };
+
+  it("charge a push more than a caught-up pull, and answer 429 with Retry-After once spent", async () => {
+    await awayFromWindowEdge(HOUR_MS);
+    const { target } = await start(tempDir(), { quotas });
+    try {
+      const alice = new NativeClient(target, "weighted", "alice");
+      expect((await alice.push([{ name: "createTodo", args: { id: "t1" } }])).status).toBe(200); // 10 + 1
+      await alice.sync(); // a reset (5), then a caught-up pull (1): 17
+      let admitted = 0;
+      let refused: Awaited<ReturnType<NativeClient["pull"]>> | undefined;
+      while (!refused && admitted < 100) {
+        const answer = await alice.pull();
+        if (answer.status === 200) admitted++;
+        else refused = answer;
+      }
+      // Caught-up pulls cost 1 each: 13 more fit under 30, and the 13th reaches it.
+      expect(admitted).toBe(13);
+      expect(refused!.status).toBe(429);
+      expect(refused!.json).toMatchObject({ error: "rate_limited", message: expect.any(String) });
+      const retryAfter = Number(refused!.headers.get("retry-after"));
+      expect(retryAfter).toBeGreaterThan(0);
+      expect(retryAfter).toBeLessThanOrEqual((2 * HOUR_MS) / 1000);
+      // Pushes are refused too; other users are not.
+      expect((await alice.push([{ name: "createTodo", args: { id: "t2" } }])).status).toBe(429);
+      expect((await new NativeClient(target, "weighted", "bob").pull()).status).toBe(200);
+    } finally {
+      await target.close();
+    }
+  });
+
+  it("hold across a restart and across processes sharing the data directory", async () => {
+    await awayFromWindowEdge(HOUR_MS);
+    const dataDir = tempDir();
+    const first = await start(dataDir, { quotas });
+    const child = await startChildServer(dataDir, "todo-server.mjs", { WEIR_QUOTAS: JSON.stringify(quotas) });
+    const second: ConformanceTarget = { url: child.url, auth: (user) => user, close: async () => {} };
+    try {
+      // 11 + 5 + 1 in this process, then 11 in the other one: 28 of 30.
+      const alice = new NativeClient(first.target, "shared-a", "alice");
+      expect((await alice.push([{ name: "createTodo", args: { id: "t1" } }])).status).toBe(200);
+      await alice.sync();
+      const elsewhere = new NativeClient(second, "shared-b", "alice");
+      // Spends reach the shared store within 100 ms.
+      await new Promise((resolve) => setTimeout(resolve, 250));
+      expect((await elsewhere.push([{ name: "createTodo", args: { id: "t2" } }])).status).toBe(200);
+      await new Promise((resolve) => setTimeout(resolve, 250));
+      expect((await alice.pull()).status).toBe(200); // 29
+      expect((await alice.pull()).status).toBe(200); // 30
+      expect((await alice.pull()).status).toBe(429);
+      await new Promise((resolve) => setTimeout(resolve, 250));
+      expect((await elsewhere.pull()).status).toBe(429);
+    } finally {
+      await first.target.close();
+      child.child.kill("SIGTERM");
+      await child.exited;
+    }
+    const restarted = await start(dataDir, { quotas });
+    try {
+      expect((await new NativeClient(restarted.target, "shared-a", "alice").pull()).status).toBe(429);
+      expect((await new NativeClient(restarted.target, "shared-a", "bob").pull()).status).toBe(200);
+    } finally {
+      await restarted.target.close();
+    }
+  });
+});
