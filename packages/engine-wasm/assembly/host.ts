@@ -27,8 +27,9 @@ declare function hostQueryJoinedPayloads(statement: i32, params: string): i32;
 @external("host", "exec")
 declare function hostExec(statement: i32, params: string): i32;
 
-export const ROW_SEPARATOR = "\n";
-export const COLUMN_SEPARATOR = "\t";
+import { COLUMN_SEPARATOR, ROW_SEPARATOR } from "../src/abi";
+
+export { COLUMN_SEPARATOR, ROW_SEPARATOR };
 export const NO_PARAMS = "[]";
 
 /** A statement whose SQL never changes: registered on first use, then named by its number alone. */

@@ -1,27 +1,15 @@
-// The engine's exports. Each returns plain values or text; failures come back as
-// "!<status>\t<code>\t<message>" (see errors.ts) rather than traps, so the loader can turn
-// them into typed errors and the instance stays usable.
-
-import { listClients as allClients, listChanges as changesAfter, stateSummary } from "./inspect";
+// The engine's exports, named as the loader's Engine methods that call them. Each returns plain
+// values or text; a refusal comes back as "!<code>\t<message>" (see errors.ts), not as a trap.
+// Numbers cross the boundary as f64 (the host holds them as JS numbers, all safe integers),
+// which spares the host a BigInt per call; the modules take them as i64.
+import * as inspect from "./inspect";
 import { install as installSchema } from "./install";
-import { pull as answerPull, claimGroup as claim } from "./pull";
-import {
-  preflightOne as checkOne,
-  preflight as checkOrder,
-  finalizeOne as recordOne,
-  finalize as recordProcessed,
-} from "./push";
-import { invalidate as invalidateAll, prune as pruneChanges } from "./retention";
+import * as pulls from "./pull";
+import * as push from "./push";
+import * as retention from "./retention";
 import { parseSchema, Schema } from "./schema";
 import { commitPending } from "./state";
-import {
-  upstreamState as readUpstream,
-  beginSnapshot as startSnapshot,
-  finalizeSnapshot as swapSnapshot,
-  claimFence as takeFence,
-  applySnapshotPage as writeSnapshotPage,
-  applyUpstream as writeUpstream,
-} from "./upstream";
+import * as upstream from "./upstream";
 
 const ENGINE_VERSION = "0.2.0";
 
@@ -46,26 +34,23 @@ export function install(schema: i32): string {
   return installSchema(schemaTexts[schema], ENGINE_VERSION);
 }
 
-// Numbers cross the boundary as f64 (the host holds them as JS numbers, all safe integers),
-// which spares the host a BigInt per call.
-
 export function pull(
   schema: i32,
   groupID: string,
   userID: string,
   cookie: f64,
-  dialect: i32,
+  format: i32,
   maxRows: f64,
   maxBytes: f64,
   visibility: string,
   caughtUpOnly: bool,
 ): string {
-  return answerPull(
+  return pulls.pull(
     schemas[schema],
     groupID,
     userID,
     <i64>cookie,
-    dialect,
+    format,
     <i64>maxRows,
     <i64>maxBytes,
     visibility,
@@ -74,29 +59,29 @@ export function pull(
 }
 
 export function claimGroup(groupID: string, userID: string): string {
-  return claim(groupID, userID);
+  return pulls.claimGroup(groupID, userID);
 }
 
-export function preflightOne(groupID: string, clientID: string, id: f64): string {
-  return checkOne(groupID, clientID, <i64>id);
+export function preflight(groupID: string, clientID: string, id: f64): string {
+  return push.preflight(groupID, clientID, <i64>id);
 }
 
-export function finalizeOne(groupID: string, clientID: string, id: f64): void {
-  recordOne(groupID, clientID, <i64>id);
+export function finalize(groupID: string, clientID: string, id: f64): void {
+  push.finalize(groupID, clientID, <i64>id);
 }
 
 /** A batch's clients are the host's extra parameters; `plan` holds their mutation ids. */
-export function preflight(groupID: string, plan: string): string {
-  return checkOrder(groupID, plan);
+export function preflightBatch(groupID: string, plan: string): string {
+  return push.preflightBatch(groupID, plan);
 }
 
 /** A batch's clients are the host's extra parameters; `lastIDs` holds their last ids. */
-export function finalize(groupID: string, lastIDs: string): void {
-  recordProcessed(groupID, lastIDs);
+export function finalizeBatch(groupID: string, lastIDs: string): void {
+  push.finalizeBatch(groupID, lastIDs);
 }
 
 export function prune(retain: f64, limit: f64): string {
-  return pruneChanges(<i64>retain, <i64>limit);
+  return retention.prune(<i64>retain, <i64>limit);
 }
 
 /** Commits the changes pending in the caller's transaction as a new version. */
@@ -105,27 +90,27 @@ export function commit(): string {
 }
 
 export function invalidate(): void {
-  invalidateAll();
+  retention.invalidate();
 }
 
 export function state(): string {
-  return stateSummary();
+  return inspect.stateSummary();
 }
 
 export function listChanges(since: f64, limit: f64): string {
-  return changesAfter(<i64>since, <i64>limit);
+  return inspect.listChanges(<i64>since, <i64>limit);
 }
 
-export function listClients(): string {
-  return allClients();
+export function clients(): string {
+  return inspect.listClients();
 }
 
 export function upstreamState(): string {
-  return readUpstream();
+  return upstream.upstreamState();
 }
 
 export function claimFence(): f64 {
-  return <f64>takeFence();
+  return <f64>upstream.claimFence();
 }
 
 /** A reduced batch's tables are lines of `plan`; their rows are the host's extra parameters. */
@@ -136,11 +121,11 @@ export function applyUpstream(
   fence: f64,
   intoSnapshot: bool,
 ): string {
-  return writeUpstream(schemas[schema], plan, watermark, <i64>fence, intoSnapshot);
+  return upstream.applyUpstream(schemas[schema], plan, watermark, <i64>fence, intoSnapshot);
 }
 
 export function beginSnapshot(schema: i32, watermark: string, fence: f64): string {
-  return startSnapshot(schemas[schema], watermark, <i64>fence);
+  return upstream.beginSnapshot(schemas[schema], watermark, <i64>fence);
 }
 
 /** The page's rows are the host's extra parameter 0. */
@@ -151,9 +136,9 @@ export function applySnapshotPage(
   last: bool,
   fence: f64,
 ): string {
-  return writeSnapshotPage(schemas[schema], table, nextCursor, last, <i64>fence);
+  return upstream.applySnapshotPage(schemas[schema], table, nextCursor, last, <i64>fence);
 }
 
 export function finalizeSnapshot(schema: i32, fence: f64): string {
-  return swapSnapshot(schemas[schema], <i64>fence);
+  return upstream.finalizeSnapshot(schemas[schema], <i64>fence);
 }

@@ -2,6 +2,7 @@
 // Installing the same schema again changes nothing. A schema that only adds tables or nullable
 // columns migrates (and every client resets once to receive the new shape); anything else
 // would lose or reinterpret data and is refused.
+import { INSTALL_CREATED, INSTALL_MIGRATED, INSTALL_UNCHANGED } from "../src/abi";
 import { fail } from "./errors";
 import { exec, queryRows } from "./host";
 import {
@@ -16,10 +17,6 @@ import {
 } from "./schema";
 import { BOOKKEEPING_SQL, raiseFloorToWatermark } from "./state";
 import { ident, jsonString, params } from "./text";
-
-export const INSTALL_CREATED = "created";
-export const INSTALL_UNCHANGED = "unchanged";
-export const INSTALL_MIGRATED = "migrated";
 
 function execAll(statements: Array<string>): void {
   for (let i = 0; i < statements.length; i++) exec(statements[i]);
@@ -139,7 +136,7 @@ export function install(schemaText: string, engineVersion: string): string {
   }
   const current = parseSchema(currentText);
   const reason = incompatibility(current, next);
-  if (reason.length > 0) return fail(409, "schema_mismatch", "the schema cannot migrate in place: " + reason);
+  if (reason.length > 0) return fail("schema_mismatch", "the schema cannot migrate in place: " + reason);
   migrate(current, next);
   exec(
     "UPDATE _weir_state SET engine_version = ?, schema = ? WHERE id = 1",

@@ -1,10 +1,8 @@
 // SQL expressions that render a row in its wire form, so that SQLite builds the JSON of every
 // row and the engine crosses the host boundary once per query, not once per row.
+import { FORMAT_REPLICACHE } from "../src/abi";
 import { Column, Table, TYPE_BOOLEAN, TYPE_BYTES, TYPE_INTEGER, TYPE_JSON, TYPE_NUMBER } from "./schema";
 import { ident, literal } from "./text";
-
-export const DIALECT_NATIVE: i32 = 0;
-export const DIALECT_REPLICACHE: i32 = 1;
 
 // Digits that let `%!.Ng` round-trip any double: the shortest N that reads back equal is the
 // shortest exact decimal. SQLite renders a REAL in JSON with 15 significant digits (some
@@ -90,8 +88,8 @@ function columnRefs(table: Table): Array<string> {
 }
 
 /** The put operation for the current row of `table` (unqualified column names). */
-export function putOp(table: Table, dialect: i32): string {
-  if (dialect == DIALECT_REPLICACHE) {
+export function putOp(table: Table, format: i32): string {
+  if (format == FORMAT_REPLICACHE) {
     return (
       "json_object('op', 'put', 'key', " +
       replicacheKey(table, columnRefs(table)) +
@@ -106,11 +104,11 @@ export function putOp(table: Table, dialect: i32): string {
 }
 
 /** The del operation for a key held as a JSON array in `keyRef`. */
-export function delOp(table: Table, dialect: i32, keyRef: string): string {
+export function delOp(table: Table, format: i32, keyRef: string): string {
   const refs: string[] = [];
   for (let i = 0; i < table.primaryKey.length; i++)
     refs.push("json_extract(" + keyRef + ", '$[" + i.toString() + "]')");
-  if (dialect == DIALECT_REPLICACHE) {
+  if (format == FORMAT_REPLICACHE) {
     return "json_object('op', 'del', 'key', " + replicacheKey(table, refs) + ")";
   }
   const parts: string[] = [];

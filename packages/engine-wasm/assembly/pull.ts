@@ -1,4 +1,20 @@
 // Pull: the rows a client group must change to catch up from its cookie.
+import {
+  FALSE,
+  FORMAT_REPLICACHE,
+  NEEDS_TRANSACTION,
+  NULL_COOKIE,
+  PULL_COOKIE,
+  PULL_FLOOR,
+  PULL_INCLUDED,
+  PULL_MUTATION_IDS,
+  PULL_RESET,
+  PULL_UNCHANGED,
+  PULL_WATERMARK,
+  ROWS_AFTER_OP_HERE,
+  ROWS_HERE,
+  TRUE,
+} from "../src/abi";
 import { fail } from "./errors";
 import {
   COLUMN_SEPARATOR,
@@ -10,26 +26,18 @@ import {
   ROW_SEPARATOR,
   Statement,
 } from "./host";
-import { DIALECT_REPLICACHE, delOp, keyMatch, putOp } from "./projection";
+import { delOp, keyMatch, putOp } from "./projection";
 import { priorTableName, Schema, Table } from "./schema";
 import { firstSeq, WATERMARK } from "./state";
 import { ident, jsonString, params, parseI64, stringsParams } from "./text";
 import { Filter, parseVisibility, Visibility } from "./visibility";
 
-export const NULL_COOKIE: i64 = -1;
-export const NEEDS_TRANSACTION = "?";
-
-// Where the host splices the row payloads the engine included into the body: the first
-// `included` payloads, joined by commas, preceded by a comma when an operation comes before.
-// Neither character can occur raw in JSON text.
-const ROWS_HERE = "\x01";
 const PULL_STATE = new Statement(
   "SELECT " +
     WATERMARK +
     ", floor, (SELECT user_id = ? FROM _weir_client_groups WHERE id = ?) " +
     "FROM _weir_state WHERE id = 1",
 );
-const ROWS_AFTER_OP_HERE = "\x02";
 
 class PullPlan {
   cookie: i64 = 0;
@@ -52,18 +60,18 @@ export function claimGroup(groupID: string, userID: string): string {
     );
     return "";
   }
-  if (rows[0][0] != "1") return fail(403, "forbidden", "the client group belongs to another user");
+  if (rows[0][0] != "1") return fail("forbidden", "the client group belongs to another user");
   return "";
 }
 
-function fullResetSql(schema: Schema, visibility: Visibility, dialect: i32, bound: Array<string>): string {
+function fullResetSql(schema: Schema, visibility: Visibility, format: i32, bound: Array<string>): string {
   const parts: string[] = [];
   for (let i = 0; i < schema.tables.length; i++) {
     const table = schema.tables[i];
     const filter = visibility.filterFor(table.name);
     parts.push(
       "SELECT " +
-        putOp(table, dialect) +
+        putOp(table, format) +
         " AS patch FROM " +
         quoteTable(table) +
         " WHERE " +
@@ -89,7 +97,7 @@ function quoteTable(table: Table): string {
 function changesSql(
   schema: Schema,
   visibility: Visibility,
-  dialect: i32,
+  format: i32,
   cookie: i64,
   watermark: i64,
   bound: Array<string>,
@@ -100,7 +108,7 @@ function changesSql(
     const filter: Filter = visibility.filterFor(table.name);
     const live =
       "(SELECT " +
-      putOp(table, dialect) +
+      putOp(table, format) +
       " FROM " +
       quoteTable(table) +
       " WHERE " +
@@ -160,7 +168,7 @@ function changesSql(
       "SELECT _weir_first, coalesce(" +
         live +
         ", CASE WHEN _weir_seen THEN " +
-        delOp(table, dialect, "_weir_pk") +
+        delOp(table, format, "_weir_pk") +
         " END) AS patch FROM (" +
         seen +
         ")",
@@ -198,12 +206,12 @@ function lastMutationIDs(groupID: string, after: i64, upTo: i64, plan: PullPlan)
 function planReset(
   schema: Schema,
   visibility: Visibility,
-  dialect: i32,
+  format: i32,
   watermark: i64,
   plan: PullPlan,
 ): void {
   const bound: string[] = [];
-  const sql = fullResetSql(schema, visibility, dialect, bound);
+  const sql = fullResetSql(schema, visibility, format, bound);
   plan.reset = true;
   plan.cookie = watermark;
   plan.included =
@@ -221,7 +229,7 @@ function planReset(
 function planChanges(
   schema: Schema,
   visibility: Visibility,
-  dialect: i32,
+  format: i32,
   cookie: i64,
   watermark: i64,
   maxRows: i64,
@@ -229,7 +237,7 @@ function planChanges(
   plan: PullPlan,
 ): void {
   const bound: string[] = [];
-  const sql = changesSql(schema, visibility, dialect, cookie, watermark, bound);
+  const sql = changesSql(schema, visibility, format, cookie, watermark, bound);
   const text = schema.tables.length == 0 ? "" : queryPayload(sql, params(bound));
   plan.cookie = watermark;
   let rows: i64 = 0;
@@ -263,16 +271,16 @@ function planChanges(
 }
 
 /**
- * Answers a pull. Returns "<meta>\n<body>", where meta is
- * "cookie\treset\tincluded\tlastMutationIDs\twatermark\tfloor\tunchanged", or a failure. The body
- * holds a splice mark where the host puts the first `included` row payloads.
+ * Answers a pull. Returns "<meta>\n<body>", the meta's fields at the PULL_* positions of
+ * src/abi.ts, or a failure. The body holds a splice mark where the host puts the first
+ * `included` row payloads.
  */
 export function pull(
   schema: Schema,
   groupID: string,
   userID: string,
   cookie: i64,
-  dialect: i32,
+  format: i32,
   maxRows: i64,
   maxBytes: i64,
   visibilityText: string,
@@ -280,16 +288,15 @@ export function pull(
 ): string {
   // One row: watermark, floor, and whether the group is the user's (1), another's (0) or new ("").
   const state = queryStatement(PULL_STATE, stringsParams(userID, groupID));
-  if (state.length == 0) return fail(500, "internal", "the engine is not installed in this database");
+  if (state.length == 0) return fail("internal", "the engine is not installed in this database");
   const firstTab = state.indexOf(COLUMN_SEPARATOR);
   const secondTab = state.indexOf(COLUMN_SEPARATOR, firstTab + 1);
   const watermark = parseI64(state.substring(0, firstTab));
   const floor = parseI64(state.substring(firstTab + 1, secondTab));
   const owner = state.substring(secondTab + 1);
-  if (owner == "0") return fail(403, "forbidden", "the client group belongs to another user");
+  if (owner == "0") return fail("forbidden", "the client group belongs to another user");
   if (cookie > watermark) {
     return fail(
-      409,
       "cookie_from_future",
       "the cookie is ahead of this server: drop the local copy and pull again",
     );
@@ -304,32 +311,32 @@ export function pull(
   if (cookie == watermark) {
     plan.cookie = watermark;
     body =
-      dialect == DIALECT_REPLICACHE
+      format == FORMAT_REPLICACHE
         ? '{"cookie":' + watermark.toString() + ',"lastMutationIDChanges":{},"patch":[]}'
         : '{"cookie":' + watermark.toString() + ',"unchanged":true}';
   } else {
     const visibility = parseVisibility(visibilityText);
     const reset = cookie == NULL_COOKIE || cookie < floor;
-    if (reset) planReset(schema, visibility, dialect, watermark, plan);
-    else planChanges(schema, visibility, dialect, cookie, watermark, maxRows, maxBytes, plan);
+    if (reset) planReset(schema, visibility, format, watermark, plan);
+    else planChanges(schema, visibility, format, cookie, watermark, maxRows, maxBytes, plan);
     const ids = lastMutationIDs(groupID, reset ? NULL_COOKIE : cookie, plan.cookie, plan);
     body =
       '{"cookie":' +
       plan.cookie.toString() +
       ',"lastMutationIDChanges":' +
       ids +
-      (dialect == DIALECT_REPLICACHE ? ',"patch":[' : ',"rowsPatch":[') +
+      (format == FORMAT_REPLICACHE ? ',"patch":[' : ',"rowsPatch":[') +
       plan.patch +
       "]}";
   }
-  const meta = [
-    plan.cookie.toString(),
-    plan.reset ? "1" : "0",
-    plan.included.toString(),
-    plan.lastMutationIDs.toString(),
-    watermark.toString(),
-    floor.toString(),
-    cookie == watermark ? "1" : "0",
-  ];
+  // The meta fields at their positions (src/abi.ts).
+  const meta = new Array<string>(PULL_UNCHANGED + 1);
+  meta[PULL_COOKIE] = plan.cookie.toString();
+  meta[PULL_RESET] = plan.reset ? TRUE : FALSE;
+  meta[PULL_INCLUDED] = plan.included.toString();
+  meta[PULL_MUTATION_IDS] = plan.lastMutationIDs.toString();
+  meta[PULL_WATERMARK] = watermark.toString();
+  meta[PULL_FLOOR] = floor.toString();
+  meta[PULL_UNCHANGED] = cookie == watermark ? TRUE : FALSE;
   return meta.join(COLUMN_SEPARATOR) + ROW_SEPARATOR + body;
 }

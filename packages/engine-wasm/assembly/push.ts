@@ -1,7 +1,14 @@
 // Push: deciding whether mutations run, and recording that they ran.
-import { COLUMN_SEPARATOR, execStatement, queryStatement, ROW_SEPARATOR, Statement } from "./host";
+import {
+  COLUMN_SEPARATOR,
+  PREFLIGHT_APPLY,
+  PREFLIGHT_OUT_OF_ORDER,
+  PREFLIGHT_REPLAY,
+  ROW_SEPARATOR,
+} from "../src/abi";
+import { execStatement, queryStatement, Statement } from "./host";
 import { COMMIT_MARKER, PENDING_VERSION } from "./state";
-import { jsonString, parseI64, stringsParams } from "./text";
+import { extraParam, jsonString, parseI64, stringsParams } from "./text";
 
 const COMMIT = new Statement(COMMIT_MARKER);
 const LAST_MUTATION_ID = new Statement(
@@ -21,24 +28,20 @@ function status(id: i64, next: i64): string {
 }
 
 /** The preflight of a single mutation: "<status>\t<the client's last id>". */
-export function preflightOne(groupID: string, clientID: string, id: i64): string {
+export function preflight(groupID: string, clientID: string, id: i64): string {
   const last = parseI64(queryStatement(LAST_MUTATION_ID, stringsParams(groupID, clientID)));
   return status(id, last + 1) + COLUMN_SEPARATOR + last.toString();
 }
 
 /** Records a single processed mutation and commits its version. */
-export function finalizeOne(groupID: string, clientID: string, id: i64): void {
+export function finalize(groupID: string, clientID: string, id: i64): void {
   execStatement(RECORD_ONE, stringsParams(groupID, clientID, id));
   execStatement(COMMIT);
 }
 
-export const PREFLIGHT_APPLY = "apply";
-export const PREFLIGHT_REPLAY = "replay";
-export const PREFLIGHT_OUT_OF_ORDER = "ooo";
-
 /** The parameters of a statement on the batch's client `index`: the caller's extra parameter `index`. */
 function clientParams(group: string, index: i32, last: string = ""): string {
-  return "[" + group + ',{"$":' + index.toString() + "}" + (last.length > 0 ? "," + last : "") + "]";
+  return "[" + group + "," + extraParam(index) + (last.length > 0 ? "," + last : "") + "]";
 }
 
 /**
@@ -49,7 +52,7 @@ function clientParams(group: string, index: i32, last: string = ""): string {
  * mutator: either way its id advances). Returns "<status>\t<the client's last id before it>"
  * per mutation, in the plan's order.
  */
-export function preflight(groupID: string, plan: string): string {
+export function preflightBatch(groupID: string, plan: string): string {
   const group = jsonString(groupID);
   const clients = plan.split(ROW_SEPARATOR);
   const lines: string[] = [];
@@ -71,7 +74,7 @@ export function preflight(groupID: string, plan: string): string {
  * transaction, and commits the version: the mutations' writes and their ids become one new
  * version together, or (rolled back) neither does.
  */
-export function finalize(groupID: string, lastIDs: string): void {
+export function finalizeBatch(groupID: string, lastIDs: string): void {
   const group = jsonString(groupID);
   const ids = lastIDs.split(ROW_SEPARATOR);
   for (let c = 0; c < ids.length; c++) execStatement(RECORD_ONE, clientParams(group, c, ids[c]));

@@ -1,4 +1,5 @@
 // Building SQL and JSON text safely.
+import { EXTRA_PARAM_KEY } from "../src/abi";
 
 /** An SQL identifier, quoted so that no name can break out of it. */
 export function ident(name: string): string {
@@ -83,4 +84,9 @@ function put(at: usize, text: string): usize {
   const bytes = (<usize>text.length) << 1;
   memory.copy(at, changetype<usize>(text), bytes);
   return at + bytes;
+}
+
+/** A parameter that stands for the call's extra parameter `index`, which stays on the host side. */
+export function extraParam(index: i32): string {
+  return '{"' + EXTRA_PARAM_KEY + '":' + index.toString() + "}";
 }

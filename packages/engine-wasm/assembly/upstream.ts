@@ -4,11 +4,12 @@
 // version. A snapshot generation fills staging tables page by page, catches them up with the
 // changes since its first page, and only then swaps them in, so clients never see a half-built
 // table. Every step's progress is stored with its rows, so a process killed anywhere resumes.
+import { UPSTREAM_ALREADY_APPLIED, UPSTREAM_APPLIED } from "../src/abi";
 import { fail } from "./errors";
 import { exec, queryRows } from "./host";
 import { createTableSql, createTriggersSql, dropTriggersSql, Schema, Table } from "./schema";
 import { COMMIT_MARKER, raiseFloorToWatermark } from "./state";
-import { ident, jsonString, literal, params, parseI64 } from "./text";
+import { extraParam, ident, jsonString, literal, params, parseI64 } from "./text";
 
 export const UPSTREAM_SQL: Array<string> = [
   // The upstream cursor (the watermark every applied batch reached), the fencing token of the
@@ -23,10 +24,6 @@ const STAGE_PREFIX = "_weir_stage_";
 const PAGING = "paging";
 const CATCHING_UP = "catching_up";
 
-export const APPLIED = "applied";
-/** The batch's watermark is at or below the cursor: it was applied before. */
-export const ALREADY_APPLIED = "already_applied";
-
 function stageName(table: Table): string {
   return ident(STAGE_PREFIX + table.name);
 }
@@ -40,7 +37,6 @@ function checkFence(fence: i64): string {
   const stored = parseI64(queryRows("SELECT fence FROM _weir_upstream WHERE id = 1")[0][0]);
   if (fence < stored) {
     return fail(
-      409,
       "conflict",
       "another ingester claimed this namespace (fencing token " +
         stored.toString() +
@@ -92,7 +88,7 @@ function writeTable(table: Table, target: string, truncate: bool, deletes: i32, 
         ") IN (SELECT " +
         picks.join(", ") +
         " FROM json_each(?))",
-      '[{"$":' + deletes.toString() + "}]",
+      "[" + extraParam(deletes) + "]",
     );
   }
   if (upserts >= 0) {
@@ -121,7 +117,7 @@ function writeTable(table: Table, target: string, truncate: bool, deletes: i32, 
         keys.join(", ") +
         ") " +
         (sets.length == 0 ? "DO NOTHING" : "DO UPDATE SET " + sets.join(", ")),
-      '[{"$":' + upserts.toString() + "}]",
+      "[" + extraParam(upserts) + "]",
     );
   }
   return changed;
@@ -155,13 +151,13 @@ export function applyUpstream(
     intoSnapshot &&
     queryRows("SELECT json_extract(snapshot, '$.state') FROM _weir_upstream")[0][0] != CATCHING_UP
   ) {
-    return fail(409, "conflict", "no snapshot generation is catching up");
+    return fail("conflict", "no snapshot generation is catching up");
   }
   const current = queryRows(
     "SELECT CAST(" + reached + " AS TEXT), " + reached + " >= CAST(? AS INTEGER) FROM _weir_upstream",
     params([jsonString(watermark)]),
   );
-  if (current[0][1] == "1") return ALREADY_APPLIED + "\t0\t" + current[0][0] + "\t0";
+  if (current[0][1] == "1") return UPSTREAM_ALREADY_APPLIED + "\t0\t" + current[0][0] + "\t0";
   let changed: i64 = 0;
   if (plan.length > 0) {
     const lines = plan.split("\n");
@@ -183,13 +179,13 @@ export function applyUpstream(
       "UPDATE _weir_upstream SET snapshot = json_set(snapshot, '$.catchupWatermark', ?) WHERE id = 1",
       params([jsonString(watermark)]),
     );
-    return APPLIED + "\t" + changed.toString() + "\t" + watermark + "\t0";
+    return UPSTREAM_APPLIED + "\t" + changed.toString() + "\t" + watermark + "\t0";
   }
   exec("UPDATE _weir_upstream SET cursor = CAST(? AS INTEGER) WHERE id = 1", params([jsonString(watermark)]));
   // Only the app's rows make a version; a batch of unmodelled tables just moves the cursor.
   const pending = queryRows("SELECT tbl <> '' FROM _weir_changes ORDER BY seq DESC LIMIT 1")[0][0] == "1";
   if (pending) exec(COMMIT_MARKER);
-  return APPLIED + "\t" + changed.toString() + "\t" + watermark + "\t" + (pending ? "1" : "0");
+  return UPSTREAM_APPLIED + "\t" + changed.toString() + "\t" + watermark + "\t" + (pending ? "1" : "0");
 }
 
 /** The snapshot progress as it is stored. */
@@ -226,7 +222,7 @@ export function beginSnapshot(schema: Schema, watermark: string, fence: i64): st
   ensureState();
   const fenced = checkFence(fence);
   if (fenced.length > 0) return fenced;
-  if (schema.tables.length == 0) return fail(400, "bad_request", "a snapshot needs a modelled table");
+  if (schema.tables.length == 0) return fail("bad_request", "a snapshot needs a modelled table");
   for (let i = 0; i < schema.tables.length; i++) {
     const table = schema.tables[i];
     exec("DROP TABLE IF EXISTS " + stageName(table));
@@ -262,7 +258,7 @@ export function applySnapshotPage(
       "json_extract(snapshot, '$.startWatermark') FROM _weir_upstream WHERE id = 1",
   )[0];
   if (state[0] != PAGING || state[1] != tableName) {
-    return fail(409, "conflict", "the snapshot generation is not paging table " + tableName);
+    return fail("conflict", "the snapshot generation is not paging table " + tableName);
   }
   let index = -1;
   for (let i = 0; i < schema.tables.length; i++) if (schema.tables[i].name == tableName) index = i;
@@ -294,7 +290,7 @@ export function finalizeSnapshot(schema: Schema, fence: i64): string {
   const state = queryRows(
     "SELECT json_extract(snapshot, '$.state'), json_extract(snapshot, '$.catchupWatermark') FROM _weir_upstream WHERE id = 1",
   )[0];
-  if (state[0] != CATCHING_UP) return fail(409, "conflict", "no snapshot generation is catching up");
+  if (state[0] != CATCHING_UP) return fail("conflict", "no snapshot generation is catching up");
   for (let i = 0; i < schema.tables.length; i++) {
     const table = schema.tables[i];
     const triggers = dropTriggersSql(table);

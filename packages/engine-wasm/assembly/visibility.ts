@@ -2,8 +2,9 @@
 // "<table>\x01<param count>\x01<sql>" entries joined by "\x02"; their values stay on the host
 // side and are referred to by position (`{"$":k}`), so no value is ever spliced into SQL.
 
-const ENTRY_SEPARATOR = "\x02";
-const FIELD_SEPARATOR = "\x01";
+import { FILTER_ENTRY_SEPARATOR, FILTER_FIELD_SEPARATOR } from "../src/abi";
+import { extraParam } from "./text";
+
 const ALL_ROWS = "1";
 
 export class Filter {
@@ -25,7 +26,7 @@ export class Filter {
 
   /** Adds the references to this filter's values, in the order its `?` appear. */
   addParams(into: Array<string>): void {
-    for (let i = 0; i < this.paramCount; i++) into.push('{"$":' + (this.firstParam + i).toString() + "}");
+    for (let i = 0; i < this.paramCount; i++) into.push(extraParam(this.firstParam + i));
   }
 }
 
@@ -44,10 +45,10 @@ export class Visibility {
 export function parseVisibility(text: string): Visibility {
   const visibility = new Visibility();
   if (text.length == 0) return visibility;
-  const entries = text.split(ENTRY_SEPARATOR);
+  const entries = text.split(FILTER_ENTRY_SEPARATOR);
   let next: i32 = 0;
   for (let i = 0; i < entries.length; i++) {
-    const fields = entries[i].split(FIELD_SEPARATOR);
+    const fields = entries[i].split(FILTER_FIELD_SEPARATOR);
     const count = I32.parseInt(fields[1], 10);
     visibility.names.push(fields[0]);
     visibility.filters.push(new Filter(fields[2], next, count));

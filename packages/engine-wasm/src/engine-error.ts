@@ -1,11 +1,14 @@
 import type { ErrorCode } from "@weir/protocol";
+import { COLUMN_SEPARATOR, ERROR_MARK } from "./abi.js";
 
-/** A refusal by the engine, with the HTTP status and error code a host should answer with. */
+/**
+ * A refusal by the engine, with one of the protocol's error codes. The engine knows no HTTP: a
+ * host answers the code with ERROR_STATUS[code].
+ */
 export class EngineError extends Error {
   override readonly name = "EngineError";
 
   constructor(
-    readonly status: number,
     readonly code: ErrorCode,
     message: string,
   ) {
@@ -13,11 +16,9 @@ export class EngineError extends Error {
   }
 }
 
-const FAILURE_MARK = "!";
-
-/** Turns the engine's "!<status>\t<code>\t<message>" answers into thrown EngineErrors. */
+/** Turns the engine's "!<code>\t<message>" answers into thrown EngineErrors. */
 export function checkEngineResult(result: string): string {
-  if (!result.startsWith(FAILURE_MARK)) return result;
-  const [status, code, ...message] = result.slice(1).split("\t");
-  throw new EngineError(Number(status), code as ErrorCode, message.join("\t"));
+  if (!result.startsWith(ERROR_MARK)) return result;
+  const tab = result.indexOf(COLUMN_SEPARATOR);
+  throw new EngineError(result.slice(ERROR_MARK.length, tab) as ErrorCode, result.slice(tab + 1));
 }

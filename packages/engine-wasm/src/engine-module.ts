@@ -22,19 +22,19 @@ export interface EngineModule {
     groupID: string,
     userID: string,
     cookie: number,
-    dialect: number,
+    format: number,
     maxRows: number,
     maxBytes: number,
     visibility: string,
     caughtUpOnly: boolean,
   ): string;
   claimGroup(groupID: string, userID: string): string;
-  preflightOne(groupID: string, clientID: string, id: number): string;
-  finalizeOne(groupID: string, clientID: string, id: number): void;
+  preflight(groupID: string, clientID: string, id: number): string;
+  finalize(groupID: string, clientID: string, id: number): void;
   /** The batch's client ids go as the host's extra parameters; `plan` has a line of ids per client. */
-  preflight(groupID: string, plan: string): string;
+  preflightBatch(groupID: string, plan: string): string;
   /** The batch's client ids go as the host's extra parameters; `lastIDs` has a line per client. */
-  finalize(groupID: string, lastIDs: string): void;
+  finalizeBatch(groupID: string, lastIDs: string): void;
   prune(retain: number, limit: number): string;
   /** Commits the changes pending in the caller's transaction: "<watermark>\t<committed 1|0>". */
   commit(): string;
@@ -53,7 +53,7 @@ export interface EngineModule {
   finalizeSnapshot(schema: number, fence: number): string;
   state(): string;
   listChanges(since: number, limit: number): string;
-  listClients(): string;
+  clients(): string;
   /** Frees what the engine allocated and no longer uses; call between engine calls. */
   collect(): void;
   memoryBytes(): number;
@@ -89,15 +89,15 @@ function exportsOf(instance: WebAssembly.Instance) {
     install: fn("install"),
     pull: fn("pull"),
     claimGroup: fn("claimGroup"),
-    preflightOne: fn("preflightOne"),
-    finalizeOne: fn("finalizeOne"),
     preflight: fn("preflight"),
     finalize: fn("finalize"),
+    preflightBatch: fn("preflightBatch"),
+    finalizeBatch: fn("finalizeBatch"),
     prune: fn("prune"),
     invalidate: fn("invalidate"),
     state: fn("state"),
     listChanges: fn("listChanges"),
-    listClients: fn("listClients"),
+    clients: fn("clients"),
     commit: fn("commit"),
     upstreamState: fn("upstreamState"),
     claimFence: fn("claimFence"),
@@ -172,34 +172,34 @@ export async function instantiateEngine(
     engineVersion: () => lift(wasm!.engineVersion()),
     registerSchema: (text) => wasm!.registerSchema(lower(text)),
     install: (schema) => lift(wasm!.install(schema)),
-    pull: (schema, groupID, userID, cookie, dialect, maxRows, maxBytes, visibility, caughtUpOnly) => {
+    pull: (schema, groupID, userID, cookie, format, maxRows, maxBytes, visibility, caughtUpOnly) => {
       // The minimal runtime collects only when asked, so arguments need no pinning.
       const group = lower(groupID);
       const user = lower(userID);
       const filters = lower(visibility);
       return lift(
-        wasm!.pull(schema, group, user, cookie, dialect, maxRows, maxBytes, filters, caughtUpOnly ? 1 : 0),
+        wasm!.pull(schema, group, user, cookie, format, maxRows, maxBytes, filters, caughtUpOnly ? 1 : 0),
       );
     },
     claimGroup: (groupID, userID) => {
       const group = lower(groupID);
       return lift(wasm!.claimGroup(group, lower(userID)));
     },
-    preflightOne: (groupID, clientID, id) => {
+    preflight: (groupID, clientID, id) => {
       const group = lower(groupID);
-      return lift(wasm!.preflightOne(group, lower(clientID), id));
+      return lift(wasm!.preflight(group, lower(clientID), id));
     },
-    finalizeOne: (groupID, clientID, id) => {
+    finalize: (groupID, clientID, id) => {
       const group = lower(groupID);
-      wasm!.finalizeOne(group, lower(clientID), id);
+      wasm!.finalize(group, lower(clientID), id);
     },
-    preflight: (groupID, plan) => {
+    preflightBatch: (groupID, plan) => {
       const group = lower(groupID);
-      return lift(wasm!.preflight(group, lower(plan)));
+      return lift(wasm!.preflightBatch(group, lower(plan)));
     },
-    finalize: (groupID, lastIDs) => {
+    finalizeBatch: (groupID, lastIDs) => {
       const group = lower(groupID);
-      wasm!.finalize(group, lower(lastIDs));
+      wasm!.finalizeBatch(group, lower(lastIDs));
     },
     prune: (retain, limit) => lift(wasm!.prune(retain, limit)),
     commit: () => lift(wasm!.commit()),
@@ -220,7 +220,7 @@ export async function instantiateEngine(
     },
     state: () => lift(wasm!.state()),
     listChanges: (since, limit) => lift(wasm!.listChanges(since, limit)),
-    listClients: () => lift(wasm!.listClients()),
+    clients: () => lift(wasm!.clients()),
     collect: () => wasm!.raw.__collect(),
     memoryBytes: () => wasm!.raw.memory.buffer.byteLength,
     renew: () => {

@@ -1,8 +1,26 @@
+import type { Dialect } from "@weir/protocol";
+import {
+  COLUMN_SEPARATOR,
+  FORMAT_NATIVE,
+  FORMAT_REPLICACHE,
+  NEEDS_TRANSACTION,
+  NULL_COOKIE,
+  PULL_COOKIE,
+  PULL_FLOOR,
+  PULL_INCLUDED,
+  PULL_MUTATION_IDS,
+  PULL_RESET,
+  PULL_UNCHANGED,
+  PULL_WATERMARK,
+  ROW_SEPARATOR,
+  TRUE,
+  UPSTREAM_ALREADY_APPLIED,
+} from "./abi.js";
 import { checkEngineResult, EngineError } from "./engine-error.js";
 import { EngineFailure, type EngineModule, instantiateEngine } from "./engine-module.js";
 import { schemaText } from "./schema-text.js";
+import { SqlBridge } from "./sql-bridge.js";
 import type {
-  Dialect,
   EngineState,
   MutationRef,
   Preflight,
@@ -18,14 +36,11 @@ import type {
 } from "./types.js";
 import type { TableWrites } from "./upstream-batch.js";
 import { visibilityText } from "./visibility-text.js";
-import { COLUMN_SEPARATOR, countPuts, isPlaceholder, ROW_SEPARATOR, rowsText, splice } from "./wire-text.js";
+import { countPuts, splice } from "./wire-text.js";
 
 export const DEFAULT_MAX_CHANGE_ROWS = 10_000;
 export const DEFAULT_MAX_CHANGE_BYTES = 2_000_000;
-const NULL_COOKIE = -1;
-const NEEDS_TRANSACTION = "?";
-const DIALECTS: Record<Dialect, number> = { native: 0, replicache: 1 };
-const EMPTY_PARAMS = "[]";
+const FORMATS: Record<Dialect, number> = { native: FORMAT_NATIVE, replicache: FORMAT_REPLICACHE };
 
 /** A mutation of a push batch, within its client group. */
 export type BatchEntry = Omit<MutationRef, "clientGroupID">;
@@ -52,27 +67,21 @@ export interface EngineOptions {
 export class Engine {
   readonly version: string;
   private readonly wasm: EngineModule;
-  private db: SqlAdapter | null = null;
-  private extras: readonly SqlValue[] = [];
-  /** Statements the engine registered, by number, and the numbers by text. */
-  private readonly sqlTexts: string[] = [];
-  private readonly sqlIDs = new Map<string, number>();
+  /** The engine's imports: the current call's database. */
+  private readonly bridge: SqlBridge;
   private callsSinceCollect = 0;
   private readonly memoryCeilingBytes: number;
   /** The memory's size after the last collection: a call that grew it is collected after at once. */
   private collectedBytes: number;
   /** How many times the instance was replaced (memory past the ceiling, or a failure). */
   renewals = 0;
-  /** Row payloads of the current call's `queryPayload`, kept on this side of the boundary. */
-  private payloads: string[] = [];
-  /** Or the current call's payloads joined by commas (`queryJoinedPayloads`): a reset's puts. */
-  private joined: string | null = null;
   private readonly schemaHandles = new Map<Schema, number>();
   /** The schema installed on each database (its handle may change when the instance is replaced). */
   private readonly installed = new WeakMap<SqlAdapter, Schema>();
 
-  private constructor(wasm: EngineModule, options: EngineOptions) {
+  private constructor(wasm: EngineModule, bridge: SqlBridge, options: EngineOptions) {
     this.wasm = wasm;
+    this.bridge = bridge;
     this.version = wasm.engineVersion();
     this.memoryCeilingBytes = options.memoryCeilingBytes ?? DEFAULT_MEMORY_CEILING_BYTES;
     this.collectedBytes = wasm.memoryBytes();
@@ -80,74 +89,12 @@ export class Engine {
 
   /** Instantiates the engine from its compiled module (preferred in Workers) or the `.wasm` bytes. */
   static async load(source: WebAssembly.Module | BufferSource, options: EngineOptions = {}): Promise<Engine> {
-    let engine: Engine | null = null;
-    const self = (): Engine => {
-      if (!engine?.db) throw new Error("the engine called its host outside of a call");
-      return engine;
-    };
-    const wasm = await instantiateEngine(source, {
-      prepare: (sql) => self().register(sql),
-      query: (id, params) => self().query(id, params),
-      queryPayload: (id, params) => self().queryPayload(id, params),
-      queryJoinedPayloads: (id, params) => self().queryJoinedPayloads(id, params),
-      exec: (id, params) => {
-        const host = self();
-        return host.db!.exec(host.sqlTexts[id]!, host.bind(params));
-      },
-    });
-    engine = new Engine(wasm, options);
-    return engine;
-  }
-
-  private register(sql: string): number {
-    let id = this.sqlIDs.get(sql);
-    if (id === undefined) {
-      id = this.sqlTexts.push(sql) - 1;
-      this.sqlIDs.set(sql, id);
-    }
-    return id;
-  }
-
-  private query(id: number, params: string): string {
-    return rowsText(this.db!.query(this.sqlTexts[id]!, this.bind(params)));
-  }
-
-  /** Keeps each row's last column (NULL rows are dropped) and answers the other columns. */
-  private queryPayload(id: number, params: string): string {
-    const rows = this.db!.query(this.sqlTexts[id]!, this.bind(params));
-    const payloads: string[] = [];
-    const lines: string[] = [];
-    for (const row of rows) {
-      const payload = row[row.length - 1];
-      if (payload === null || payload === undefined) continue;
-      payloads.push(String(payload));
-      lines.push(row.length === 2 ? String(row[0]) : row.slice(0, -1).join(COLUMN_SEPARATOR));
-    }
-    this.payloads = payloads;
-    return lines.join(ROW_SEPARATOR);
-  }
-
-  /**
-   * Keeps the joined payloads of a (count, joined text) row and answers the count. The engine
-   * joins only a reset's rows, which are all puts.
-   */
-  private queryJoinedPayloads(id: number, params: string): number {
-    const row = this.db!.query(this.sqlTexts[id]!, this.bind(params))[0];
-    const count = Number(row?.[0] ?? 0);
-    this.joined = count > 0 ? String(row![1]) : "";
-    return count;
-  }
-
-  private bind(params: string): SqlValue[] {
-    if (params === EMPTY_PARAMS) return [];
-    const values = JSON.parse(params) as unknown[];
-    return values.map((value) => (isPlaceholder(value) ? this.extras[value.$]! : (value as SqlValue)));
+    const bridge = new SqlBridge();
+    return new Engine(await instantiateEngine(source, bridge), bridge, options);
   }
 
   private call<T>(db: SqlAdapter, extras: readonly SqlValue[], fn: () => T): T {
-    if (this.db) throw new Error("the engine is already in a call: engine calls cannot nest");
-    this.db = db;
-    this.extras = extras;
+    this.bridge.enter(db, extras);
     try {
       return fn();
     } catch (error) {
@@ -160,10 +107,7 @@ export class Engine {
       }
       throw error;
     } finally {
-      this.db = null;
-      this.extras = [];
-      this.payloads = [];
-      this.joined = null;
+      this.bridge.leave();
       this.afterCall();
     }
   }
@@ -231,12 +175,11 @@ export class Engine {
 
   private answerPull(db: SqlAdapter, input: PullInput, caughtUpOnly: boolean): PullResult | null {
     const schema = this.installed.get(db);
-    if (!schema) throw new EngineError(500, "internal", "install the schema on this database before pulling");
+    if (!schema) throw new EngineError("internal", "install the schema on this database before pulling");
     const visibility = visibilityText(schema, input.visibility);
     const maxRows = input.maxChangeRows ?? DEFAULT_MAX_CHANGE_ROWS;
     const maxBytes = input.maxChangeBytes ?? DEFAULT_MAX_CHANGE_BYTES;
-    if (!(maxRows >= 1 && maxBytes >= 1))
-      throw new EngineError(500, "internal", "pull caps must be at least 1");
+    if (!(maxRows >= 1 && maxBytes >= 1)) throw new EngineError("internal", "pull caps must be at least 1");
     const cookie = input.cookie === null ? NULL_COOKIE : input.cookie;
     return this.call(db, visibility.values, () => {
       const result = checkEngineResult(
@@ -245,7 +188,7 @@ export class Engine {
           input.clientGroupID,
           input.userID,
           cookie,
-          DIALECTS[input.dialect ?? "native"],
+          FORMATS[input.dialect ?? "native"],
           maxRows,
           maxBytes,
           visibility.text,
@@ -254,15 +197,14 @@ export class Engine {
       );
       if (result === NEEDS_TRANSACTION) return null;
       const split = result.indexOf(ROW_SEPARATOR);
-      const [cookieOut, reset, included, ids, watermark, floor, unchanged] = result
-        .slice(0, split)
-        .split(COLUMN_SEPARATOR)
-        .map(Number) as number[];
-      let joined = this.joined;
-      let puts = included!;
+      const meta = result.slice(0, split).split(COLUMN_SEPARATOR);
+      const included = Number(meta[PULL_INCLUDED]);
+      const { payloads } = this.bridge;
+      let joined = this.bridge.joined;
+      let puts = included;
       let dels = 0;
       if (joined === null) {
-        const rows = this.payloads.length === included ? this.payloads : this.payloads.slice(0, included);
+        const rows = payloads.length === included ? payloads : payloads.slice(0, included);
         puts = countPuts(rows);
         dels = rows.length - puts;
         joined = rows.join(",");
@@ -270,14 +212,14 @@ export class Engine {
       const body = splice(result.slice(split + 1), joined);
       return {
         body,
-        cookie: cookieOut!,
-        unchanged: unchanged === 1,
-        reset: reset === 1,
+        cookie: Number(meta[PULL_COOKIE]),
+        unchanged: meta[PULL_UNCHANGED] === TRUE,
+        reset: meta[PULL_RESET] === TRUE,
         puts,
         dels,
-        lastMutationIDs: ids!,
-        watermark: watermark!,
-        floor: floor!,
+        lastMutationIDs: Number(meta[PULL_MUTATION_IDS]),
+        watermark: Number(meta[PULL_WATERMARK]),
+        floor: Number(meta[PULL_FLOOR]),
       };
     });
   }
@@ -290,7 +232,7 @@ export class Engine {
   /** Whether one mutation is next (`apply`), already processed (`replay`) or skips ahead (`ooo`). */
   preflight(db: SqlAdapter, ref: MutationRef): Preflight {
     const result = this.call(db, [], () =>
-      this.wasm.preflightOne(ref.clientGroupID, ref.clientID, ref.mutationID),
+      this.wasm.preflight(ref.clientGroupID, ref.clientID, ref.mutationID),
     );
     return parsePreflight(result);
   }
@@ -313,9 +255,9 @@ export class Engine {
     const plan = [...byClient.values()]
       .map((indexes) => indexes.map((index) => mutations[index]!.mutationID).join(","))
       .join(ROW_SEPARATOR);
-    const lines = this.call(db, [...byClient.keys()], () => this.wasm.preflight(clientGroupID, plan)).split(
-      ROW_SEPARATOR,
-    );
+    const lines = this.call(db, [...byClient.keys()], () =>
+      this.wasm.preflightBatch(clientGroupID, plan),
+    ).split(ROW_SEPARATOR);
     const preflights = new Array<Preflight>(mutations.length);
     let line = 0;
     for (const indexes of byClient.values()) {
@@ -330,7 +272,7 @@ export class Engine {
    * application error, after the host rolled the mutator's writes back.
    */
   finalize(db: SqlAdapter, ref: MutationRef): void {
-    this.call(db, [], () => this.wasm.finalizeOne(ref.clientGroupID, ref.clientID, ref.mutationID));
+    this.call(db, [], () => this.wasm.finalize(ref.clientGroupID, ref.clientID, ref.mutationID));
   }
 
   /**
@@ -343,7 +285,7 @@ export class Engine {
     for (const { clientID, mutationID } of processed)
       last.set(clientID, Math.max(last.get(clientID) ?? 0, mutationID));
     const lastIDs = [...last.values()].join(ROW_SEPARATOR);
-    this.call(db, [...last.keys()], () => this.wasm.finalize(clientGroupID, lastIDs));
+    this.call(db, [...last.keys()], () => this.wasm.finalizeBatch(clientGroupID, lastIDs));
   }
 
   /**
@@ -352,10 +294,10 @@ export class Engine {
    */
   prune(db: SqlAdapter, retainChanges: number, limit = DEFAULT_PRUNE_LIMIT): PruneResult {
     if (!Number.isSafeInteger(retainChanges) || retainChanges < 0) {
-      throw new EngineError(400, "bad_request", "retainChanges must be a non-negative integer");
+      throw new EngineError("bad_request", "retainChanges must be a non-negative integer");
     }
     if (!Number.isSafeInteger(limit) || limit < 1)
-      throw new EngineError(400, "bad_request", "limit must be positive");
+      throw new EngineError("bad_request", "limit must be positive");
     const result = this.call(db, [], () => this.wasm.prune(retainChanges, limit));
     const [deleted, floor, more] = result.split(COLUMN_SEPARATOR).map(Number) as number[];
     return { deleted: deleted!, floor: floor!, more: more === 1 };
@@ -400,7 +342,7 @@ export class Engine {
     const lines: string[] = [];
     for (const writes of batch.tables) {
       const index = tables.indexOf(writes.table);
-      if (index < 0) throw new EngineError(500, "internal", `${writes.table} is not in the schema`);
+      if (index < 0) throw new EngineError("internal", `${writes.table} is not in the schema`);
       const param = (rows: readonly unknown[]) =>
         rows.length === 0 ? -1 : extras.push(JSON.stringify(rows)) - 1;
       const deletes = param(writes.deletes);
@@ -421,7 +363,7 @@ export class Engine {
     );
     const [status, rows, cursor, committed] = result.split(COLUMN_SEPARATOR);
     return {
-      alreadyApplied: status === "already_applied",
+      alreadyApplied: status === UPSTREAM_ALREADY_APPLIED,
       rows: Number(rows),
       cursor: cursor!,
       committed: committed === "1",
@@ -476,7 +418,7 @@ export class Engine {
 
   private installedOn(db: SqlAdapter): Schema {
     const installed = this.installed.get(db);
-    if (!installed) throw new EngineError(500, "internal", "install the schema on this database first");
+    if (!installed) throw new EngineError("internal", "install the schema on this database first");
     return installed;
   }
 
@@ -487,7 +429,7 @@ export class Engine {
 
   state(db: SqlAdapter): EngineState {
     const result = this.call(db, [], () => this.wasm.state());
-    if (result === "") throw new EngineError(500, "internal", "the engine is not installed in this database");
+    if (result === "") throw new EngineError("internal", "the engine is not installed in this database");
     const [watermark, floor, changes, clients, clientGroups] = result
       .split(COLUMN_SEPARATOR)
       .map(Number) as number[];
@@ -512,7 +454,7 @@ export class Engine {
   clients(
     db: SqlAdapter,
   ): { clientID: string; clientGroupID: string; userID: string; lastMutationID: number }[] {
-    return JSON.parse(this.call(db, [], () => this.wasm.listClients()));
+    return JSON.parse(this.call(db, [], () => this.wasm.clients()));
   }
 
   /** The size of the engine's WASM linear memory. */

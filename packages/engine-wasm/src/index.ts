@@ -10,7 +10,6 @@ export {
 export { EngineError } from "./engine-error.js";
 export { EngineFailure } from "./engine-module.js";
 export { engineWasmUrl } from "./engine-wasm-url.js";
-export { type ParsedPull, parsePullRequest, parsePushRequest, UnsupportedVersionError } from "./requests.js";
 export { schemaText } from "./schema-text.js";
 export type * from "./types.js";
 export {

@@ -41,24 +41,23 @@ export function schemaText(schema: Schema): string {
   if (!result.success) {
     const issue = result.issues[0];
     const path = issue.path?.map((item) => String(item.key)).join(".") ?? "schema";
-    throw new EngineError(400, "bad_request", `invalid schema at ${path}: ${issue.message}`);
+    throw new EngineError("bad_request", `invalid schema at ${path}: ${issue.message}`);
   }
   const tables: string[] = [];
   for (const [name, table] of Object.entries(schema.tables)) {
     for (const key of table.primaryKey) {
       const spec = table.columns[key];
-      if (!spec) throw new EngineError(400, "bad_request", `primary key ${name}.${key} is not a column`);
+      if (!spec) throw new EngineError("bad_request", `primary key ${name}.${key} is not a column`);
       const { type, nullable } = column(spec);
       if (!KEY_TYPES.includes(type) || nullable) {
         throw new EngineError(
-          400,
           "bad_request",
           `primary key ${name}.${key} must be a non-nullable string or integer`,
         );
       }
     }
     if (new Set(table.primaryKey).size !== table.primaryKey.length) {
-      throw new EngineError(400, "bad_request", `primary key of ${name} names a column twice`);
+      throw new EngineError("bad_request", `primary key of ${name} names a column twice`);
     }
     const columns = Object.entries(table.columns).map(([columnName, spec]) => {
       const { type, nullable } = column(spec);

@@ -1,3 +1,5 @@
+import type { Dialect } from "@weir/protocol";
+
 /** A value SQLite stores and a `SqlAdapter` binds or returns. */
 export type SqlValue = null | number | bigint | string | Uint8Array;
 
@@ -49,8 +51,6 @@ export interface VisibilityFilter {
 
 /** Filters by table name. A table without a filter is visible in full. */
 export type Visibility = Record<string, VisibilityFilter>;
-
-export type Dialect = "native" | "replicache";
 
 export interface PullInput {
   clientGroupID: string;
@@ -107,21 +107,6 @@ export interface PruneResult {
   floor: number;
   /** True when the batch limit stopped the prune before the floor was reached. */
   more: boolean;
-}
-
-/** A push batch after validation, the same shape for both dialects. */
-export interface PushBatch {
-  clientGroupID: string;
-  mutations: PushMutation[];
-}
-
-export interface PushMutation {
-  clientID: string;
-  id: number;
-  name: string;
-  /** Native: the first element of `args`; Replicache: `args` as sent. */
-  args: unknown;
-  timestamp?: number;
 }
 
 /** A snapshot generation being built (see `Engine.beginSnapshot`). */

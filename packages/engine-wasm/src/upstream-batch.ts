@@ -69,7 +69,7 @@ function tablePlans(schema: Schema): Map<string, TablePlan> {
 
 /** Schema drift: the upstream sent something the namespace's schema cannot hold. Nothing is applied. */
 export function schemaDrift(message: string): EngineError {
-  return new EngineError(409, "schema_drift", `schema drift: ${message}`);
+  return new EngineError("schema_drift", `schema drift: ${message}`);
 }
 
 /** A value of `column` as the contract sends it, in the form SQLite stores it. */

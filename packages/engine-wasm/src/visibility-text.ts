@@ -1,8 +1,6 @@
+import { FILTER_ENTRY_SEPARATOR, FILTER_FIELD_SEPARATOR } from "./abi.js";
 import { EngineError } from "./engine-error.js";
 import type { Schema, SqlValue, Visibility } from "./types.js";
-
-const ENTRY_SEPARATOR = "\x02";
-const FIELD_SEPARATOR = "\x01";
 
 export interface VisibilityText {
   text: string;
@@ -19,23 +17,19 @@ export function visibilityText(schema: Schema, visibility: Visibility | undefine
   const values: SqlValue[] = [];
   for (const [table, filter] of Object.entries(visibility)) {
     if (!Object.hasOwn(schema.tables, table)) {
-      throw new EngineError(500, "internal", `visibility names ${table}, which is not in the schema`);
+      throw new EngineError("internal", `visibility names ${table}, which is not in the schema`);
     }
     if (
       typeof filter.sql !== "string" ||
       filter.sql.trim() === "" ||
-      filter.sql.includes(FIELD_SEPARATOR) ||
-      filter.sql.includes(ENTRY_SEPARATOR)
+      filter.sql.includes(FILTER_FIELD_SEPARATOR) ||
+      filter.sql.includes(FILTER_ENTRY_SEPARATOR)
     ) {
-      throw new EngineError(
-        500,
-        "internal",
-        `the visibility filter of ${table} is not a usable SQL expression`,
-      );
+      throw new EngineError("internal", `the visibility filter of ${table} is not a usable SQL expression`);
     }
     const params = filter.params ?? [];
-    entries.push(`${table}${FIELD_SEPARATOR}${params.length}${FIELD_SEPARATOR}${filter.sql}`);
+    entries.push(`${table}${FILTER_FIELD_SEPARATOR}${params.length}${FILTER_FIELD_SEPARATOR}${filter.sql}`);
     values.push(...params);
   }
-  return { text: entries.join(ENTRY_SEPARATOR), values };
+  return { text: entries.join(FILTER_ENTRY_SEPARATOR), values };
 }

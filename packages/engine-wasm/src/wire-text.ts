@@ -1,15 +1,13 @@
 // The text that crosses between the engine and its host: query results, parameters, pull bodies.
+import { COLUMN_SEPARATOR, EXTRA_PARAM_KEY, ROW_SEPARATOR, ROWS_AFTER_OP_HERE, ROWS_HERE } from "./abi.js";
 import type { SqlValue } from "./types.js";
-
-export const ROW_SEPARATOR = "\n";
-export const COLUMN_SEPARATOR = "\t";
 
 interface PlaceholderRef {
   $: number;
 }
 
 export function isPlaceholder(value: unknown): value is PlaceholderRef {
-  return typeof value === "object" && value !== null && "$" in value;
+  return typeof value === "object" && value !== null && EXTRA_PARAM_KEY in value;
 }
 
 /** Rows as the engine reads them: "\n" between rows, "\t" between columns. */
@@ -19,9 +17,6 @@ export function rowsText(rows: SqlValue[][]): string {
   return rows.map((row) => row.join(COLUMN_SEPARATOR)).join(ROW_SEPARATOR);
 }
 
-// The splice marks of a pull body (see assembly/pull.ts).
-export const ROWS_HERE = "\x01";
-export const ROWS_AFTER_OP_HERE = "\x02";
 /**
  * Puts the included payloads, joined by commas, at the body's splice mark (concatenation, not a
  * copying replace).

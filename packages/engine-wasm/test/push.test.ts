@@ -1,5 +1,4 @@
 import { describe, expect, it } from "vitest";
-import { parsePushRequest, UnsupportedVersionError } from "../src/requests.js";
 import { DATABASES, testEngine } from "./databases.js";
 import { Namespace, todoSchema } from "./fixtures.js";
 
@@ -99,41 +98,5 @@ describe.each(DATABASES)("push steps on $kind", ({ open }) => {
     const result = ns.pull({ cookie: 0 });
     expect(result.json).toEqual({ cookie: 1, lastMutationIDChanges: { c: 1 }, rowsPatch: [] });
     expect(engine.state(db.adapter).changes).toBe(0);
-  });
-});
-
-describe("parsePushRequest", () => {
-  const native = {
-    clientGroupID: "g",
-    pushVersion: 1,
-    mutations: [{ type: "custom", id: 1, clientID: "c", name: "createTodo", args: [{ id: "a" }] }],
-  };
-
-  it("brings both dialects to one shape", () => {
-    expect(parsePushRequest(native, "native")).toEqual({
-      clientGroupID: "g",
-      mutations: [{ clientID: "c", id: 1, name: "createTodo", args: { id: "a" }, timestamp: undefined }],
-    });
-    const replicache = {
-      pushVersion: 1,
-      clientGroupID: "g",
-      profileID: "p",
-      schemaVersion: "1",
-      mutations: [{ clientID: "c", id: 1, name: "createTodo", args: { id: "a" }, timestamp: 5 }],
-    };
-    expect(parsePushRequest(replicache, "replicache").mutations[0]).toEqual({
-      clientID: "c",
-      id: 1,
-      name: "createTodo",
-      args: { id: "a" },
-      timestamp: 5,
-    });
-  });
-
-  it("refuses malformed batches with 400 and unknown versions with UnsupportedVersionError", () => {
-    for (const body of [null, [], { ...native, mutations: "x" }, { ...native, clientGroupID: 3 }]) {
-      expect(() => parsePushRequest(body, "native")).toThrow(expect.objectContaining({ status: 400 }));
-    }
-    expect(() => parsePushRequest({ ...native, pushVersion: 2 }, "native")).toThrow(UnsupportedVersionError);
   });
 });

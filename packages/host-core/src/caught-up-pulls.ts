@@ -1,4 +1,5 @@
-import type { Dialect, PullResult } from "@weir/engine-wasm";
+import type { PullResult } from "@weir/engine-wasm";
+import type { Dialect } from "@weir/protocol";
 
 const MAX_REMEMBERED_GROUPS = 10_000;
 

@@ -1,4 +1,4 @@
-import { isEngineError } from "./engine-errors.js";
+import { refusal } from "./engine-errors.js";
 import { HttpError } from "./http-error.js";
 import { jsonParts, type ResponseParts } from "./http-parts.js";
 import { errorDetail, internalErrorBody, newRequestId } from "./internal-error.js";
@@ -11,11 +11,14 @@ import type { RequestRecord } from "./request-record.js";
  * server did not expect answers a generic message, its error going only to the log.
  */
 export function errorAnswer(error: unknown, record: RequestRecord, logger: Logger): ResponseParts {
-  const known = error instanceof HttpError || (isEngineError(error) && error.status < 500) ? error : null;
+  const refused = refusal(error);
+  if (refused && refused.status < 500) {
+    record.error = refused.code;
+    return jsonParts({ error: refused.code, message: refused.message }, refused.status);
+  }
+  const known = error instanceof HttpError ? error : null;
   if (known && known.status < 500) {
     record.error = known.code;
-    if (!(known instanceof HttpError))
-      return jsonParts({ error: known.code, message: known.message }, known.status);
     return jsonParts(
       { error: known.code, message: known.message, ...known.details },
       known.status,

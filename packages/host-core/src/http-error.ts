@@ -28,10 +28,9 @@ export class HttpError extends Error {
 /** The server is closing: it finishes what it has and takes nothing new. */
 export class ShuttingDownError extends HttpError {
   constructor() {
-    super("internal", "the server is shutting down; retry shortly", {
+    super("shutting_down", "the server is shutting down; retry shortly", {
       "retry-after": "1",
       connection: "close",
     });
-    Object.assign(this, { code: "shutting_down", status: 503 });
   }
 }

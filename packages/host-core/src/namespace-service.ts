@@ -1,4 +1,5 @@
-import type { Dialect, Engine, SqlAdapter, Visibility } from "@weir/engine-wasm";
+import type { Engine, SqlAdapter, Visibility } from "@weir/engine-wasm";
+import type { Dialect } from "@weir/protocol";
 import { type AdminAction, runAdmin } from "./admin-flow.js";
 import { CaughtUpPulls } from "./caught-up-pulls.js";
 import type { Claims } from "./claims.js";

@@ -1,4 +1,4 @@
-import { type Dialect, parsePullRequest } from "@weir/engine-wasm";
+import { type Dialect, parsePullRequest } from "@weir/protocol";
 import type { Claims } from "./claims.js";
 import { isUnsupportedVersion } from "./engine-errors.js";
 import { fireFault } from "./fault.js";

@@ -1,5 +1,11 @@
-import { type Dialect, type PushMutation, parsePushRequest } from "@weir/engine-wasm";
-import { ERROR_STATUS, type MutationResult } from "@weir/protocol";
+import {
+  type Dialect,
+  ERROR_STATUS,
+  type MutationResult,
+  type PushBatch,
+  type PushMutation,
+  parsePushRequest,
+} from "@weir/protocol";
 import type { Claims } from "./claims.js";
 import { isUnsupportedVersion } from "./engine-errors.js";
 import { fireFault } from "./fault.js";
@@ -81,8 +87,6 @@ export function runPush(
   }
   return { response: jsonParts({ pushResponse: { mutations: entries } }), log };
 }
-
-type PushBatch = ReturnType<typeof parsePushRequest>;
 
 interface BatchOutcome {
   entries: Entry[];

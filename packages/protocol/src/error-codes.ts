@@ -24,10 +24,6 @@ export const ERROR_STATUS = {
   rate_limited: 429,
   namespace_quota: 429,
   server_busy: 503,
+  shutting_down: 503,
 } as const;
 export type ErrorCode = keyof typeof ERROR_STATUS;
-
-export interface ErrorBody {
-  error: ErrorCode;
-  message: string;
-}

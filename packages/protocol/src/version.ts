@@ -4,5 +4,6 @@
  *
  * History:
  * - 1: native pull/push, Replicache pull/push v1, admin knobs.
+ * - 2: the error body (`ErrorBody`) as a schema; the visibility knob answers `invalidated`.
  */
-export const PROTOCOL_VERSION = 1;
+export const PROTOCOL_VERSION = 2;

@@ -192,7 +192,7 @@ export async function runIngestPass(input: IngestPassInput): Promise<IngestPassR
   /** A new generation: its first page tells the watermark it starts at. */
   const beginGeneration = async () => {
     const first = tables[0];
-    if (first === undefined) throw new EngineError(400, "bad_request", "a snapshot needs a modelled table");
+    if (first === undefined) throw new EngineError("bad_request", "a snapshot needs a modelled table");
     const page = await snapshotPage(first, null);
     store.transaction(() => {
       engine.beginSnapshot(db, page.watermark.toString(), fence);

@@ -1,0 +1,62 @@
+// The boundary between the compiled engine (assembly/) and its loader (src/): the marks, separators
+// and layouts both sides read and write. Written once, compiled by AssemblyScript into the engine
+// and by TypeScript into the loader, so this file holds constants only.
+
+/** Query results and structured answers: rows by "\n", fields by "\t". */
+export const ROW_SEPARATOR = "\n";
+export const COLUMN_SEPARATOR = "\t";
+
+/** A refusal comes back as "!<code>\t<message>" instead of a result. */
+export const ERROR_MARK = "!";
+
+/** The cookie of a client that has none (a pull from scratch). */
+export const NULL_COOKIE = -1;
+
+/** `pull` in caught-up-only mode: the pull has more to do and must run in a transaction. */
+export const NEEDS_TRANSACTION = "?";
+
+/**
+ * Where the loader splices the row payloads the engine included into a pull body: the first
+ * `included` payloads, joined by commas; after an operation, preceded by a comma. Neither
+ * character occurs raw in JSON text.
+ */
+export const ROWS_HERE = "\x01";
+export const ROWS_AFTER_OP_HERE = "\x02";
+
+/** The wire format a pull renders. */
+export const FORMAT_NATIVE = 0;
+export const FORMAT_REPLICACHE = 1;
+
+/** A pull answers "<meta>\n<body>"; the meta fields, by position. */
+export const PULL_COOKIE = 0;
+export const PULL_RESET = 1;
+export const PULL_INCLUDED = 2;
+export const PULL_MUTATION_IDS = 3;
+export const PULL_WATERMARK = 4;
+export const PULL_FLOOR = 5;
+export const PULL_UNCHANGED = 6;
+
+/** Visibility filters: "<table>\x01<param count>\x01<sql>" entries joined by "\x02". */
+export const FILTER_ENTRY_SEPARATOR = "\x02";
+export const FILTER_FIELD_SEPARATOR = "\x01";
+
+/** A parameter `{"$":k}` stands for the call's k-th extra parameter, kept on the host side. */
+export const EXTRA_PARAM_KEY = "$";
+
+/** What a preflight finds a mutation to be. */
+export const PREFLIGHT_APPLY = "apply";
+export const PREFLIGHT_REPLAY = "replay";
+export const PREFLIGHT_OUT_OF_ORDER = "ooo";
+
+/** What install did. */
+export const INSTALL_CREATED = "created";
+export const INSTALL_UNCHANGED = "unchanged";
+export const INSTALL_MIGRATED = "migrated";
+
+/** What an upstream batch did. */
+export const UPSTREAM_APPLIED = "applied";
+export const UPSTREAM_ALREADY_APPLIED = "already_applied";
+
+/** A boolean in an answer. */
+export const TRUE = "1";
+export const FALSE = "0";

@@ -1,0 +1,12 @@
+/** The admin routes (`/<ns>/admin/<action>`) and the methods each takes. */
+export const ADMIN_ACTIONS = {
+  health: ["GET"],
+  status: ["GET"],
+  writer: ["GET", "POST"],
+  retention: ["POST"],
+  visibility: ["POST"],
+  invalidate: ["POST"],
+  fault: ["POST"],
+  "drop-next-push-response": ["POST"],
+} as const;
+export type AdminAction = keyof typeof ADMIN_ACTIONS;
