@@ -7,13 +7,12 @@ type Tuple = Record<string, string | null | undefined>;
 export interface RowMessage {
   tag: "insert" | "update" | "delete";
   relation: { name: string };
-  // biome-ignore lint/suspicious/noShadowRestrictedNames: the library names the new tuple `new`
   new?: Tuple;
   old?: Tuple | null;
   key?: Tuple | null;
 }
 
-function valueOf(plan: TablePlan, tuple: Tuple, column: string): string | null {
+function textOf(plan: TablePlan, tuple: Tuple, column: string): string | null {
   const value = tuple[column];
   if (value === undefined) {
     // An unchanged TOASTed value with no old row to take it from: only without REPLICA IDENTITY FULL.
@@ -27,7 +26,7 @@ function valueOf(plan: TablePlan, tuple: Tuple, column: string): string | null {
 function rowJson(plan: TablePlan, tuple: Tuple): string {
   const row: Record<string, unknown> = {};
   for (const column of plan.columns) {
-    const text = valueOf(plan, tuple, column.name);
+    const text = textOf(plan, tuple, column.name);
     row[column.name] = text === null ? null : column.codec.decode(text);
   }
   return JSON.stringify(row);
@@ -37,13 +36,13 @@ function keyJson(plan: TablePlan, tuple: Tuple): string {
   const key: Record<string, unknown> = {};
   for (const name of plan.primaryKey) {
     const column = plan.columns.find((c) => c.name === name)!;
-    key[name] = column.codec.decode(valueOf(plan, tuple, name)!);
+    key[name] = column.codec.decode(textOf(plan, tuple, name)!);
   }
   return JSON.stringify(key);
 }
 
 function tenantOf(plan: TablePlan, tuple: Tuple): string | null {
-  return plan.tenantColumn === null ? null : valueOf(plan, tuple, plan.tenantColumn);
+  return plan.tenantColumn === null ? null : textOf(plan, tuple, plan.tenantColumn);
 }
 
 /**
