@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { parse, UpstreamChangesResponse, UpstreamGone, UpstreamSnapshotResponse } from "@weir/protocol";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   createUpstreamServer,
@@ -146,6 +147,7 @@ describe("the change stream through the upstream contract", () => {
         },
       ],
     });
+    expect(parse(UpstreamChangesResponse, changes.body).ok).toBe(true);
     const caughtUp = await get(`/tenant-a/changes?watermark=${changes.body.watermark}&limit=50`);
     expect(caughtUp.body).toEqual({ watermark: changes.body.watermark, changes: [] });
 
@@ -154,6 +156,7 @@ describe("the change stream through the upstream contract", () => {
     expect(snapshot.body.rows).toEqual([{ id: 300, title: "over http", done: true }]);
     expect(typeof snapshot.body.watermark).toBe("number");
     expect(snapshot.body.nextCursor).toEqual(expect.any(String));
+    expect(parse(UpstreamSnapshotResponse, snapshot.body).ok).toBe(true);
     const last = await get(`/tenant-a/snapshot?table=item&limit=1&cursor=${snapshot.body.nextCursor}`);
     expect(last.body).toMatchObject({ rows: [], nextCursor: null });
 
@@ -194,5 +197,6 @@ describe("the change stream through the upstream contract", () => {
     const answer = await get(`/a/changes?watermark=${BigInt(status.buffer.oldestWatermark) - 1n}&limit=5`);
     expect(answer.status).toBe(410);
     expect(answer.body).toMatchObject({ error: "gone", oldest: status.buffer.oldestWatermark });
+    expect(parse(UpstreamGone, answer.body).ok).toBe(true);
   });
 });

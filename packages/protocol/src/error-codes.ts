@@ -11,11 +11,13 @@ export const ERROR_STATUS = {
   method_not_allowed: 405,
   cookie_from_future: 409,
   conflict: 409,
+  gone: 410,
   payload_too_large: 413,
   unsupported_media_type: 415,
   internal: 500,
   writer_disabled: 503,
   namespace_busy: 503,
+  upstream_unavailable: 503,
   fault_injected: 500,
   quota_exceeded: 507,
 } as const;

@@ -12,6 +12,7 @@ import { PROTOCOL_VERSION } from "./version.js";
  */
 const FINGERPRINTS: Record<number, string> = {
   1: "861fca6a527d26682324f0980bd3e823d8d7c70f09b7c38cf33eefb0b85578ee",
+  2: "b104b1f5c1caefb5aee095a9d3b42cf952ab454e59cde19bd696a17238ff4f95",
 };
 
 function isSchema(value: unknown): value is GenericSchema {

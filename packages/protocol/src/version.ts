@@ -4,5 +4,6 @@
  *
  * History:
  * - 1: native pull/push, Replicache pull/push v1, admin knobs.
+ * - 2: the upstream contract's answers (changes, snapshot pages, 410 gone) and its watermarks.
  */
-export const PROTOCOL_VERSION = 1;
+export const PROTOCOL_VERSION = 2;
