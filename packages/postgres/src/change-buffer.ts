@@ -279,13 +279,13 @@ export class ChangeBuffer {
         : this.db.prepare(
             `SELECT c.watermark, c.table_name, c.op, c.row_data, c.old_key, c.key_changed, c.new_tenant, c.old_tenant, c.shared, c.seq
                FROM route r JOIN change c ON c.watermark = r.watermark AND c.seq = r.seq
-              WHERE r.tenant = ?1 AND r.watermark > ?2 AND r.watermark <= ?3
+              WHERE r.tenant = @tenant AND r.watermark > @after AND r.watermark <= @head
              UNION ALL
-             SELECT ${COLUMNS}, seq FROM change WHERE shared = 1 AND watermark > ?2 AND watermark <= ?3
+             SELECT ${COLUMNS}, seq FROM change WHERE shared = 1 AND watermark > @after AND watermark <= @head
              ORDER BY 1, 10`,
           );
     const rows =
-      tenant === undefined ? statement.iterate(after, head) : statement.iterate(tenant, after, head);
+      tenant === undefined ? statement.iterate(after, head) : statement.iterate({ tenant, after, head });
     yield* rows as IterableIterator<StoredChange>;
   }
 

@@ -89,11 +89,11 @@ export async function readSnapshotPage(
   const params: unknown[] = [];
   const where: string[] = [];
   if (plan.tenantColumn !== null && tenant !== undefined) {
-    params.push(tenant);
+    params.push(tenant, tenant);
     const column = `t.${quote(plan.tenantColumn)}`;
     // The typed comparison can use an index; the text one matches the change stream's rule
     // (a namespace is the tenant value as PostgreSQL prints it).
-    where.push(`${column} = $${params.length} AND ${column}::text = $${params.length}`);
+    where.push(`${column} = $${params.length - 1} AND ${column}::text = $${params.length}`);
   }
   if (after) {
     const placeholders = after.map((part) => {
