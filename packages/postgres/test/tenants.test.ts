@@ -56,7 +56,9 @@ describe("namespaces as tenants", () => {
     expect(stranger.rows).toEqual([]);
 
     const watermark = BigInt((await upstream.status()).buffer.newestWatermark);
-    await db.sql("INSERT INTO todo VALUES ('a3', 1, 'third of org 1', 'x'), ('b2', 2, 'second of org 2', 'y')");
+    await db.sql(
+      "INSERT INTO todo VALUES ('a3', 1, 'third of org 1', 'x'), ('b2', 2, 'second of org 2', 'y')",
+    );
     await db.sql("UPDATE todo SET title = 'renamed', secret = 'z' WHERE id = 'b1'");
     // a2 moves from org 1 to org 2, and its key changes in the same update.
     await db.sql("UPDATE todo SET org_id = 2, id = 'b3' WHERE id = 'a2'");
@@ -64,12 +66,20 @@ describe("namespaces as tenants", () => {
     await db.sql("UPDATE todo SET org_id = 3 WHERE id = 'b2'");
     await db.sql("DELETE FROM todo WHERE id = 'a1'");
     await db.sql("UPDATE plan SET name = 'team' WHERE id = 2");
-    await waitFor(async () => BigInt((await upstream.status()).buffer.newestWatermark) > watermark + 0n, 20_000);
+    await waitFor(
+      async () => BigInt((await upstream.status()).buffer.newestWatermark) > watermark + 0n,
+      20_000,
+    );
     await waitFor(async () => (await upstream.status()).committed.transactions >= 6, 20_000, "six commits");
 
     const changes1 = (await upstream.source("1").changes(org1.watermark, 100)).changes;
     expect(changes1.map(({ watermark: _, ...c }) => c)).toEqual([
-      { tableName: "todo", op: "INSERT", rowData: { id: "a3", org_id: 1, title: "third of org 1" }, oldData: null },
+      {
+        tableName: "todo",
+        op: "INSERT",
+        rowData: { id: "a3", org_id: 1, title: "third of org 1" },
+        oldData: null,
+      },
       // Moved away: a DELETE of the old key.
       { tableName: "todo", op: "DELETE", rowData: null, oldData: { id: "a2" } },
       { tableName: "todo", op: "DELETE", rowData: null, oldData: { id: "a1" } },
@@ -77,10 +87,20 @@ describe("namespaces as tenants", () => {
     ]);
     const changes2 = (await upstream.source("2").changes(org2.watermark, 100)).changes;
     expect(changes2.map(({ watermark: _, ...c }) => c)).toEqual([
-      { tableName: "todo", op: "INSERT", rowData: { id: "b2", org_id: 2, title: "second of org 2" }, oldData: null },
+      {
+        tableName: "todo",
+        op: "INSERT",
+        rowData: { id: "b2", org_id: 2, title: "second of org 2" },
+        oldData: null,
+      },
       { tableName: "todo", op: "UPDATE", rowData: { id: "b1", org_id: 2, title: "renamed" }, oldData: null },
       // Moved in: an INSERT of the new row.
-      { tableName: "todo", op: "INSERT", rowData: { id: "b3", org_id: 2, title: "second of org 1" }, oldData: null },
+      {
+        tableName: "todo",
+        op: "INSERT",
+        rowData: { id: "b3", org_id: 2, title: "second of org 1" },
+        oldData: null,
+      },
       { tableName: "todo", op: "DELETE", rowData: null, oldData: { id: "b2" } },
       { tableName: "plan", op: "UPDATE", rowData: { id: 2, name: "team" }, oldData: null },
     ]);
