@@ -33,6 +33,8 @@ export interface StartPostgresOptions {
   walLevel?: "logical" | "replica";
   /** Ignore `WEIR_TEST_DATABASE_URL` and always start a private cluster. */
   privateCluster?: boolean;
+  /** Keep fsync on (benchmarks); tests turn it off, since they never crash the server's machine. */
+  durable?: boolean;
 }
 
 const POSTGRES_ROOT = "/usr/lib/postgresql";
@@ -102,7 +104,7 @@ export async function startPostgres(options: StartPostgresOptions = {}): Promise
   if (external && !options.privateCluster && (options.walLevel ?? "logical") === "logical") {
     return externalDatabase(external);
   }
-  return privateCluster(options.walLevel ?? "logical");
+  return privateCluster(options.walLevel ?? "logical", options.durable ?? false);
 }
 
 async function externalDatabase(serverUrl: string): Promise<TestPostgres> {
@@ -133,7 +135,7 @@ async function externalDatabase(serverUrl: string): Promise<TestPostgres> {
   };
 }
 
-async function privateCluster(walLevel: "logical" | "replica"): Promise<TestPostgres> {
+async function privateCluster(walLevel: "logical" | "replica", durable: boolean): Promise<TestPostgres> {
   const bin = postgresBinaries();
   const dir = mkdtempSync(join(tmpdir(), "weir-pg-"));
   const data = join(dir, "data");
@@ -147,8 +149,7 @@ async function privateCluster(walLevel: "logical" | "replica"): Promise<TestPost
     "-c max_replication_slots=10",
     `-k ${dir}`,
     "-c listen_addresses=127.0.0.1",
-    "-c fsync=off",
-    "-c full_page_writes=off",
+    ...(durable ? ["-c shared_buffers=256MB"] : ["-c fsync=off", "-c full_page_writes=off"]),
   ].join(" ");
   let running = false;
   const pgCtl = (...args: string[]) => runAs(join(bin, "pg_ctl"), ["-D", data, ...args]);
