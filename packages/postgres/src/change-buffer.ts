@@ -267,8 +267,9 @@ export class ChangeBuffer {
 
   /**
    * The changes after `after` up to the head, in commit order, lazily: every change when
-   * `tenant` is undefined, else those routed to `tenant` and the shared ones (SQLite merges the
-   * two ordered reads). Callers consume it synchronously, so no commit lands in between.
+   * `tenant` is undefined, else those routed to `tenant` and the shared ones. SQLite merges the
+   * two reads in index order (the route's own watermark and seq keep it from sorting into a
+   * temporary tree), so a read stops early without reading the rest. Callers consume it synchronously, so no commit lands in between.
    */
   *read(after: bigint, head: bigint, tenant: string | undefined): Generator<StoredChange> {
     const statement =
@@ -277,7 +278,7 @@ export class ChangeBuffer {
             `SELECT ${COLUMNS} FROM change WHERE watermark > ? AND watermark <= ? ORDER BY watermark, seq`,
           )
         : this.db.prepare(
-            `SELECT c.watermark, c.table_name, c.op, c.row_data, c.old_key, c.key_changed, c.new_tenant, c.old_tenant, c.shared, c.seq
+            `SELECT r.watermark, c.table_name, c.op, c.row_data, c.old_key, c.key_changed, c.new_tenant, c.old_tenant, c.shared, r.seq
                FROM route r JOIN change c ON c.watermark = r.watermark AND c.seq = r.seq
               WHERE r.tenant = @tenant AND r.watermark > @after AND r.watermark <= @head
              UNION ALL
