@@ -7,6 +7,7 @@ import { registerInit } from "./commands/init.js";
 import { registerInspect } from "./commands/inspect.js";
 import { registerMaintain } from "./commands/maintain.js";
 import { registerServe } from "./commands/serve.js";
+import { registerUpstream } from "./commands/upstream.js";
 import { cliVersion } from "./version.js";
 
 /** The `weir` command tree. Every command has `--help`; usage errors exit with code 2. */
@@ -28,6 +29,7 @@ Examples:
   weir accept-loss .data/todo.sqlite        start a damaged or lost namespace anew
   weir admin http://127.0.0.1:4848/todo status
   weir bench http://127.0.0.1:4848/todo --mode push --clients 32 --duration 10
+  weir upstream postgres --database-url postgres://... --tables todo --tenant-column org_id --token $TOKEN
 
 Exit codes: 0 ok, 1 failure, 2 usage error. Every command takes --help; most take --json.`,
     );
@@ -38,5 +40,6 @@ Exit codes: 0 ok, 1 failure, 2 usage error. Every command takes --help; most tak
   registerAcceptLoss(program, state);
   registerAdmin(program, state);
   registerBench(program, state);
+  registerUpstream(program, state);
   return program;
 }

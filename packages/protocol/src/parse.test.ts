@@ -3,6 +3,8 @@ import { parse } from "./parse.js";
 import { PullRequest } from "./pull-request.js";
 import { PushRequest } from "./push-request.js";
 import { ReplicachePushRequest } from "./replicache-push-request.js";
+import { UpstreamChangesResponse } from "./upstream-changes-response.js";
+import { UpstreamGone } from "./upstream-gone.js";
 
 describe("PullRequest", () => {
   it("accepts null, numeric and decimal-string cookies", () => {
@@ -68,5 +70,45 @@ describe("ReplicachePushRequest", () => {
       somethingNew: true,
     });
     expect(result.ok).toBe(true);
+  });
+});
+
+describe("UpstreamChangesResponse", () => {
+  it("reads watermarks as bigints, numbers while safe and decimal strings beyond", () => {
+    const result = parse(UpstreamChangesResponse, {
+      watermark: "18446744073709551615",
+      changes: [
+        { watermark: 42, tableName: "t", op: "INSERT", rowData: { id: 1 }, oldData: null },
+        { watermark: "9007199254740993", tableName: "t", op: "DELETE", rowData: null, oldData: { id: 1 } },
+      ],
+    });
+    expect(result).toMatchObject({
+      ok: true,
+      value: {
+        watermark: 18446744073709551615n,
+        changes: [{ watermark: 42n }, { watermark: 9007199254740993n }],
+      },
+    });
+  });
+
+  it.each([-1, 1.5, "01", "18446744073709551616", "1e3"])("refuses the watermark %j", (watermark) => {
+    expect(parse(UpstreamChangesResponse, { watermark, changes: [] }).ok).toBe(false);
+  });
+
+  it("refuses an unknown op and names where it is", () => {
+    const result = parse(UpstreamChangesResponse, {
+      watermark: 1,
+      changes: [{ watermark: 1, tableName: "t", op: "UPSERT", rowData: {}, oldData: null }],
+    });
+    expect(result).toMatchObject({ ok: false, message: expect.stringContaining("changes.0.op") });
+  });
+});
+
+describe("UpstreamGone", () => {
+  it("accepts the 410 body with its message", () => {
+    expect(parse(UpstreamGone, { error: "gone", oldest: 7, message: "resnapshot" })).toEqual({
+      ok: true,
+      value: { error: "gone", oldest: 7n },
+    });
   });
 });

@@ -13,6 +13,7 @@ import { PROTOCOL_VERSION } from "./version.js";
 const FINGERPRINTS: Record<number, string> = {
   1: "861fca6a527d26682324f0980bd3e823d8d7c70f09b7c38cf33eefb0b85578ee",
   2: "c31ffe787ebddc6d2fa468f283720cbdb4595639bf40dca4d3b5ddf618e53817",
+  3: "20adc7de829760a1a572cf8fd7970898d9002b6c995e6bca1e91ae5bc2d6c989",
 };
 
 function isSchema(value: unknown): value is GenericSchema {

@@ -5,5 +5,6 @@
  * History:
  * - 1: native pull/push, Replicache pull/push v1, admin knobs.
  * - 2: the error body (`ErrorBody`) as a schema; the visibility knob answers `invalidated`.
+ * - 3: the upstream contract's answers (changes, snapshot pages, 410 gone) and its watermarks.
  */
-export const PROTOCOL_VERSION = 2;
+export const PROTOCOL_VERSION = 3;

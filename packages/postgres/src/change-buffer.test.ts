@@ -1,0 +1,117 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { type BufferedChange, ChangeBuffer } from "./change-buffer.js";
+import { readNamespaceChanges } from "./read-namespace-changes.js";
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+function file(): string {
+  const dir = mkdtempSync(join(tmpdir(), "weir-buffer-"));
+  dirs.push(dir);
+  return join(dir, "buffer.sqlite");
+}
+
+const identity = { slot: "s", publication: "p", configKey: "k1" };
+
+function insert(id: number, tenant: string | null = null): BufferedChange {
+  return {
+    tableName: "t",
+    op: "INSERT",
+    rowJson: JSON.stringify({ id }),
+    oldKeyJson: null,
+    keyChanged: false,
+    newTenant: tenant,
+    oldTenant: null,
+    shared: tenant === null,
+  };
+}
+
+function commit(buffer: ChangeBuffer, watermark: bigint, ids: number[], now: number): void {
+  buffer.commit(
+    [
+      {
+        watermark,
+        xid: Number(watermark),
+        endLsn: watermark + 8n,
+        changes: ids.map((id) => insert(id)),
+        firstSeq: 0,
+        total: ids.length,
+      },
+    ],
+    now,
+  );
+}
+
+describe("ChangeBuffer", () => {
+  it("prunes whole transactions by age and by count, raising the floor to the newest pruned", () => {
+    const buffer = new ChangeBuffer(file(), identity);
+    buffer.initialize(100n);
+    commit(buffer, 110n, [1, 2], 1_000);
+    commit(buffer, 120n, [3], 2_000);
+    commit(buffer, 130n, [4, 5, 6], 3_000);
+    expect(buffer.prune({ maxAgeMs: 1_500, maxChanges: 100 }, 3_000)).toBe(2);
+    expect(buffer.floor).toBe(110n);
+    // Count: the newest 3 changes stay; a transaction is never split.
+    expect(buffer.prune({ maxAgeMs: 1e9, maxChanges: 3 }, 3_000)).toBe(1);
+    expect(buffer.floor).toBe(120n);
+    expect(buffer.prune({ maxAgeMs: 1e9, maxChanges: 2 }, 3_000)).toBe(3);
+    expect(buffer.floor).toBe(130n);
+    expect(buffer.stats()).toMatchObject({ changes: 0, transactions: 0 });
+    buffer.close();
+  });
+
+  it("keeps pending parts of a transaction out of reads until its commit, and drops them after a crash", () => {
+    const path = file();
+    const buffer = new ChangeBuffer(path, identity);
+    buffer.initialize(100n);
+    commit(buffer, 110n, [1], 0);
+    buffer.writePending(120n, 0, [insert(2), insert(3)]);
+    expect(readNamespaceChanges(buffer, undefined, 100n, 10).changes).toHaveLength(1);
+    buffer.close();
+    const reopened = new ChangeBuffer(path, identity);
+    reopened.discardPending();
+    reopened.commit(
+      [{ watermark: 120n, xid: 1, endLsn: 128n, changes: [insert(4)], firstSeq: 0, total: 1 }],
+      0,
+    );
+    expect(readNamespaceChanges(reopened, undefined, 110n, 10).changes.map((c) => c.rowData)).toEqual([
+      { id: 4 },
+    ]);
+    expect(reopened.resumeLsn()).toBe(128n);
+    reopened.close();
+  });
+
+  it("refuses another slot's buffer, and drops rows encoded under other options", () => {
+    const path = file();
+    const buffer = new ChangeBuffer(path, identity);
+    buffer.initialize(100n);
+    commit(buffer, 110n, [1], 0);
+    buffer.close();
+    expect(() => new ChangeBuffer(path, { ...identity, slot: "other" })).toThrow(/belongs to slot s/);
+    const changed = new ChangeBuffer(path, { ...identity, configKey: "k2" });
+    expect(changed.resetReason).toContain("changed");
+    expect(changed.floor).toBe(110n);
+    expect(changed.stats().changes).toBe(0);
+    changed.close();
+  });
+
+  it("answers whole transactions: the limit is passed to finish one, and a page never ends inside one", () => {
+    const buffer = new ChangeBuffer(file(), identity);
+    buffer.initialize(100n);
+    commit(buffer, 110n, [1, 2, 3], 0);
+    commit(buffer, 120n, [4], 0);
+    const first = readNamespaceChanges(buffer, undefined, 100n, 2);
+    expect(first.watermark).toBe(110n);
+    expect(first.changes).toHaveLength(3);
+    expect(readNamespaceChanges(buffer, undefined, 110n, 2)).toEqual({
+      watermark: 120n,
+      changes: [{ watermark: 120n, tableName: "t", op: "INSERT", rowData: { id: 4 }, oldData: null }],
+    });
+    buffer.close();
+  });
+});

@@ -1,0 +1,381 @@
+import { statSync } from "node:fs";
+import Database from "better-sqlite3";
+
+/** One row change as the buffer keeps it: the row already in weir's types, as JSON text. */
+export interface BufferedChange {
+  tableName: string;
+  op: "INSERT" | "UPDATE" | "DELETE" | "TRUNCATE";
+  /** The new row's sent columns (INSERT, UPDATE). */
+  rowJson: string | null;
+  /** The old row's primary key (UPDATE, DELETE). */
+  oldKeyJson: string | null;
+  keyChanged: boolean;
+  /** The tenant of the new row and of the old one (tenant tables only). */
+  newTenant: string | null;
+  oldTenant: string | null;
+  /** Reaches every namespace: a table without a tenant column, or a TRUNCATE. */
+  shared: boolean;
+}
+
+/** A PostgreSQL transaction whose commit was decoded: the unit the buffer commits. */
+export interface CommittedTransaction {
+  watermark: bigint;
+  xid: number;
+  /** The end of its commit record: where PostgreSQL resumes after it. */
+  endLsn: bigint;
+  /** Its changes not yet written as pending ones, numbered from `firstSeq`. */
+  changes: BufferedChange[];
+  firstSeq: number;
+  /** All of its changes, pending ones included. */
+  total: number;
+}
+
+/** A change as read back, before it is shaped for one namespace. */
+export interface StoredChange {
+  watermark: bigint;
+  table_name: string;
+  op: BufferedChange["op"];
+  row_data: string | null;
+  old_key: string | null;
+  key_changed: bigint;
+  new_tenant: string | null;
+  old_tenant: string | null;
+  shared: bigint;
+}
+
+/** Who the buffer belongs to: a buffer is never read for another slot, or another table set. */
+export interface BufferIdentity {
+  slot: string;
+  publication: string;
+  /** A digest of the tables, columns and tenant rules the rows were encoded with. */
+  configKey: string;
+}
+
+export interface Retention {
+  maxAgeMs: number;
+  maxChanges: number;
+}
+
+/** At most this many changes are deleted by one `prune`, so that a request never waits long. */
+const PRUNE_BATCH = 50_000;
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS tx (
+  watermark INTEGER PRIMARY KEY, xid INTEGER NOT NULL, end_lsn INTEGER NOT NULL,
+  committed_at INTEGER NOT NULL, changes INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS tx_xid ON tx (xid);
+CREATE TABLE IF NOT EXISTS change (
+  watermark INTEGER NOT NULL, seq INTEGER NOT NULL, table_name TEXT NOT NULL, op TEXT NOT NULL,
+  row_data TEXT, old_key TEXT, key_changed INTEGER NOT NULL, new_tenant TEXT, old_tenant TEXT,
+  shared INTEGER NOT NULL, PRIMARY KEY (watermark, seq)) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS change_shared ON change (watermark, seq) WHERE shared = 1;
+CREATE TABLE IF NOT EXISTS route (
+  tenant TEXT NOT NULL, watermark INTEGER NOT NULL, seq INTEGER NOT NULL,
+  PRIMARY KEY (tenant, watermark, seq)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS cursor (namespace TEXT PRIMARY KEY, watermark INTEGER NOT NULL, asked_at INTEGER NOT NULL);
+`;
+
+const COLUMNS = "watermark, table_name, op, row_data, old_key, key_changed, new_tenant, old_tenant, shared";
+
+/**
+ * The durable change buffer: a SQLite file holding decoded transactions in commit order, each
+ * under its watermark (its commit LSN). Its `head` is the newest committed watermark and its
+ * `floor` the lowest watermark it answers `changes` from: everything committed upstream after
+ * the floor is here, up to the head. Writes are synchronous=FULL, so a transaction is on disk
+ * before the reader confirms its LSN to PostgreSQL.
+ */
+export class ChangeBuffer {
+  private readonly db: Database.Database;
+  private floorValue = 0n;
+  private headValue = 0n;
+  private initializedValue = false;
+  /** Set when the stored rows were encoded under other options and were dropped at open. */
+  resetReason: string | null = null;
+  private readonly insertChange: Database.Statement;
+  private readonly insertRoute: Database.Statement;
+
+  constructor(
+    readonly file: string,
+    identity: BufferIdentity,
+  ) {
+    this.db = new Database(file);
+    this.db.pragma("journal_mode = WAL");
+    this.db.pragma("synchronous = FULL");
+    this.db.defaultSafeIntegers(true);
+    this.db.exec(SCHEMA);
+    const slot = this.meta("slot");
+    const publication = this.meta("publication");
+    if (
+      (slot !== null && slot !== identity.slot) ||
+      (publication !== null && publication !== identity.publication)
+    ) {
+      this.db.close();
+      throw new Error(
+        `buffer ${file} belongs to slot ${slot} and publication ${publication}, not ${identity.slot} and ${identity.publication}: use another buffer file`,
+      );
+    }
+    this.insertChange = this.db.prepare(
+      `INSERT OR REPLACE INTO change (watermark, seq, table_name, op, row_data, old_key, key_changed, new_tenant, old_tenant, shared)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    );
+    this.insertRoute = this.db.prepare(
+      "INSERT OR IGNORE INTO route (tenant, watermark, seq) VALUES (?, ?, ?)",
+    );
+    const floor = this.meta("floor");
+    if (floor !== null) {
+      this.initializedValue = true;
+      this.floorValue = BigInt(floor);
+      this.headValue = BigInt(this.meta("head") ?? floor);
+    }
+    const configKey = this.meta("config");
+    if (configKey !== null && configKey !== identity.configKey && this.initializedValue) {
+      // Rows encoded for other tables or columns would be misread: drop them. Namespaces behind
+      // the head then get 410 and take a fresh snapshot under the new options.
+      this.db.transaction(() => {
+        this.db.exec("DELETE FROM change; DELETE FROM route; DELETE FROM tx;");
+        this.floorValue = this.headValue;
+        this.setMeta("floor", this.floorValue);
+        this.setMeta("total", 0n);
+      })();
+      this.resetReason = "the tables, columns or tenant rules changed: buffered changes were dropped";
+    }
+    this.db.transaction(() => {
+      this.setMeta("slot", identity.slot);
+      this.setMeta("publication", identity.publication);
+      this.setMeta("config", identity.configKey);
+    })();
+  }
+
+  private meta(key: string): string | null {
+    const row = this.db.prepare("SELECT value FROM meta WHERE key = ?").get(key) as
+      | { value: string }
+      | undefined;
+    return row?.value ?? null;
+  }
+
+  private setMeta(key: string, value: string | bigint | number): void {
+    this.db.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)").run(key, String(value));
+  }
+
+  /** Whether a floor was set: false for a new file, until `initialize`. */
+  get initialized(): boolean {
+    return this.initializedValue;
+  }
+
+  /** The lowest watermark `changes` answers from. */
+  get floor(): bigint {
+    return this.floorValue;
+  }
+
+  /** The newest committed watermark (the floor while nothing is buffered). */
+  get head(): bigint {
+    return this.headValue;
+  }
+
+  /** Where the stream resumes: the end of the newest buffered commit, or null for a new buffer. */
+  resumeLsn(): bigint | null {
+    const value = this.meta("end_lsn");
+    return value === null ? null : BigInt(value);
+  }
+
+  /** Starts a new buffer at `floor`: the slot's position, from which PostgreSQL sends every commit. */
+  initialize(floor: bigint): void {
+    this.db.transaction(() => {
+      this.setMeta("floor", floor);
+      this.setMeta("head", floor);
+      this.setMeta("total", 0n);
+    })();
+    this.floorValue = floor;
+    this.headValue = floor;
+    this.initializedValue = true;
+  }
+
+  /**
+   * Starts over at `position` for a slot that was created after this buffer: commits between
+   * the buffer's head and the new slot were never sent, so nothing buffered can be continued.
+   */
+  restartAt(position: bigint): void {
+    this.db.transaction(() => {
+      this.db.exec(
+        "DELETE FROM change; DELETE FROM route; DELETE FROM tx; DELETE FROM meta WHERE key = 'end_lsn';",
+      );
+    })();
+    this.initialize(position);
+  }
+
+  /** Drops the written parts of a transaction whose commit never arrived (a crash, a lost connection). */
+  discardPending(): void {
+    this.db.transaction(() => {
+      this.db.prepare("DELETE FROM change WHERE watermark > ?").run(this.headValue);
+      this.db.prepare("DELETE FROM route WHERE watermark > ?").run(this.headValue);
+    })();
+  }
+
+  private writeChanges(watermark: bigint, firstSeq: number, changes: BufferedChange[]): void {
+    let seq = firstSeq;
+    for (const change of changes) {
+      this.insertChange.run(
+        watermark,
+        seq,
+        change.tableName,
+        change.op,
+        change.rowJson,
+        change.oldKeyJson,
+        change.keyChanged ? 1 : 0,
+        change.newTenant,
+        change.oldTenant,
+        change.shared ? 1 : 0,
+      );
+      if (change.newTenant !== null) this.insertRoute.run(change.newTenant, watermark, seq);
+      if (change.oldTenant !== null && change.oldTenant !== change.newTenant) {
+        this.insertRoute.run(change.oldTenant, watermark, seq);
+      }
+      seq++;
+    }
+  }
+
+  /**
+   * Writes part of a large transaction before its commit arrives, so that memory stays bounded.
+   * Readers never see it: they read up to the head, which moves only in `commit`.
+   */
+  writePending(watermark: bigint, firstSeq: number, changes: BufferedChange[]): void {
+    this.db.transaction(() => this.writeChanges(watermark, firstSeq, changes))();
+  }
+
+  /** Commits whole transactions in one SQLite transaction, and moves the head past them. */
+  commit(transactions: CommittedTransaction[], now: number): void {
+    if (transactions.length === 0) return;
+    this.db.transaction(() => {
+      let total = 0;
+      for (const tx of transactions) {
+        this.writeChanges(tx.watermark, tx.firstSeq, tx.changes);
+        this.db
+          .prepare(
+            "INSERT OR REPLACE INTO tx (watermark, xid, end_lsn, committed_at, changes) VALUES (?, ?, ?, ?, ?)",
+          )
+          .run(tx.watermark, tx.xid, tx.endLsn, now, tx.total);
+        total += tx.total;
+      }
+      const last = transactions[transactions.length - 1]!;
+      this.setMeta("head", last.watermark);
+      this.setMeta("end_lsn", last.endLsn);
+      this.setMeta("total", BigInt(this.meta("total") ?? "0") + BigInt(total));
+    })();
+    this.headValue = transactions[transactions.length - 1]!.watermark;
+  }
+
+  /**
+   * The changes after `after` up to the head, in commit order, lazily: every change when
+   * `tenant` is undefined, else those routed to `tenant` and the shared ones. SQLite merges the
+   * two reads in index order (the route's own watermark and seq keep it from sorting into a
+   * temporary tree), so a read stops early without reading the rest. Callers consume it synchronously, so no commit lands in between.
+   */
+  *read(after: bigint, head: bigint, tenant: string | undefined): Generator<StoredChange> {
+    const statement =
+      tenant === undefined
+        ? this.db.prepare(
+            `SELECT ${COLUMNS} FROM change WHERE watermark > ? AND watermark <= ? ORDER BY watermark, seq`,
+          )
+        : this.db.prepare(
+            `SELECT r.watermark, c.table_name, c.op, c.row_data, c.old_key, c.key_changed, c.new_tenant, c.old_tenant, c.shared, r.seq
+               FROM route r JOIN change c ON c.watermark = r.watermark AND c.seq = r.seq
+              WHERE r.tenant = @tenant AND r.watermark > @after AND r.watermark <= @head
+             UNION ALL
+             SELECT ${COLUMNS}, seq FROM change WHERE shared = 1 AND watermark > @after AND watermark <= @head
+             ORDER BY 1, 10`,
+          );
+    const rows =
+      tenant === undefined ? statement.iterate(after, head) : statement.iterate({ tenant, after, head });
+    yield* rows as IterableIterator<StoredChange>;
+  }
+
+  /**
+   * The watermark of the oldest buffered transaction a snapshot could not see: one whose xid
+   * the snapshot lists as in progress, or at or past its xmax. xids are 32-bit in pgoutput, so
+   * "past xmax" is the half of the xid circle after it.
+   */
+  oldestInvisible(inProgress: number[], xmax: number): bigint | null {
+    const half = xmax + 2 ** 31;
+    const [range, params] =
+      half < 2 ** 32
+        ? ["(xid >= ? AND xid < ?)", [xmax, half]]
+        : ["(xid >= ? OR xid < ?)", [xmax, half - 2 ** 32]];
+    const row = this.db
+      .prepare(
+        `SELECT min(watermark) AS watermark FROM tx
+          WHERE watermark <= ? AND (${range} OR xid IN (SELECT value FROM json_each(?)))`,
+      )
+      .get(this.headValue, ...params, JSON.stringify(inProgress)) as { watermark: bigint | null };
+    return row.watermark;
+  }
+
+  /**
+   * Deletes the oldest whole transactions that retention no longer keeps (older than
+   * `maxAgeMs`, or beyond the newest `maxChanges` changes), at most about PRUNE_BATCH changes a
+   * call, and raises the floor to the newest one deleted. Answers how many changes it deleted.
+   */
+  prune(retention: Retention, now: number): number {
+    let total = Number(this.meta("total") ?? "0");
+    const oldest = this.db
+      .prepare("SELECT watermark, committed_at, changes FROM tx ORDER BY watermark")
+      .iterate() as IterableIterator<{ watermark: bigint; committed_at: bigint; changes: bigint }>;
+    let cut: bigint | null = null;
+    let deleted = 0;
+    for (const tx of oldest) {
+      const expired = Number(tx.committed_at) < now - retention.maxAgeMs;
+      if (!expired && total <= retention.maxChanges) break;
+      if (deleted > 0 && deleted + Number(tx.changes) > PRUNE_BATCH) break;
+      cut = tx.watermark;
+      deleted += Number(tx.changes);
+      total -= Number(tx.changes);
+    }
+    if (cut === null) return 0;
+    const floor = cut;
+    this.db.transaction(() => {
+      this.db.prepare("DELETE FROM change WHERE watermark <= ?").run(floor);
+      this.db.prepare("DELETE FROM route WHERE watermark <= ?").run(floor);
+      this.db.prepare("DELETE FROM tx WHERE watermark <= ?").run(floor);
+      if (floor > this.floorValue) this.setMeta("floor", floor);
+      this.setMeta("total", total);
+    })();
+    if (floor > this.floorValue) this.floorValue = floor;
+    return deleted;
+  }
+
+  /** Remembers the watermark each namespace last asked from (shown in status, and woken later). */
+  saveCursors(cursors: Map<string, { watermark: bigint; at: number }>): void {
+    const upsert = this.db.prepare(
+      "INSERT OR REPLACE INTO cursor (namespace, watermark, asked_at) VALUES (?, ?, ?)",
+    );
+    this.db.transaction(() => {
+      for (const [namespace, cursor] of cursors) upsert.run(namespace, cursor.watermark, cursor.at);
+    })();
+  }
+
+  cursors(): Map<string, { watermark: bigint; at: number }> {
+    const rows = this.db.prepare("SELECT namespace, watermark, asked_at FROM cursor").all() as {
+      namespace: string;
+      watermark: bigint;
+      asked_at: bigint;
+    }[];
+    return new Map(
+      rows.map((row) => [row.namespace, { watermark: row.watermark, at: Number(row.asked_at) }]),
+    );
+  }
+
+  stats(): { changes: number; transactions: number; bytes: number } {
+    const transactions = this.db.prepare("SELECT count(*) AS n FROM tx").get() as { n: bigint };
+    let bytes = 0;
+    for (const suffix of ["", "-wal"]) {
+      try {
+        bytes += statSync(this.file + suffix).size;
+      } catch {}
+    }
+    return { changes: Number(this.meta("total") ?? "0"), transactions: Number(transactions.n), bytes };
+  }
+
+  close(): void {
+    if (this.db.open) this.db.close();
+  }
+}

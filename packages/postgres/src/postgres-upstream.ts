@@ -1,0 +1,274 @@
+import { createHash } from "node:crypto";
+import pg from "pg";
+import type { Registry } from "prom-client";
+import { ChangeBuffer } from "./change-buffer.js";
+import { checkReplicationSupport } from "./check-replication-support.js";
+import type { WeirColumnType } from "./column-codec.js";
+import { dropReplication } from "./drop-replication.js";
+import { ensureReplication } from "./ensure-replication.js";
+import { type HttpNotifier, httpNotifier } from "./http-notifier.js";
+import { formatLsn } from "./lsn.js";
+import { readNamespaceChanges } from "./read-namespace-changes.js";
+import { readSnapshotPage } from "./read-snapshot-page.js";
+import { readTables, type TablePlan } from "./read-tables.js";
+import { ReplicationReader } from "./replication-reader.js";
+import { SESSION_OPTIONS } from "./session-options.js";
+import { UpstreamError } from "./upstream-error.js";
+import { UpstreamGoneError } from "./upstream-gone-error.js";
+import { upstreamMetrics } from "./upstream-metrics.js";
+import {
+  DEFAULT_RETENTION,
+  type PostgresUpstreamOptions,
+  resolveOptions,
+  tableOptions,
+} from "./upstream-options.js";
+import type { UpstreamSource } from "./upstream-source.js";
+import type { UpstreamStatus } from "./upstream-status.js";
+import { encodeWatermark } from "./watermark.js";
+
+/** Most changes or rows one call may ask for (a transaction may still run past it). */
+export const MAX_LIMIT = 100_000;
+const MAX_NAMESPACE_LENGTH = 256;
+/** Namespace cursors are written to the buffer at most this often. */
+const CURSOR_SAVE_MS = 5_000;
+
+/** The tables as weir's schema declares them: columns with weir types, and the primary key. */
+export interface UpstreamSchema {
+  tables: Record<string, { columns: Record<string, WeirColumnType>; primaryKey: string[] }>;
+}
+
+export interface PostgresUpstream {
+  /** The upstream as `namespace` sees it (its tenant's rows only, when tables have a tenant column). */
+  source(namespace: string): UpstreamSource;
+  status(): Promise<UpstreamStatus>;
+  /** The followed tables in weir's types, for the namespace's schema. */
+  readonly schema: UpstreamSchema;
+  /** Prometheus series (`weir_upstream_*`), in a registry of their own. */
+  readonly metrics: Registry;
+  /** Stops reading, waits for notify calls in flight and closes the buffer. The slot stays. */
+  close(): Promise<void>;
+  /** Closes, then drops the slot and the publication. */
+  dropReplication(): Promise<{ slot: boolean; publication: boolean }>;
+}
+
+function configKey(plans: TablePlan[]): string {
+  const shape = plans.map((plan) => ({
+    table: `${plan.schema}.${plan.name}`,
+    columns: plan.columns.map((c) => [c.name, c.typeOid, c.codec.weirType]),
+    key: plan.primaryKey,
+    tenant: plan.tenantColumn,
+  }));
+  return createHash("sha256").update(JSON.stringify(shape)).digest("hex");
+}
+
+function positiveLimit(limit: number): number {
+  if (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_LIMIT) {
+    throw new UpstreamError(400, "bad_request", `limit must be an integer from 1 to ${MAX_LIMIT}`);
+  }
+  return limit;
+}
+
+/**
+ * Follows a PostgreSQL database through logical replication (pgoutput) into a durable change
+ * buffer, and serves weir's upstream contract from it to any number of namespaces, each at its
+ * own pace. Creates the publication and the slot when absent. Throws, naming the fix, when the
+ * server or the tables cannot be followed.
+ */
+export async function postgresUpstream(input: PostgresUpstreamOptions): Promise<PostgresUpstream> {
+  const options = resolveOptions(input);
+  const tables = tableOptions(options);
+  const retention = { ...DEFAULT_RETENTION, ...options.retention };
+  const admin = new pg.Client({ connectionString: options.databaseUrl, options: SESSION_OPTIONS });
+  await admin.connect();
+  let plans: TablePlan[];
+  let setup: Awaited<ReturnType<typeof ensureReplication>>;
+  try {
+    await checkReplicationSupport(admin);
+    plans = await readTables(admin, options.schema, tables, options.setReplicaIdentity);
+    setup = await ensureReplication(admin, {
+      slot: options.slot,
+      publication: options.publication,
+      schema: options.schema,
+      tables: [...tables.keys()],
+    });
+  } finally {
+    await admin.end();
+  }
+  const buffer = new ChangeBuffer(options.bufferFile, {
+    slot: options.slot,
+    publication: options.publication,
+    configKey: configKey(plans),
+  });
+  if (!buffer.initialized) buffer.initialize(setup.slotPosition);
+  else if (setup.createdSlot) {
+    buffer.restartAt(setup.slotPosition);
+    buffer.resetReason = "the slot was created anew: changes from before it were dropped";
+  }
+  const planByName = new Map(plans.map((plan) => [plan.name, plan]));
+  const tenantMode = plans.some((plan) => plan.tenantColumn !== null);
+  const cursors = buffer.cursors();
+  let cursorsDirty = false;
+  const committed = { transactions: 0, changes: 0 };
+  const notifier: HttpNotifier | null = options.notify ? httpNotifier(options.notify) : null;
+
+  const reader = new ReplicationReader({
+    databaseUrl: options.databaseUrl,
+    slot: options.slot,
+    publication: options.publication,
+    schema: options.schema,
+    plans: planByName,
+    buffer,
+    retention,
+    statusIntervalMs: options.statusIntervalMs,
+    random: options.random ?? Math.random,
+    onCommitted(batch) {
+      committed.transactions += batch.transactions;
+      committed.changes += batch.changes;
+      // Changes for every namespace wake every namespace known to this upstream: those
+      // configured, and those that asked for changes.
+      const namespaces = new Set(tenantMode ? batch.tenants : []);
+      if (!tenantMode || batch.shared) {
+        for (const namespace of options.namespaces) namespaces.add(namespace);
+        for (const namespace of cursors.keys()) namespaces.add(namespace);
+      }
+      if (namespaces.size === 0) return;
+      const list = [...namespaces];
+      try {
+        options.onCommit?.(list, batch.watermark);
+      } catch {}
+      notifier?.notify(list, batch.watermark);
+    },
+  });
+  try {
+    await reader.start();
+  } catch (error) {
+    buffer.close();
+    throw error;
+  }
+  const pool = new pg.Pool({ connectionString: options.databaseUrl, options: SESSION_OPTIONS, max: 4 });
+  // An idle connection that PostgreSQL closes (a restart) must not crash the process.
+  pool.on("error", () => {});
+  const saveTimer = setInterval(() => {
+    if (!cursorsDirty) return;
+    cursorsDirty = false;
+    buffer.saveCursors(cursors);
+  }, CURSOR_SAVE_MS);
+  saveTimer.unref();
+  let closed = false;
+
+  const source = (namespace: string): UpstreamSource => {
+    if (typeof namespace !== "string" || namespace.length === 0 || namespace.length > MAX_NAMESPACE_LENGTH) {
+      throw new UpstreamError(400, "bad_request", `a namespace is 1 to ${MAX_NAMESPACE_LENGTH} characters`);
+    }
+    return {
+      async changes(watermark, limit) {
+        positiveLimit(limit);
+        if (typeof watermark !== "bigint" || watermark < 0n) {
+          throw new UpstreamError(400, "bad_request", "watermark must be a non-negative integer");
+        }
+        if (closed) throw new UpstreamError(503, "upstream_unavailable", "the upstream is closed");
+        if (watermark < buffer.floor) throw new UpstreamGoneError(watermark, buffer.floor);
+        if (watermark > buffer.head) {
+          throw new UpstreamError(
+            409,
+            "conflict",
+            `watermark ${watermark} is ahead of this upstream's newest, ${buffer.head}: it comes from another upstream or a replaced buffer`,
+          );
+        }
+        cursors.set(namespace, { watermark, at: Date.now() });
+        cursorsDirty = true;
+        return readNamespaceChanges(buffer, tenantMode ? namespace : undefined, watermark, limit);
+      },
+      async snapshotPage(table, cursor, limit) {
+        positiveLimit(limit);
+        const plan = planByName.get(table);
+        if (!plan) {
+          throw new UpstreamError(
+            404,
+            "not_found",
+            `unknown table ${table}; this upstream serves ${[...planByName.keys()].join(", ")}`,
+          );
+        }
+        if (closed) throw new UpstreamError(503, "upstream_unavailable", "the upstream is closed");
+        return readSnapshotPage(pool, buffer, plan, tenantMode ? namespace : undefined, cursor, limit);
+      },
+    };
+  };
+
+  const status = async (): Promise<UpstreamStatus> => {
+    let slotLagBytes: number | null = null;
+    if (!closed) {
+      try {
+        const { rows } = await pool.query<{ lag: string | null }>(
+          "SELECT (pg_current_wal_lsn() - confirmed_flush_lsn)::text AS lag FROM pg_replication_slots WHERE slot_name = $1",
+          [options.slot],
+        );
+        if (rows[0]?.lag) slotLagBytes = Number(rows[0].lag);
+      } catch {}
+    }
+    const stats = closed ? { changes: 0, transactions: 0, bytes: 0 } : buffer.stats();
+    return {
+      state: reader.state,
+      slot: options.slot,
+      publication: options.publication,
+      tables: plans.map((plan) => plan.name),
+      slotLagBytes,
+      confirmedLsn: formatLsn(reader.confirmed),
+      buffer: {
+        file: options.bufferFile,
+        ...stats,
+        oldestWatermark: encodeWatermark(buffer.floor),
+        newestWatermark: encodeWatermark(buffer.head),
+        resetReason: buffer.resetReason,
+      },
+      namespaces: Object.fromEntries(
+        [...cursors].map(([namespace, cursor]) => [
+          namespace,
+          { watermark: encodeWatermark(cursor.watermark), at: new Date(cursor.at).toISOString() },
+        ]),
+      ),
+      reconnect: { attempts: reader.attempts, failures: reader.failures },
+      lastError: reader.lastError,
+      drift: reader.drift,
+      committed: { ...committed },
+      notify: notifier ? { ...notifier.stats } : null,
+    };
+  };
+
+  const close = async () => {
+    if (closed) return;
+    closed = true;
+    clearInterval(saveTimer);
+    await reader.stop();
+    await notifier?.close();
+    await pool.end().catch(() => {});
+    buffer.saveCursors(cursors);
+    buffer.close();
+  };
+
+  return {
+    source,
+    status,
+    schema: {
+      tables: Object.fromEntries(
+        plans.map((plan) => [
+          plan.name,
+          {
+            columns: Object.fromEntries(plan.columns.map((c) => [c.name, c.codec.weirType])),
+            primaryKey: plan.primaryKey,
+          },
+        ]),
+      ),
+    },
+    metrics: upstreamMetrics(status),
+    close,
+    async dropReplication() {
+      await close();
+      return dropReplication({
+        databaseUrl: options.databaseUrl,
+        slot: options.slot,
+        publication: options.publication,
+      });
+    },
+  };
+}
