@@ -1,11 +1,10 @@
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { type Engine, engineWasmUrl, loadEngine, type SqlAdapter } from "@weir/engine-wasm";
 import { betterSqliteAdapter } from "@weir/engine-wasm/better-sqlite3";
+/** The host's knob table; the CLI reads the stored retention from it. */
+import { CONTROL_TABLE as HOST_CONTROL_TABLE } from "@weir/host-core";
 import Database from "better-sqlite3";
 import { CliError } from "./cli-error.js";
-
-/** The host's knob table; the CLI reads the stored retention from it. */
-const HOST_CONTROL_TABLE = "_weir_host_control";
 
 /** A namespace database opened directly, with the engine that understands its bookkeeping. */
 export interface NamespaceFile {

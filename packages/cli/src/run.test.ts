@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { runWeir } from "./testing/weir-process.js";
+import { runWeir } from "../test/weir-process.js";
 
 const version = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")).version;
 const COMMANDS = ["init", "serve", "inspect", "maintain", "admin", "bench"];

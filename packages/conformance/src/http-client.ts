@@ -1,3 +1,4 @@
+import { checkAnswer } from "./answer-schemas.js";
 import type { ConformanceTarget } from "./target.js";
 
 export interface Answer {
@@ -51,6 +52,7 @@ export async function call(
   } catch {
     json = null;
   }
+  checkAnswer(method, path, response.status, json, text);
   return { status: response.status, json, headers: response.headers };
 }
 

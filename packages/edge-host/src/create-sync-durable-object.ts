@@ -1,6 +1,7 @@
 import {
   type AuthRequest,
   type Claims,
+  type CounterFlushPolicy,
   consoleJsonLogger,
   createWeirHost,
   errorResponse,
@@ -8,7 +9,6 @@ import {
   type NamespaceService,
   namespaceHash,
   partsFromRequest,
-  type RequestRecord,
   TimerScheduler,
   type WeirHost,
 } from "@weir/host-core";
@@ -19,9 +19,8 @@ import { ObjectBinding } from "./object-binding.js";
 import { durableObjectStorage } from "./storage.js";
 import { closeQuietly, HibernatableWake, PING, PONG } from "./wake.js";
 
-/** Counts of pulls are stored at most this long after they happened (pushes and admin at once). */
-const COUNTER_FLUSH_MS = 10_000;
-const WRITE_KINDS = new Set<RequestRecord["kind"]>(["push", "replicache_push", "admin"]);
+/** Counters are stored with every write request, and at most 10 s after pulls changed them. */
+const COUNTER_FLUSH: CounterFlushPolicy = { afterWrites: true, intervalMs: 10_000 };
 
 export interface SyncDurableObject {
   fetch(request: Request): Promise<Response>;
@@ -46,7 +45,7 @@ export function createSyncDurableObject<Env>(source: EdgeConfigSource<Env>): Syn
     private readonly forwarded = new WeakMap<object, Forwarded>();
     private host!: WeirHost;
     private service: NamespaceService | undefined;
-    private flushTimer: ReturnType<typeof setTimeout> | undefined;
+    private readonly wake: HibernatableWake;
 
     constructor(
       private readonly ctx: DurableObjectState,
@@ -55,6 +54,7 @@ export function createSyncDurableObject<Env>(source: EdgeConfigSource<Env>): Syn
       this.config = configFor(source, env);
       this.logger = this.config.logger ?? consoleJsonLogger;
       this.binding = new ObjectBinding(ctx.storage);
+      this.wake = new HibernatableWake(ctx);
       // The platform answers `ping` itself, so a client's keepalive never wakes a sleeping object.
       ctx.setWebSocketAutoResponse(new WebSocketRequestResponsePair(PING, PONG));
       void ctx.blockConcurrencyWhile(() => this.init());
@@ -73,14 +73,16 @@ export function createSyncDurableObject<Env>(source: EdgeConfigSource<Env>): Syn
           authorizeNamespace: undefined,
           isAdmin: (request) => this.forwarded.get(request)?.admin === true,
         },
+        engine,
         {
-          engine,
           storage: durableObjectStorage(this.ctx.storage, () => this.binding.namespace),
           scheduler: new TimerScheduler(),
-          wake: new HibernatableWake(this.ctx),
+          wake: this.wake,
           logger: this.logger,
-          observe: (record) => this.observe(record),
           waitUntil: (promise) => this.ctx.waitUntil(promise),
+          // An eviction gives no notice: counters are stored with every write request (which
+          // writes anyway) and within 10 s of pulls.
+          counterFlush: COUNTER_FLUSH,
         },
       );
       if (this.binding.namespace !== null) this.service = await this.host.namespace(this.binding.namespace);
@@ -122,7 +124,8 @@ export function createSyncDurableObject<Env>(source: EdgeConfigSource<Env>): Syn
       // A dropped answer (an admin knob) is the Worker's to break: a failing body would reach the
       // Worker as an empty one.
       if (answer.drop) return new Response(null, { status: 200, headers: { [DROPPED_HEADER]: "1" } });
-      return answer.response ?? new Response(answer.body, { status: answer.status, headers: answer.headers });
+      if (answer.upgrade) return this.wake.accept(answer.upgrade);
+      return new Response(answer.body, { status: answer.status, headers: answer.headers });
     }
 
     async alarm(): Promise<void> {
@@ -131,7 +134,7 @@ export function createSyncDurableObject<Env>(source: EdgeConfigSource<Env>): Syn
       if (!task || namespace === null) return;
       if (!this.service || this.service.isClosed) this.service = await this.host.namespace(namespace);
       const service = this.service;
-      const next = await task.run({ namespace, service, env: this.env });
+      const next = await task.run({ namespace, env: this.env, write: (fn) => service.write(fn) });
       if (typeof next === "number") await this.ctx.storage.setAlarm(Date.now() + Math.max(0, next));
     }
 
@@ -159,33 +162,6 @@ export function createSyncDurableObject<Env>(source: EdgeConfigSource<Env>): Syn
       this.binding.bind(namespace, hash);
       const task = this.config.alarm;
       if (task) void this.ctx.storage.setAlarm(Date.now() + Math.max(0, task.firstDelayMs));
-    }
-
-    /**
-     * Counters live in memory and in the database. An eviction gives no notice, so they are stored
-     * with every write request (which writes anyway) and soon after pulls.
-     */
-    private observe(record: RequestRecord): void {
-      const service = this.service;
-      if (!service || service.isClosed) return;
-      if (WRITE_KINDS.has(record.kind)) {
-        this.saveCounters(service);
-        return;
-      }
-      this.flushTimer ??= setTimeout(() => {
-        this.flushTimer = undefined;
-        this.saveCounters(service);
-      }, COUNTER_FLUSH_MS);
-    }
-
-    private saveCounters(service: NamespaceService): void {
-      if (this.flushTimer !== undefined) clearTimeout(this.flushTimer);
-      this.flushTimer = undefined;
-      try {
-        service.control.saveCounters();
-      } catch (error) {
-        this.logger.log("error", { msg: "saving counters failed", ns: service.hash, error: String(error) });
-      }
     }
   };
 }

@@ -1,32 +1,17 @@
-import { type Claims, HttpError, type Logger, type WeirConfig } from "@weir/host-core";
+import { authenticateRequest, type Claims, type Logger, type WeirConfig } from "@weir/host-core";
 import { MAX_FORWARDED_BYTES } from "./forwarded-request.js";
 
-const MAX_USER_ID = 256;
-const BEARER = { "www-authenticate": "Bearer" };
-
 /**
- * The claims `authenticate` answers, as plain JSON (what can cross to the object), or the 401.
- * An app that answers claims JSON cannot carry, or too large to forward, gets a 500: a bug to fix.
+ * The claims `authenticate` answers (host-core's rules: 401 for none, an error for a bad user
+ * id), as plain JSON, which is what can cross to the object. Claims JSON cannot carry, or too
+ * large to forward, are the app's bug: a 500.
  */
 export async function authenticateAtEdge(
   config: WeirConfig,
   request: Request,
   logger: Logger,
 ): Promise<Claims> {
-  let claims: Claims | null;
-  try {
-    claims = await config.authenticate(request);
-  } catch (error) {
-    logger.log("warn", { msg: "authenticate threw", error: String(error) });
-    throw new HttpError("unauthorized", "authentication failed", BEARER);
-  }
-  if (claims === null || claims === undefined) {
-    throw new HttpError("unauthorized", "missing or invalid credentials", BEARER);
-  }
-  const userID = (claims as { userID?: unknown }).userID;
-  if (typeof userID !== "string" || userID.length === 0 || userID.length > MAX_USER_ID) {
-    throw new Error("authenticate answered claims without a userID string of 1 to 256 characters");
-  }
+  const claims = await authenticateRequest(config, logger, request);
   const text = JSON.stringify(claims);
   if (text.length > MAX_FORWARDED_BYTES) {
     throw new Error(

@@ -1,11 +1,15 @@
-import type { Logger, NamespaceService, WeirConfig } from "@weir/host-core";
+import type { SqlAdapter } from "@weir/engine-wasm";
+import type { Logger, WeirConfig } from "@weir/host-core";
 
 /** What the object's alarm task sees each time it runs. */
 export interface AlarmContext<Env> {
   namespace: string;
-  /** The namespace's service: its store (`service.store.transaction`), engine, knobs and wake. */
-  service: NamespaceService;
   env: Env;
+  /**
+   * Writes to the namespace's tables in a transaction and commits them as a version that pulls
+   * and wake sockets see (host-core's `NamespaceService.write`).
+   */
+  write<T>(fn: (db: SqlAdapter) => T): T;
 }
 
 /**

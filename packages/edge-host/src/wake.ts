@@ -1,4 +1,4 @@
-import { errorResponse, type Wake, type WakeTarget } from "@weir/host-core";
+import type { Wake, WakeTarget } from "@weir/host-core";
 
 /** What a wake socket carries through hibernation: whose it is. */
 export interface WakeAttachment {
@@ -18,10 +18,8 @@ export const PONG = "pong";
 export class HibernatableWake implements Wake {
   constructor(private readonly ctx: DurableObjectState) {}
 
-  accept(request: Request, target: WakeTarget): Response {
-    if (request.headers.get("upgrade")?.toLowerCase() !== "websocket") {
-      return errorResponse(400, "bad_request", "this route is a WebSocket: send `Upgrade: websocket`");
-    }
+  /** Accepts the wake socket host-core authenticated: a hibernatable socket, answered with 101. */
+  accept(target: WakeTarget): Response {
     const [client, server] = Object.values(new WebSocketPair()) as [WebSocket, WebSocket];
     this.ctx.acceptWebSocket(server, [target.clientID]);
     server.serializeAttachment({

@@ -35,9 +35,9 @@ const alarmed: EdgeConfig<Env> = {
   wakeWindowMs: 1_000,
   alarm: {
     firstDelayMs: 0,
-    run({ namespace, service }) {
+    run({ namespace, write }) {
       if (!namespace.startsWith("ticks")) return null;
-      const done = service.write((db) => {
+      const done = write((db) => {
         const written = Number(db.query("SELECT count(*) FROM todo WHERE owner = 'alarm'", [])[0]![0]);
         if (written < ALARM_RUNS) {
           db.exec("INSERT INTO todo (id, owner, text, done, sort) VALUES (?, 'alarm', 'tick', 0, ?)", [

@@ -10,7 +10,7 @@ export {
 export { EngineError } from "./engine-error.js";
 export { EngineFailure } from "./engine-module.js";
 export { engineWasmUrl } from "./engine-wasm-url.js";
-export { schemaText } from "./schema-text.js";
+export { schemaProblems, schemaText } from "./schema-text.js";
 export type * from "./types.js";
 export {
   type ReducedBatch,
@@ -19,5 +19,5 @@ export {
   schemaDrift,
   snapshotRows,
   type TableWrites,
-  type UpstreamChange,
+  type UpstreamRowChange,
 } from "./upstream-batch.js";

@@ -26,39 +26,65 @@ const TableSchema = v.strictObject({
   ),
   primaryKey: v.pipe(v.array(Name), v.minLength(1, "a table needs a primary key")),
 });
-const SchemaShape = v.strictObject({ tables: v.record(Name, TableSchema) });
 
 function column(spec: ColumnType | ColumnSchema): ColumnSchema {
   return typeof spec === "string" ? { type: spec } : spec;
 }
 
 /**
- * Checks a declared schema and writes it in the engine's compact form:
- * "<table>|<pk1>,<pk2>|<col>:<type>:<nullable 0|1>,...;<table>|...".
+ * Every problem of a declared schema, as "<path>: <message>" lines (none when it is usable): the
+ * one set of schema rules, which hosts use to check a config at start.
  */
-export function schemaText(schema: Schema): string {
-  const result = v.safeParse(SchemaShape, schema);
-  if (!result.success) {
-    const issue = result.issues[0];
-    const path = issue.path?.map((item) => String(item.key)).join(".") ?? "schema";
-    throw new EngineError("bad_request", `invalid schema at ${path}: ${issue.message}`);
-  }
-  const tables: string[] = [];
-  for (const [name, table] of Object.entries(schema.tables)) {
+export function schemaProblems(schema: unknown): string[] {
+  const issues = (result: v.SafeParseResult<v.GenericSchema>, prefix: string) =>
+    result.success
+      ? []
+      : result.issues.map((issue) => {
+          const path = issue.path?.map((item) => String(item.key)).join(".");
+          return `${prefix}${path ? `.${path}` : ""}: ${issue.message}`;
+        });
+  const shape = v.safeParse(v.strictObject({ tables: v.record(v.string(), v.unknown()) }), schema);
+  if (!shape.success) return issues(shape, "schema");
+  const tables = shape.output.tables;
+  const problems: string[] = [];
+  if (Object.keys(tables).length === 0) problems.push("schema.tables: the schema needs at least one table");
+  for (const [name, value] of Object.entries(tables)) {
+    const where = `schema.tables.${name}`;
+    const named = v.safeParse(Name, name);
+    if (!named.success) problems.push(`${where}: ${named.issues[0].message}`);
+    const parsed = v.safeParse(TableSchema, value);
+    if (!parsed.success) {
+      problems.push(...issues(parsed, where));
+      continue;
+    }
+    const table = parsed.output;
     for (const key of table.primaryKey) {
       const spec = table.columns[key];
-      if (!spec) throw new EngineError("bad_request", `primary key ${name}.${key} is not a column`);
+      if (!spec) {
+        problems.push(`${where}: every primary key column must be a declared column (${key} is not)`);
+        continue;
+      }
       const { type, nullable } = column(spec);
       if (!KEY_TYPES.includes(type) || nullable) {
-        throw new EngineError(
-          "bad_request",
-          `primary key ${name}.${key} must be a non-nullable string or integer`,
-        );
+        problems.push(`${where}.primaryKey: ${key} must be a non-nullable string or integer`);
       }
     }
     if (new Set(table.primaryKey).size !== table.primaryKey.length) {
-      throw new EngineError("bad_request", `primary key of ${name} names a column twice`);
+      problems.push(`${where}.primaryKey: names a column twice`);
     }
+  }
+  return problems;
+}
+
+/**
+ * Checks a declared schema (a `bad_request` naming its first problem) and writes it in the
+ * engine's compact form: "<table>|<pk1>,<pk2>|<col>:<type>:<nullable 0|1>,...;<table>|...".
+ */
+export function schemaText(schema: Schema): string {
+  const problems = schemaProblems(schema);
+  if (problems.length > 0) throw new EngineError("bad_request", `invalid ${problems[0]}`);
+  const tables: string[] = [];
+  for (const [name, table] of Object.entries(schema.tables)) {
     const columns = Object.entries(table.columns).map(([columnName, spec]) => {
       const { type, nullable } = column(spec);
       return `${columnName}:${type}:${nullable ? 1 : 0}`;

@@ -1,14 +1,9 @@
+import type { UpstreamChange } from "@weir/protocol";
 import { EngineError } from "./engine-error.js";
 import type { ColumnType, Schema } from "./types.js";
 
-/** A change as the upstream contract sends it. */
-export interface UpstreamChange {
-  watermark?: number | string;
-  tableName: string;
-  op: "INSERT" | "UPDATE" | "DELETE" | "TRUNCATE";
-  rowData: Record<string, unknown> | null;
-  oldData: Record<string, unknown> | null;
-}
+/** A change as the upstream contract sends it (its watermark is not needed here). */
+export type UpstreamRowChange = Pick<UpstreamChange, "tableName" | "op" | "rowData" | "oldData">;
 
 /** What a value is written as: JSON numbers and strings, or null; bigints go as decimal text. */
 export type StoredValue = number | string | null;
@@ -154,7 +149,7 @@ function key(table: TablePlan, data: unknown, what: string): StoredValue[] {
  * update that moves a row's key deletes the old key, and a TRUNCATE drops every earlier change
  * of its table. Tables the schema does not model are counted and left out.
  */
-export function reduceUpstreamBatch(schema: Schema, changes: readonly UpstreamChange[]): ReducedBatch {
+export function reduceUpstreamBatch(schema: Schema, changes: readonly UpstreamRowChange[]): ReducedBatch {
   const tables = tablePlans(schema);
   const writes = new Map<
     string,

@@ -1,17 +1,27 @@
-export { authorizeNamespace } from "./authenticate-request.js";
-export { checkAdmin } from "./check-admin.js";
-export type { Claims } from "./claims.js";
+export { authenticateRequest, authorizeNamespace } from "./auth/authenticate-request.js";
+export { checkAdmin } from "./auth/check-admin.js";
+export { type Claims, isUserID } from "./auth/claims.js";
+export { safeEqual } from "./auth/safe-equal.js";
+export { CONFIG_DEFAULTS } from "./config/config-defaults.js";
+export { ConfigError } from "./config/config-error.js";
 export {
-  CONFIG_DEFAULTS,
-  ConfigError,
-  type ResolvedConfig,
-  resolveConfig,
-  type WeirConfig,
-} from "./config.js";
-export { CONTROL_TABLE, type Knobs } from "./control-store.js";
-export type { Counters } from "./counters.js";
-export { FaultError } from "./fault.js";
-export { HttpError } from "./http-error.js";
+  DEFAULT_WEIGHTS,
+  QUOTA_DEFAULTS,
+  type QuotaConfig,
+  type RequestWeights,
+  type ResolvedQuotas,
+} from "./config/quota-config.js";
+export { resolveConfig } from "./config/resolve-config.js";
+export type { ResolvedConfig, WeirConfig } from "./config/weir-config.js";
+export type { Counters } from "./flows/counters.js";
+export { FaultError } from "./flows/fault.js";
+export type { FlowResult } from "./flows/flow-context.js";
+export type { Knobs } from "./flows/knobs.js";
+export type { Mutator, MutatorContext, MutatorTx, Row, RowKey } from "./flows/mutator.js";
+export { MutatorError } from "./flows/mutator-error.js";
+export { InFlight } from "./host/in-flight.js";
+export { createWeirHost, type HostPorts, WeirHost } from "./host/weir-host.js";
+export { HttpError } from "./http/http-error.js";
 export {
   type AuthRequest,
   jsonParts,
@@ -19,7 +29,23 @@ export {
   type RequestParts,
   type ResponseParts,
   toResponse,
-} from "./http-parts.js";
+} from "./http/http-parts.js";
+export {
+  errorDetail,
+  INTERNAL_ERROR_MESSAGE,
+  internalErrorBody,
+  newRequestId,
+} from "./http/internal-error.js";
+export { errorResponse, jsonResponse } from "./http/json-response.js";
+export { isValidNamespace, NAMESPACE_PATTERN } from "./http/namespace-name.js";
+export { tooLarge } from "./http/read-json-body.js";
+export {
+  namespaceHash,
+  type RequestKind,
+  type RequestRecord,
+  type ResultClass,
+} from "./http/request-record.js";
+export { matchRoute, type Route, type SyncKind } from "./http/route.js";
 export { type HttpUpstreamOptions, httpUpstream, type UpstreamFetch } from "./ingest/http-upstream.js";
 export {
   type BreakerLimits,
@@ -39,19 +65,21 @@ export {
   runIngestPass,
 } from "./ingest/ingest-pass.js";
 export { parseRetryAfter, retryDelayMs } from "./ingest/retry-delay.js";
-export { errorDetail, INTERNAL_ERROR_MESSAGE, internalErrorBody, newRequestId } from "./internal-error.js";
-export { errorResponse, jsonResponse } from "./json-response.js";
-export type { Mutator, MutatorContext, MutatorTx, Row, RowKey } from "./mutator.js";
-export { MutatorError } from "./mutator-error.js";
-export { isValidNamespace, NAMESPACE_PATTERN } from "./namespace.js";
-export type { AcquireContext, Unavailable } from "./namespace-registry.js";
-export type { FlowResult, NamespaceService } from "./namespace-service.js";
-export { NamespaceUnavailableError, type UnavailableReason } from "./namespace-unavailable-error.js";
+export { CONTROL_TABLE } from "./namespace/control-store.js";
+export { type CounterFlushPolicy, DEFAULT_COUNTER_FLUSH } from "./namespace/counter-flush.js";
+export type { AcquireContext, Unavailable } from "./namespace/namespace-registry.js";
+export type { NamespaceService } from "./namespace/namespace-service.js";
+export {
+  NamespaceUnavailableError,
+  type UnavailableReason,
+} from "./namespace/namespace-unavailable-error.js";
+export { type StorageFailure, storageFailure } from "./namespace/storage-failure.js";
 export { type Clock, systemClock } from "./ports/clock.js";
 export { consoleJsonLogger, type Logger, type LogLevel, logLine } from "./ports/logger.js";
 export { memoryQuotaStore, type QuotaCount, type QuotaSpend, type QuotaStore } from "./ports/quota-store.js";
 export type { Scheduler } from "./ports/scheduler.js";
 export type { NamespaceStore, OpenContext, Storage, StoreCloseOutcome } from "./ports/storage.js";
+export { TimerScheduler } from "./ports/timer-scheduler.js";
 export {
   UpstreamCallError,
   type UpstreamChangesPage,
@@ -60,17 +88,3 @@ export {
   type UpstreamSource,
 } from "./ports/upstream-source.js";
 export type { Wake, WakeTarget } from "./ports/wake.js";
-export {
-  DEFAULT_WEIGHTS,
-  QUOTA_DEFAULTS,
-  type QuotaConfig,
-  type RequestWeights,
-  type ResolvedQuotas,
-} from "./quota-config.js";
-export { tooLarge } from "./read-json-body.js";
-export { namespaceHash, type RequestKind, type RequestRecord, type ResultClass } from "./request-record.js";
-export { matchRoute, type Route, type SyncKind } from "./route.js";
-export { safeEqual } from "./safe-equal.js";
-export { type StorageFailure, storageFailure } from "./storage-failure.js";
-export { TimerScheduler } from "./timer-scheduler.js";
-export { createWeirHost, type HostPorts, WeirHost } from "./weir-host.js";

@@ -1,4 +1,4 @@
-import type { Claims, Logger } from "@weir/host-core";
+import { type Claims, isUserID, type Logger } from "@weir/host-core";
 import { createRemoteJWKSet, type JWTPayload, type JWTVerifyGetKey, jwtVerify } from "jose";
 
 export type JwtOptions =
@@ -55,7 +55,7 @@ export function jwtAuthenticator(
       return null;
     }
     const userID = typeof payload.sub === "string" ? payload.sub : payload.userID;
-    if (typeof userID !== "string" || userID.length === 0 || userID.length > 256) return null;
+    if (!isUserID(userID)) return null;
     return { ...payload, userID };
   };
 }
@@ -64,6 +64,6 @@ export function jwtAuthenticator(
 export function devAuthenticator(): (request: Request) => Claims | null {
   return (request) => {
     const userID = credential(request);
-    return userID && userID.length <= 256 ? { userID } : null;
+    return isUserID(userID) ? { userID } : null;
   };
 }

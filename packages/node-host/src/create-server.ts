@@ -7,57 +7,28 @@ import {
 import type { AddressInfo } from "node:net";
 import type { Duplex } from "node:stream";
 import {
-  ConfigError,
   createWeirHost,
   errorDetail,
-  errorResponse,
+  InFlight,
   internalErrorBody,
   jsonParts,
-  type Logger,
   newRequestId,
   resolveConfig,
   TimerScheduler,
   type WeirConfig,
   type WeirHost,
 } from "@weir/host-core";
-import { devAuthenticator, type JwtOptions, jwtAuthenticator } from "./auth.js";
-import { answerClientError, readBody, toParts, writeParts, writeRawAnswer } from "./http-bridge.js";
+import { answerClientError, readBody, toParts, writeParts } from "./http-bridge.js";
 import { jsonLineLogger } from "./json-line-logger.js";
 import { loadNodeEngine } from "./load-node-engine.js";
 import { Metrics } from "./metrics.js";
+import { checkNodeOptions, chooseAuthentication, type NodeHostOptions } from "./node-options.js";
 import { defaultMaxOpenNamespaces } from "./open-file-limit.js";
 import { type FileStorage, fileStorage, memoryStorage } from "./storage.js";
 import { WsWake } from "./wake.js";
+import { answerWakeUpgrade } from "./wake-upgrade.js";
 
-export interface NodeHostOptions extends Omit<WeirConfig, "authenticate"> {
-  /** Your own authentication; otherwise `jwt`, or `devAuth` in development. */
-  authenticate?: WeirConfig["authenticate"];
-  /** Where `<namespace>.sqlite` files live (default `.data`, relative to the working directory). */
-  dataDir?: string;
-  /** `file` (better-sqlite3, the default) or `memory` (sql.js; lost when the server stops). */
-  storage?: "file" | "memory";
-  /** Development only: the Authorization header is the user id, unverified. */
-  devAuth?: boolean;
-  /** JWT verification: HS256 with a shared secret, or the keys of a JWKS URL. `sub` is the user id. */
-  jwt?: JwtOptions;
-  logger?: Logger;
-  /**
-   * Caps each namespace's database file at about this size (SQLite's max_page_count; default no
-   * cap): past it, pushes answer 507 and store nothing, while pulls go on.
-   */
-  maxDatabaseBytes?: number;
-  /** Close a namespace's database this long after its last request (default 60 s, within a second; file storage only). */
-  idleCloseMs?: number;
-  /** Protocol-level ping of wake sockets; one that missed a beat is dropped (default 30 s). */
-  heartbeatMs?: number;
-  /** Serve Prometheus metrics at `GET /metrics` (default true). */
-  metrics?: boolean;
-  /**
-   * Your own routes (static files of an app, a health check), tried before weir's: answer true
-   * when it answered the request.
-   */
-  onRequest?(req: IncomingMessage, res: ServerResponse): boolean | Promise<boolean>;
-}
+export type { NodeHostOptions } from "./node-options.js";
 
 export interface ListenOptions {
   /** 0 (the default) picks a free port. */
@@ -89,18 +60,8 @@ export function createServer(options: NodeHostOptions): WeirServer {
     maxOpenNamespaces: options.maxOpenNamespaces ?? defaultMaxOpenNamespaces(),
   };
   resolveConfig(config);
-  if (options.storage !== undefined && options.storage !== "file" && options.storage !== "memory") {
-    throw new ConfigError(`invalid weir config:\n - storage: expected "file" or "memory"`);
-  }
+  checkNodeOptions(options);
   const maxBytes = options.maxDatabaseBytes;
-  if (maxBytes !== undefined && !(Number.isSafeInteger(maxBytes) && maxBytes >= 64 * 1024)) {
-    throw new ConfigError("invalid weir config:\n - maxDatabaseBytes: expected an integer of at least 65536");
-  }
-  if (options.devAuth) {
-    logger.log("warn", {
-      msg: "development authentication is on: the Authorization header is taken as the user id, unverified; never use it in production",
-    });
-  }
 
   const wake = new WsWake(options.heartbeatMs ?? 30_000);
   const scheduler = new TimerScheduler();
@@ -114,9 +75,8 @@ export function createServer(options: NodeHostOptions): WeirServer {
           unavailableNamespaces: () => host?.unavailableNamespaces.size ?? 0,
           wakeSockets: () => wake.total,
         });
-  // Requests and upgrades being answered, and what `close` waits on until there are none.
-  let pending = 0;
-  let drained: (() => void) | undefined;
+  // Requests and upgrades being answered (weir's and the app's own routes), which `close` awaits.
+  const inflight = new InFlight();
   let idleTimer: NodeJS.Timeout | undefined;
   let closing: Promise<void> | undefined;
   let files: FileStorage | undefined;
@@ -129,8 +89,7 @@ export function createServer(options: NodeHostOptions): WeirServer {
       });
     }
     const [engine, storage] = await Promise.all([loadNodeEngine(), files ?? memoryStorage()]);
-    host = createWeirHost(config, {
-      engine,
+    host = createWeirHost(config, engine, {
       storage,
       ...(files ? { quotaStore: files.quotaStore } : {}),
       scheduler,
@@ -157,24 +116,6 @@ export function createServer(options: NodeHostOptions): WeirServer {
     return ready;
   };
 
-  const track = (work: Promise<void>) => {
-    pending++;
-    const done = () => {
-      if (--pending > 0 || !drained) return;
-      const resolve = drained;
-      drained = undefined;
-      resolve();
-    };
-    work.then(done, done);
-  };
-  const allAnswered = async () => {
-    while (pending > 0) {
-      await new Promise<void>((resolve) => {
-        drained = resolve;
-      });
-    }
-  };
-
   // Awaits only what is not at hand: each await costs a turn of the microtask queue.
   const answer = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     if (options.onRequest && (await options.onRequest(req, res))) return;
@@ -189,13 +130,12 @@ export function createServer(options: NodeHostOptions): WeirServer {
     const response = parts
       ? await weir.handleParts(parts)
       : jsonParts({ error: "bad_request", message: "the request target must be a path" }, 400);
-    const written = writeParts(res, response, overflow);
-    if (written) await written;
+    writeParts(res, response, overflow);
   };
 
   const httpServer = createHttpServer();
   httpServer.on("request", (req, res) => {
-    track(
+    inflight.track(
       answer(req, res).catch((error: unknown) => {
         const requestId = newRequestId();
         logger.log("error", { msg: "request bridge failed", requestId, error: errorDetail(error) });
@@ -208,21 +148,12 @@ export function createServer(options: NodeHostOptions): WeirServer {
   httpServer.on("clientError", answerClientError);
   httpServer.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     socket.on("error", () => socket.destroy());
-    track(
-      (async () => {
-        const weir = await ensureStarted();
-        const request = toParts(req, null)?.request();
-        if (!request) {
-          await rejectUpgrade(socket, errorResponse(400, "bad_request", "bad request target"));
-          return;
-        }
-        const upgrade = { req, socket, head, accepted: false };
-        wake.expect(request, upgrade);
-        const response = await weir.handle(request);
-        if (!upgrade.accepted) await rejectUpgrade(socket, response);
-      })().catch(() => {
-        socket.destroy();
-      }),
+    inflight.track(
+      ensureStarted()
+        .then((weir) => answerWakeUpgrade(weir, wake, req, socket, head))
+        .catch(() => {
+          socket.destroy();
+        }),
     );
   });
 
@@ -253,10 +184,10 @@ export function createServer(options: NodeHostOptions): WeirServer {
           httpServer.close(() => resolve());
         });
         httpServer.closeIdleConnections();
-        await allAnswered();
+        await inflight.drained();
         await host?.close();
         await files?.close();
-        await allAnswered();
+        await inflight.drained();
         if (idleTimer) clearInterval(idleTimer);
         wake.close();
         scheduler.close();
@@ -267,34 +198,4 @@ export function createServer(options: NodeHostOptions): WeirServer {
       return closing;
     },
   };
-}
-
-function chooseAuthentication(options: NodeHostOptions, logger: Logger): WeirConfig["authenticate"] {
-  const chosen = [
-    options.authenticate && "authenticate",
-    options.jwt && "jwt",
-    options.devAuth && "devAuth",
-  ].filter(Boolean);
-  if (chosen.length !== 1) {
-    throw new ConfigError(
-      chosen.length === 0
-        ? "invalid weir config:\n - authentication: set jwt ({ secret } or { jwksUrl }), authenticate, or devAuth: true for development"
-        : `invalid weir config:\n - authentication: choose one of ${chosen.join(", ")}`,
-    );
-  }
-  if (options.authenticate) return options.authenticate;
-  if (options.jwt) {
-    const jwt = options.jwt as Partial<{ secret: unknown; jwksUrl: unknown }>;
-    if (typeof jwt.secret !== "string" && typeof jwt.jwksUrl !== "string") {
-      throw new ConfigError(
-        "invalid weir config:\n - jwt: expected { secret: string } or { jwksUrl: string }",
-      );
-    }
-    return jwtAuthenticator(options.jwt, logger);
-  }
-  return devAuthenticator();
-}
-
-async function rejectUpgrade(socket: Duplex, response: Response): Promise<void> {
-  writeRawAnswer(socket, response.status, await response.text().catch(() => ""));
 }

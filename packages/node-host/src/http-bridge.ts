@@ -1,6 +1,6 @@
 import { type IncomingHttpHeaders, type IncomingMessage, type ServerResponse, STATUS_CODES } from "node:http";
 import type { Duplex } from "node:stream";
-import type { RequestParts, ResponseParts } from "@weir/host-core";
+import { jsonParts, type RequestParts, type ResponseParts } from "@weir/host-core";
 
 /** A request body as read: `overflow` when it went past the limit and reading stopped. */
 export interface ReadBody {
@@ -136,12 +136,15 @@ export function toParts(req: IncomingMessage, body: Buffer | null): RequestParts
   };
 }
 
-/**
- * Writes host-core's answer; a dropped one breaks the connection instead. Synchronous but for a
- * standard Response (a rejected upgrade), whose body is read first.
- */
-export function writeParts(res: ServerResponse, parts: ResponseParts, close: boolean): void | Promise<void> {
-  if (parts.response) return writeResponse(res, parts.response, close);
+/** Writes host-core's answer; a dropped one breaks the connection instead. */
+export function writeParts(res: ServerResponse, answer: ResponseParts, close: boolean): void {
+  // A wake upgrade goes through the server's upgrade event; a plain request cannot be one.
+  const parts = answer.upgrade
+    ? jsonParts(
+        { error: "bad_request", message: "this route is a WebSocket: send `Upgrade: websocket`" },
+        400,
+      )
+    : answer;
   if (parts.drop) {
     res.destroy();
     return;
@@ -154,29 +157,6 @@ export function writeParts(res: ServerResponse, parts: ResponseParts, close: boo
   if (close) headers.push("connection", "close");
   res.writeHead(parts.status, headers);
   res.end(parts.body ?? undefined);
-}
-
-/**
- * Writes a standard Response. The body is read in full before the status goes out, so a body that
- * fails (a dropped push response) destroys the connection and the client sees no answer at all.
- */
-export async function writeResponse(res: ServerResponse, response: Response, close: boolean): Promise<void> {
-  let body: string | null = null;
-  if (response.body) {
-    try {
-      body = await response.text();
-    } catch {
-      res.destroy();
-      return;
-    }
-  }
-  const headers: Record<string, string> = {};
-  response.headers.forEach((value, name) => {
-    headers[name] = value;
-  });
-  if (close) headers.connection = "close";
-  res.writeHead(response.status, headers);
-  res.end(body);
 }
 
 /**

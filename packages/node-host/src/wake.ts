@@ -1,15 +1,7 @@
 import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
-import { errorResponse, type Wake, type WakeTarget } from "@weir/host-core";
+import type { Wake, WakeTarget } from "@weir/host-core";
 import { WebSocket, WebSocketServer } from "ws";
-
-/** The raw upgrade a wake request arrived with, so that `accept` can hand the socket to `ws`. */
-export interface PendingUpgrade {
-  req: IncomingMessage;
-  socket: Duplex;
-  head: Buffer;
-  accepted: boolean;
-}
 
 interface WakeSocket {
   ws: WebSocket;
@@ -24,7 +16,6 @@ interface WakeSocket {
 export class WsWake implements Wake {
   private readonly server = new WebSocketServer({ noServer: true, maxPayload: 1024 });
   private readonly sockets = new Map<string, Set<WakeSocket>>();
-  private readonly pending = new WeakMap<Request, PendingUpgrade>();
   private readonly heartbeat: NodeJS.Timeout;
 
   constructor(heartbeatMs: number) {
@@ -32,20 +23,9 @@ export class WsWake implements Wake {
     this.heartbeat.unref();
   }
 
-  /** Remembers the raw upgrade behind a Request before host-core routes it. */
-  expect(request: Request, upgrade: PendingUpgrade): void {
-    this.pending.set(request, upgrade);
-  }
-
-  accept(request: Request, target: WakeTarget): Response {
-    const upgrade = this.pending.get(request);
-    if (!upgrade) {
-      return errorResponse(400, "bad_request", "this route is a WebSocket: send `Upgrade: websocket`");
-    }
-    upgrade.accepted = true;
-    this.server.handleUpgrade(upgrade.req, upgrade.socket, upgrade.head, (ws) => this.add(target, ws));
-    // Node's Response cannot carry 101; `ws` already answered the upgrade on the socket.
-    return new Response(null, { status: 200 });
+  /** Takes over an upgrade host-core accepted as a wake socket for `target`. */
+  accept(req: IncomingMessage, socket: Duplex, head: Buffer, target: WakeTarget): void {
+    this.server.handleUpgrade(req, socket, head, (ws) => this.add(target, ws));
   }
 
   send(namespace: string, exceptClientID: string | null): number {

@@ -11,7 +11,7 @@ import { Writable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import pg from "pg";
 import { to as copyTo } from "pg-copy-streams";
-import { createUpstreamServer, postgresUpstream } from "../dist/index.js";
+import { postgresUpstream, serveUpstream } from "../dist/index.js";
 import { startPostgres } from "../dist/testing.js";
 
 const SNAPSHOT_ROWS = Number(process.env.WEIR_BENCH_SNAPSHOT_ROWS ?? 1_000_000);
@@ -61,7 +61,7 @@ try {
     namespaces: ["bench"],
     notify: { url: `http://127.0.0.1:${weir.address().port}` },
   });
-  const server = createUpstreamServer({ upstream });
+  const server = serveUpstream(upstream);
   const { url } = await server.listen();
 
   // 1. Snapshot: every row through the contract's pages, over HTTP.

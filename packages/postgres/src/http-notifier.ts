@@ -1,4 +1,4 @@
-import { encodeWatermark } from "./watermark.js";
+import { encodeWatermark } from "@weir/protocol";
 
 export interface HttpNotifierOptions {
   /** weir's base URL: a namespace's notify route is `<url>/<namespace>/notify`. */

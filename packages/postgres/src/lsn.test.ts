@@ -1,6 +1,6 @@
+import { encodeWatermark } from "@weir/protocol";
 import { describe, expect, it } from "vitest";
 import { formatLsn, parseLsn } from "./lsn.js";
-import { encodeWatermark } from "./watermark.js";
 
 describe("LSNs and watermarks", () => {
   it("read an LSN as the 64-bit integer its halves spell, and write it back", () => {

@@ -1,4 +1,6 @@
 import { createHash } from "node:crypto";
+import { UpstreamCallError, UpstreamGoneError, type UpstreamSource } from "@weir/host-core";
+import { encodeWatermark } from "@weir/protocol";
 import pg from "pg";
 import type { Registry } from "prom-client";
 import { ChangeBuffer } from "./change-buffer.js";
@@ -13,8 +15,6 @@ import { readSnapshotPage } from "./read-snapshot-page.js";
 import { readTables, type TablePlan } from "./read-tables.js";
 import { ReplicationReader } from "./replication-reader.js";
 import { SESSION_OPTIONS } from "./session-options.js";
-import { UpstreamError } from "./upstream-error.js";
-import { UpstreamGoneError } from "./upstream-gone-error.js";
 import { upstreamMetrics } from "./upstream-metrics.js";
 import {
   DEFAULT_RETENTION,
@@ -22,9 +22,7 @@ import {
   resolveOptions,
   tableOptions,
 } from "./upstream-options.js";
-import type { UpstreamSource } from "./upstream-source.js";
 import type { UpstreamStatus } from "./upstream-status.js";
-import { encodeWatermark } from "./watermark.js";
 
 /** Most changes or rows one call may ask for (a transaction may still run past it). */
 export const MAX_LIMIT = 100_000;
@@ -63,7 +61,7 @@ function configKey(plans: TablePlan[]): string {
 
 function positiveLimit(limit: number): number {
   if (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_LIMIT) {
-    throw new UpstreamError(400, "bad_request", `limit must be an integer from 1 to ${MAX_LIMIT}`);
+    throw new UpstreamCallError(400, "bad_request", `limit must be an integer from 1 to ${MAX_LIMIT}`);
   }
   return limit;
 }
@@ -158,18 +156,22 @@ export async function postgresUpstream(input: PostgresUpstreamOptions): Promise<
 
   const source = (namespace: string): UpstreamSource => {
     if (typeof namespace !== "string" || namespace.length === 0 || namespace.length > MAX_NAMESPACE_LENGTH) {
-      throw new UpstreamError(400, "bad_request", `a namespace is 1 to ${MAX_NAMESPACE_LENGTH} characters`);
+      throw new UpstreamCallError(
+        400,
+        "bad_request",
+        `a namespace is 1 to ${MAX_NAMESPACE_LENGTH} characters`,
+      );
     }
     return {
       async changes(watermark, limit) {
         positiveLimit(limit);
         if (typeof watermark !== "bigint" || watermark < 0n) {
-          throw new UpstreamError(400, "bad_request", "watermark must be a non-negative integer");
+          throw new UpstreamCallError(400, "bad_request", "watermark must be a non-negative integer");
         }
-        if (closed) throw new UpstreamError(503, "upstream_unavailable", "the upstream is closed");
-        if (watermark < buffer.floor) throw new UpstreamGoneError(watermark, buffer.floor);
+        if (closed) throw new UpstreamCallError(503, "upstream_unavailable", "the upstream is closed");
+        if (watermark < buffer.floor) throw new UpstreamGoneError(buffer.floor, watermark);
         if (watermark > buffer.head) {
-          throw new UpstreamError(
+          throw new UpstreamCallError(
             409,
             "conflict",
             `watermark ${watermark} is ahead of this upstream's newest, ${buffer.head}: it comes from another upstream or a replaced buffer`,
@@ -183,13 +185,13 @@ export async function postgresUpstream(input: PostgresUpstreamOptions): Promise<
         positiveLimit(limit);
         const plan = planByName.get(table);
         if (!plan) {
-          throw new UpstreamError(
+          throw new UpstreamCallError(
             404,
             "not_found",
             `unknown table ${table}; this upstream serves ${[...planByName.keys()].join(", ")}`,
           );
         }
-        if (closed) throw new UpstreamError(503, "upstream_unavailable", "the upstream is closed");
+        if (closed) throw new UpstreamCallError(503, "upstream_unavailable", "the upstream is closed");
         return readSnapshotPage(pool, buffer, plan, tenantMode ? namespace : undefined, cursor, limit);
       },
     };

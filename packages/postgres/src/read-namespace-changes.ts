@@ -1,5 +1,6 @@
+import type { UpstreamChangesPage as ChangesPage } from "@weir/host-core";
+import type { UpstreamChange } from "@weir/protocol";
 import type { ChangeBuffer, StoredChange } from "./change-buffer.js";
-import type { ChangesPage, UpstreamChange } from "./upstream-source.js";
 
 function parse(json: string | null): Record<string, unknown> | null {
   return json === null ? null : (JSON.parse(json) as Record<string, unknown>);

@@ -1,9 +1,8 @@
+import { type UpstreamSnapshotPage as SnapshotPage, UpstreamCallError } from "@weir/host-core";
 import type pg from "pg";
 import type { ChangeBuffer } from "./change-buffer.js";
 import { quoteIdentifier as quote } from "./quote-identifier.js";
 import type { TablePlan } from "./read-tables.js";
-import { UpstreamError } from "./upstream-error.js";
-import type { SnapshotPage } from "./upstream-source.js";
 
 /** Every value as the text PostgreSQL prints, decoded by the same codecs as the change stream. */
 const RAW_TEXT = { getTypeParser: () => (text: string) => text };
@@ -24,7 +23,11 @@ function decodeCursor(cursor: string, plan: TablePlan): string[] {
     key.length !== plan.primaryKey.length ||
     !key.every((part) => typeof part === "string")
   ) {
-    throw new UpstreamError(400, "bad_request", `cursor is not one this server gave for table ${plan.name}`);
+    throw new UpstreamCallError(
+      400,
+      "bad_request",
+      `cursor is not one this server gave for table ${plan.name}`,
+    );
   }
   return key as string[];
 }
@@ -112,7 +115,7 @@ export async function readSnapshotPage(
   try {
     client = await pool.connect();
   } catch (error) {
-    throw new UpstreamError(
+    throw new UpstreamCallError(
       503,
       "upstream_unavailable",
       `PostgreSQL is unreachable: ${(error as Error).message}`,
@@ -141,9 +144,13 @@ export async function readSnapshotPage(
   } catch (error) {
     await client.query("ROLLBACK").catch(() => {});
     client.release(true);
-    if (error instanceof UpstreamError) throw error;
+    if (error instanceof UpstreamCallError) throw error;
     if (!isConnectionError(error)) throw error;
-    throw new UpstreamError(503, "upstream_unavailable", `snapshot read failed: ${(error as Error).message}`);
+    throw new UpstreamCallError(
+      503,
+      "upstream_unavailable",
+      `snapshot read failed: ${(error as Error).message}`,
+    );
   }
   client.release();
 

@@ -1,8 +1,8 @@
+import { retryDelayMs } from "@weir/host-core";
 import { LogicalReplicationService, PgoutputPlugin } from "pg-logical-replication";
 import type { BufferedChange, ChangeBuffer, CommittedTransaction, Retention } from "./change-buffer.js";
 import { formatLsn, parseLsn } from "./lsn.js";
 import type { TablePlan } from "./read-tables.js";
-import { retryDelay } from "./retry-delay.js";
 import { rowChange } from "./row-change.js";
 import { type SchemaDrift, schemaDrift } from "./schema-drift.js";
 import { SESSION_OPTIONS } from "./session-options.js";
@@ -120,7 +120,7 @@ export class ReplicationReader {
         this.attempts++;
         this.lastError = (error as Error).message;
         this.state = "reconnecting";
-        await this.sleep(retryDelay(this.attempts, this.options.random()));
+        await this.sleep(retryDelayMs(this.attempts, this.options.random()));
       }
     }
     if (this.state !== "drift") this.state = "stopped";

@@ -2,13 +2,9 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parse, UpstreamChangesResponse, UpstreamGone, UpstreamSnapshotResponse } from "@weir/protocol";
+import type { UpstreamServer } from "@weir/upstream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  createUpstreamServer,
-  type PostgresUpstream,
-  postgresUpstream,
-  type UpstreamServer,
-} from "../src/index.js";
+import { type PostgresUpstream, postgresUpstream, serveUpstream } from "../src/index.js";
 import { startPostgres, type TestPostgres } from "../src/testing.js";
 import { NamespaceModel, sortByKey, waitFor } from "./namespace-model.js";
 
@@ -31,7 +27,7 @@ beforeAll(async () => {
     tables: ["item", "big"],
     bufferFile: join(dir, "buffer.sqlite"),
   });
-  server = createUpstreamServer({ upstream, token: TOKEN });
+  server = serveUpstream(upstream, { token: TOKEN });
   ({ url } = await server.listen());
 });
 

@@ -1,4 +1,5 @@
-import type { UpstreamChange, UpstreamSource } from "../src/index.js";
+import type { UpstreamSource } from "@weir/host-core";
+import type { UpstreamChange } from "@weir/protocol";
 
 /**
  * A namespace as weir would keep it, reduced to its rows: snapshot pages are put, then changes

@@ -3,7 +3,7 @@ import { createServer, type Server } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createUpstreamServer, dropReplication, postgresUpstream } from "../src/index.js";
+import { dropReplication, postgresUpstream, serveUpstream } from "../src/index.js";
 import { startPostgres, type TestPostgres } from "../src/testing.js";
 import { waitFor } from "./namespace-model.js";
 
@@ -91,7 +91,7 @@ describe("operations", () => {
       bufferFile: join(dir, "ops.sqlite"),
       notify: { url: `${weir.url}/base/`, token: "notify-token" },
     });
-    const server = createUpstreamServer({ upstream, token: "t" });
+    const server = serveUpstream(upstream, { token: "t" });
     const { url } = await server.listen();
     try {
       await db.sql("INSERT INTO note VALUES (1, 'acme', 'a'), (2, 'globex/eu', 'b')");

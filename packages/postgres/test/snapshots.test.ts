@@ -1,9 +1,10 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { UpstreamGoneError } from "@weir/host-core";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { postgresUpstream, UpstreamGoneError } from "../src/index.js";
+import { postgresUpstream } from "../src/index.js";
 import { startPostgres, type TestPostgres } from "../src/testing.js";
 import { NamespaceModel, sortByKey, waitFor } from "./namespace-model.js";
 

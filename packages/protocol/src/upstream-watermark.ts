@@ -20,3 +20,8 @@ export const UpstreamWatermark = v.union([
   ),
 ]);
 export type UpstreamWatermark = v.InferOutput<typeof UpstreamWatermark>;
+
+/** A watermark as the contract sends it: a JSON number while safe, a decimal string beyond. */
+export function encodeWatermark(watermark: bigint): number | string {
+  return watermark <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(watermark) : watermark.toString();
+}

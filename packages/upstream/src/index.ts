@@ -1,3 +1,7 @@
 export { type SqliteUpstream, type SqliteUpstreamOptions, sqliteUpstream } from "./sqlite-upstream.js";
-export { createUpstreamServer, type UpstreamServer, type UpstreamServerOptions } from "./upstream-server.js";
-export { watermarkJson } from "./watermark-json.js";
+export {
+  createUpstreamServer,
+  type UpstreamOperations,
+  type UpstreamServer,
+  type UpstreamServerOptions,
+} from "./upstream-server.js";

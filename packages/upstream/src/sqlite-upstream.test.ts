@@ -18,27 +18,27 @@ describe("sqliteUpstream", () => {
     expect(first.watermark).toBe(1n);
     expect(first.changes).toEqual([
       {
-        watermark: 1,
+        watermark: 1n,
         tableName: "todo",
         op: "INSERT",
         rowData: { id: "a", owner: "u", done: false, sort: 1.5 },
         oldData: null,
       },
       {
-        watermark: 1,
+        watermark: 1n,
         tableName: "todo",
         op: "INSERT",
         rowData: { id: "b", owner: "u", done: true, sort: 0.30000000000000004 },
         oldData: null,
       },
       {
-        watermark: 1,
+        watermark: 1n,
         tableName: "todo",
         op: "UPDATE",
         rowData: { id: "a2", owner: "u", done: true, sort: 1.5 },
         oldData: { id: "a" },
       },
-      { watermark: 1, tableName: "todo", op: "DELETE", rowData: null, oldData: { id: "b" } },
+      { watermark: 1n, tableName: "todo", op: "DELETE", rowData: null, oldData: { id: "b" } },
     ]);
     db.prepare("UPDATE todo SET sort = 2 WHERE id = 'a2'").run();
     const second = await upstream.changes(1n, 100);

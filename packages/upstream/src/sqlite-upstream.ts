@@ -1,10 +1,12 @@
-import { type ColumnType, type Schema, schemaText, type UpstreamChange } from "@weir/engine-wasm";
+import { type ColumnType, type Schema, schemaText } from "@weir/engine-wasm";
 import {
+  UpstreamCallError,
   type UpstreamChangesPage,
   UpstreamGoneError,
   type UpstreamSnapshotPage,
   type UpstreamSource,
 } from "@weir/host-core";
+import type { UpstreamChange } from "@weir/protocol";
 import Database from "better-sqlite3";
 
 export interface SqliteUpstreamOptions {
@@ -194,7 +196,7 @@ export function sqliteUpstream(options: SqliteUpstreamOptions): SqliteUpstream {
       changes: included.map(([w, tbl, op, row, old]): UpstreamChange => {
         const table = byName.get(tbl)!;
         return {
-          watermark: Number(w) <= Number.MAX_SAFE_INTEGER ? Number(w) : w.toString(),
+          watermark: w,
           tableName: tbl,
           op: op as UpstreamChange["op"],
           rowData: parseRow(table, row),
@@ -236,20 +238,12 @@ export function sqliteUpstream(options: SqliteUpstreamOptions): SqliteUpstream {
     },
     async snapshotPage(tableName, cursor, limit) {
       const table = byName.get(tableName);
-      if (!table) throw new UpstreamTableError(tableName);
+      if (!table) throw new UpstreamCallError(404, "not_found", `no table ${tableName} upstream`);
       publish();
       return snapshot(table, cursor === null ? null : parseCursor(cursor, table), limit);
     },
     close: () => db.close(),
   };
-}
-
-/** A snapshot of a table the source does not serve. */
-export class UpstreamTableError extends Error {
-  override readonly name = "UpstreamTableError";
-  constructor(readonly table: string) {
-    super(`no table ${table} upstream`);
-  }
 }
 
 function parseCursor(cursor: string, table: TableInfo): unknown[] {
@@ -259,14 +253,7 @@ function parseCursor(cursor: string, table: TableInfo): unknown[] {
   } catch {
     key = undefined;
   }
-  if (!Array.isArray(key) || key.length !== table.key.length) throw new UpstreamCursorError(cursor);
+  if (!Array.isArray(key) || key.length !== table.key.length)
+    throw new UpstreamCallError(400, "bad_request", `not a snapshot cursor: ${cursor.slice(0, 100)}`);
   return key;
-}
-
-/** A cursor this source did not hand out. */
-export class UpstreamCursorError extends Error {
-  override readonly name = "UpstreamCursorError";
-  constructor(cursor: string) {
-    super(`not a snapshot cursor: ${cursor.slice(0, 100)}`);
-  }
 }

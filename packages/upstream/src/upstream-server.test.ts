@@ -55,12 +55,13 @@ describe("createUpstreamServer", () => {
     alpha.publish();
     alpha.db.prepare("INSERT INTO todo VALUES ('y', 'u', 1, 2.5)").run();
     alpha.publish();
-    expect(await get("/alpha/changes?watermark=0")).toEqual({
+    expect(await get("/alpha/changes?watermark=0")).toMatchObject({
       status: 410,
       json: { error: "gone", oldest: 2 },
     });
     expect((await get("/alpha/changes?watermark=-1")).status).toBe(400);
     expect((await get("/alpha/changes?watermark=1&limit=0")).status).toBe(400);
+    expect((await get("/alpha/changes?watermark=1&limit=100001")).status).toBe(400);
     expect((await get("/alpha/snapshot?limit=3")).status).toBe(400);
     expect((await get("/alpha/snapshot?table=nope")).status).toBe(404);
     expect((await get("/alpha/snapshot?table=todo&cursor=%7B")).status).toBe(400);

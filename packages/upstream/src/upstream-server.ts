@@ -1,131 +1,146 @@
+import { timingSafeEqual } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
 import { UpstreamCallError, UpstreamGoneError, type UpstreamSource } from "@weir/host-core";
-import { UpstreamCursorError, UpstreamTableError } from "./sqlite-upstream.js";
-import { watermarkJson } from "./watermark-json.js";
+import { encodeWatermark } from "@weir/protocol";
+import { parseUpstreamQuery } from "./parse-upstream-query.js";
+
+/** What an operator may read of a source: its status as JSON, and Prometheus metrics. */
+export interface UpstreamOperations {
+  status?(): unknown | Promise<unknown>;
+  metrics?: { readonly contentType: string; metrics(): Promise<string> };
+}
 
 export interface UpstreamServerOptions {
   /** One source at the root (`/changes`), or one per namespace (`/<namespace>/changes`). */
   source: UpstreamSource | ((namespace: string) => UpstreamSource | null);
-  /** Requests must carry `Authorization: Bearer <token>` when set. */
+  /** Every request must carry `Authorization: Bearer <token>` (none checked when absent). */
   token?: string;
-  /** Default 1,000; at most 10,000. */
-  defaultLimit?: number;
+  /** Served at `GET /status` and `GET /metrics`, behind the same token. */
+  operations?: UpstreamOperations;
 }
 
 export interface UpstreamServer {
   readonly httpServer: Server;
+  /** Listens (port 0 picks a free one; host 127.0.0.1 unless given) and answers the URL. */
   listen(options?: { port?: number; host?: string }): Promise<{ url: string; port: number }>;
+  /** Stops accepting and ends open connections; the sources stay open. */
   close(): Promise<void>;
 }
 
-const MAX_LIMIT = 10_000;
-const WATERMARK = /^(0|[1-9][0-9]{0,19})$/;
+const JSON_HEADERS = { "content-type": "application/json", "cache-control": "no-store" };
 
-class BadRequest extends Error {}
-
-function send(res: ServerResponse, status: number, body: unknown): void {
-  const text = typeof body === "string" ? body : JSON.stringify(body);
-  res.writeHead(status, {
-    "content-type": "application/json; charset=utf-8",
-    "content-length": Buffer.byteLength(text),
-  });
-  res.end(text);
+function send(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
+  res.writeHead(status, { ...JSON_HEADERS, ...headers });
+  res.end(
+    JSON.stringify(body, (_key, value) => (typeof value === "bigint" ? encodeWatermark(value) : value)),
+  );
 }
 
-function limitParam(url: URL, fallback: number): number {
-  const text = url.searchParams.get("limit");
-  if (text === null) return fallback;
-  const limit = Number(text);
-  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT)
-    throw new BadRequest(`limit must be 1 to ${MAX_LIMIT}`);
-  return limit;
+function authorized(req: IncomingMessage, token: string | undefined): boolean {
+  if (token === undefined) return true;
+  const header = req.headers.authorization ?? "";
+  const given = Buffer.from(header.startsWith("Bearer ") ? header.slice(7) : "");
+  const expected = Buffer.from(token);
+  return given.length === expected.length && timingSafeEqual(given, expected);
 }
 
 /**
- * Serves the upstream contract (`GET /changes`, `GET /snapshot`) for a source, over node:http:
- * watermarks as JSON numbers while safe and decimal strings beyond, 410 for a watermark older
- * than what the source keeps, JSON errors for bad requests.
+ * weir's upstream contract over `node:http`: `GET /changes` and `GET /snapshot` (under
+ * `/<namespace>` for per-namespace sources), and the operations routes. Watermarks go out as JSON
+ * numbers while safe and decimal strings beyond; every error is JSON `{ error, message }` (410
+ * adds `oldest`); bad input is a 4xx and changes nothing.
  */
 export function createUpstreamServer(options: UpstreamServerOptions): UpstreamServer {
-  const defaultLimit = options.defaultLimit ?? 1_000;
-  const sourceFor = (segments: string[]): UpstreamSource | null => {
-    if (typeof options.source !== "function") return segments.length === 1 ? options.source : null;
-    return segments.length === 2 ? options.source(decodeURIComponent(segments[0]!)) : null;
-  };
+  const { token, operations } = options;
+  const perNamespace = typeof options.source === "function";
 
-  const answer = async (req: IncomingMessage, res: ServerResponse) => {
-    const url = new URL(req.url ?? "/", "http://upstream");
-    if (options.token !== undefined && req.headers.authorization !== `Bearer ${options.token}`) {
-      send(res, 401, { error: "unauthorized", message: "a bearer token is required" });
+  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const url = new URL(req.url ?? "/", "http://upstream.invalid");
+    if (!authorized(req, token)) {
+      send(
+        res,
+        401,
+        { error: "unauthorized", message: "a valid bearer token is required" },
+        { "www-authenticate": "Bearer" },
+      );
       return;
     }
-    if (req.method !== "GET") {
-      send(res, 405, { error: "method_not_allowed", message: "use GET" });
+    if (req.method !== "GET" && req.method !== "HEAD") {
+      send(
+        res,
+        405,
+        { error: "method_not_allowed", message: `${req.method} is not allowed here` },
+        { allow: "GET" },
+      );
       return;
     }
-    const segments = url.pathname.split("/").filter(Boolean);
-    const route = segments[segments.length - 1];
-    const source = sourceFor(segments);
-    if (!source || (route !== "changes" && route !== "snapshot")) {
-      send(res, 404, { error: "not_found", message: `no route for ${url.pathname.slice(0, 200)}` });
+    const parts = url.pathname.split("/").slice(1);
+    if (parts.length === 1 && parts[0] === "status" && operations?.status) {
+      send(res, 200, await operations.status());
       return;
     }
-    try {
-      if (route === "changes") {
-        const watermark = url.searchParams.get("watermark") ?? "";
-        if (!WATERMARK.test(watermark)) throw new BadRequest("watermark must be a non-negative integer");
-        const page = await source.changes(BigInt(watermark), limitParam(url, defaultLimit));
-        send(res, 200, { watermark: watermarkJson(page.watermark), changes: page.changes });
-      } else {
-        const table = url.searchParams.get("table");
-        if (!table) throw new BadRequest("table is required");
-        const page = await source.snapshotPage(
-          table,
-          url.searchParams.get("cursor"),
-          limitParam(url, defaultLimit),
-        );
-        send(res, 200, {
-          watermark: watermarkJson(page.watermark),
-          rows: page.rows,
-          nextCursor: page.nextCursor,
-        });
+    if (parts.length === 1 && parts[0] === "metrics" && operations?.metrics) {
+      res.writeHead(200, { "content-type": operations.metrics.contentType });
+      res.end(await operations.metrics.metrics());
+      return;
+    }
+    const route = parts[parts.length - 1];
+    if (parts.length !== (perNamespace ? 2 : 1) || (route !== "changes" && route !== "snapshot")) {
+      send(res, 404, { error: "not_found", message: `no route ${url.pathname.slice(0, 200)}` });
+      return;
+    }
+    let source: UpstreamSource | null;
+    if (typeof options.source === "function") {
+      let namespace: string;
+      try {
+        namespace = decodeURIComponent(parts[0]!);
+      } catch {
+        throw new UpstreamCallError(400, "bad_request", "the namespace is not valid percent-encoding");
       }
-    } catch (error) {
-      if (error instanceof UpstreamGoneError)
-        send(res, 410, { error: "gone", oldest: watermarkJson(error.oldest) });
-      else if (error instanceof BadRequest || error instanceof UpstreamCursorError)
-        send(res, 400, { error: "bad_request", message: error.message });
-      else if (error instanceof UpstreamTableError)
-        send(res, 404, { error: "not_found", message: error.message });
-      else if (error instanceof UpstreamCallError)
-        send(res, error.status, { error: "upstream", message: error.message });
-      else send(res, 500, { error: "internal", message: "internal error" });
+      source = options.source(namespace);
+    } else source = options.source;
+    if (!source) {
+      send(res, 404, { error: "not_found", message: `no upstream for ${url.pathname.slice(0, 200)}` });
+      return;
     }
+    const query = parseUpstreamQuery(route, url.searchParams);
+    if (query.route === "changes") send(res, 200, await source.changes(query.watermark, query.limit));
+    else send(res, 200, await source.snapshotPage(query.table, query.cursor, query.limit));
   };
 
   const httpServer = createServer((req, res) => {
-    answer(req, res).catch(() => {
-      if (!res.headersSent) send(res, 500, { error: "internal", message: "internal error" });
+    handle(req, res).catch((error: unknown) => {
+      if (res.headersSent) return res.destroy();
+      if (error instanceof UpstreamGoneError)
+        send(res, 410, { error: "gone", oldest: error.oldest, message: error.message });
+      else if (error instanceof UpstreamCallError)
+        send(res, error.status, { error: error.code, message: error.message });
+      else send(res, 500, { error: "internal", message: "internal error" });
     });
   });
+
   return {
     httpServer,
-    listen: ({ port = 0, host = "127.0.0.1" } = {}) =>
-      new Promise((resolve, reject) => {
+    listen({ port = 0, host = "127.0.0.1" } = {}) {
+      return new Promise((resolve, reject) => {
         httpServer.once("error", reject);
         httpServer.listen(port, host, () => {
-          const address = httpServer.address() as AddressInfo;
-          resolve({
-            url: `http://${host.includes(":") ? `[${host}]` : host}:${address.port}`,
-            port: address.port,
-          });
+          httpServer.off("error", reject);
+          const bound = (httpServer.address() as { port: number }).port;
+          resolve({ url: `http://${host.includes(":") ? `[${host}]` : host}:${bound}`, port: bound });
         });
-      }),
-    close: () =>
-      new Promise((resolve) => {
+      });
+    },
+    close() {
+      return new Promise((resolve) => {
         httpServer.close(() => resolve());
         httpServer.closeAllConnections();
-      }),
+      });
+    },
   };
 }

@@ -2,8 +2,8 @@ import { existsSync, mkdtempSync, readdirSync, rmSync, statSync, truncateSync } 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { postJson, pushOne, startTestServer, type TestServer } from "../testing/test-server.js";
-import { jsonOf, runWeir } from "../testing/weir-process.js";
+import { postJson, pushOne, startTestServer, type TestServer } from "../../test/test-server.js";
+import { jsonOf, runWeir } from "../../test/weir-process.js";
 
 const servers: TestServer[] = [];
 let dataDir: string;

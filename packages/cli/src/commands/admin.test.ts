@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ADMIN_KEY, postJson, pushOne, startTestServer, type TestServer } from "../../test/test-server.js";
+import { jsonOf, runWeir } from "../../test/weir-process.js";
 import { UsageError } from "../cli-error.js";
-import { ADMIN_KEY, postJson, pushOne, startTestServer, type TestServer } from "../testing/test-server.js";
-import { jsonOf, runWeir } from "../testing/weir-process.js";
 import { adminCall } from "./admin.js";
 
 describe("adminCall", () => {

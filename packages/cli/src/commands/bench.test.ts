@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestServer, type TestServer } from "../testing/test-server.js";
-import { jsonOf, runWeir } from "../testing/weir-process.js";
+import { startTestServer, type TestServer } from "../../test/test-server.js";
+import { jsonOf, runWeir } from "../../test/weir-process.js";
 
 let server: TestServer;
 

@@ -2,8 +2,8 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { writeNamespaceDb } from "../testing/namespace-db.js";
-import { jsonOf, runWeir } from "../testing/weir-process.js";
+import { writeNamespaceDb } from "../../test/namespace-db.js";
+import { jsonOf, runWeir } from "../../test/weir-process.js";
 
 let dir: string;
 let db: string;

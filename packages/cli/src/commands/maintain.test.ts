@@ -3,9 +3,9 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "no
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { writeNamespaceDb } from "../testing/namespace-db.js";
-import { ADMIN_KEY, pushOne, startTestServer } from "../testing/test-server.js";
-import { jsonOf, runWeir } from "../testing/weir-process.js";
+import { writeNamespaceDb } from "../../test/namespace-db.js";
+import { ADMIN_KEY, pushOne, startTestServer } from "../../test/test-server.js";
+import { jsonOf, runWeir } from "../../test/weir-process.js";
 
 let dir: string;
 let db: string;

@@ -1,4 +1,5 @@
 import { existsSync } from "node:fs";
+import { CONFIG_DEFAULTS } from "@weir/host-core";
 import { acquireLease, type Lease, LeaseHeldError } from "@weir/node-host/lease";
 import type { Command } from "commander";
 import { integerArg, nonNegativeSecondsArg } from "../arguments.js";
@@ -10,7 +11,7 @@ import { formatFields } from "../format.js";
 import type { Output } from "../output.js";
 
 /** The host's default retention, used when neither a flag, a stored knob nor a config names one. */
-export const DEFAULT_RETAIN_CHANGES = 100_000;
+export const DEFAULT_RETAIN_CHANGES = CONFIG_DEFAULTS.retainChanges;
 
 interface MaintainOptions {
   retain?: number;

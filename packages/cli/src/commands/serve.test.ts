@@ -3,8 +3,8 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { BENCH_CONFIG, postJson } from "../testing/test-server.js";
-import { runWeir, startWeir } from "../testing/weir-process.js";
+import { BENCH_CONFIG, postJson } from "../../test/test-server.js";
+import { runWeir, startWeir } from "../../test/weir-process.js";
 
 const dirs: string[] = [];
 

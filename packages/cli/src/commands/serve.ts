@@ -5,9 +5,6 @@ import { integerArg } from "../arguments.js";
 import { CliError, EXIT_OK } from "../cli-error.js";
 import { defineAction, type RunState } from "../command-action.js";
 import { findConfigFile, loadConfigFile } from "../config-file.js";
-import { untilStopped } from "../until-stopped.js";
-
-const DEFAULT_PORT = 4848;
 
 interface ServeOptions {
   config?: string;
@@ -45,27 +42,23 @@ function hostOptions(
   return merged;
 }
 
-function choosePort(options: ServeOptions, config: ServeFileSettings): number {
+/** The port: the command line's, the config file's, PORT's, or weir's default. */
+function choosePort(
+  options: ServeOptions,
+  config: ServeFileSettings,
+  ports: Pick<typeof import("@weir/node-host"), "DEFAULT_PORT" | "isPort" | "portFromEnv">,
+): number {
   if (options.port !== undefined) return options.port;
   if (config.port !== undefined) {
-    if (
-      typeof config.port !== "number" ||
-      !Number.isInteger(config.port) ||
-      config.port < 0 ||
-      config.port > 65535
-    ) {
+    if (!ports.isPort(config.port))
       throw new CliError("the config's port must be an integer 0..65535", "bad_config");
-    }
     return config.port;
   }
-  const env = process.env.PORT;
-  if (env !== undefined && env !== "") {
-    const port = Number(env);
-    if (!Number.isInteger(port) || port < 0 || port > 65535)
-      throw new CliError(`PORT=${env} is not a port`, "bad_port");
-    return port;
+  try {
+    return ports.portFromEnv() ?? ports.DEFAULT_PORT;
+  } catch (error) {
+    throw new CliError((error as Error).message, "bad_port");
   }
-  return DEFAULT_PORT;
 }
 
 export function registerServe(program: Command, state: RunState): void {
@@ -92,11 +85,12 @@ The config file's default export is the server's options: schema, mutators, auth
     const configPath = findConfigFile(options.config);
     const config = await loadConfigFile(configPath);
     const settings = config as ServeFileSettings;
-    const port = choosePort(options, settings);
+    // The server and its dependencies load only for this command.
+    const node = await import("@weir/node-host");
+    const port = choosePort(options, settings, node);
     const host = options.host ?? (typeof settings.host === "string" ? settings.host : "127.0.0.1");
     const nodeOptions = hostOptions(config, configPath, options);
-    // The server and its dependencies load only for this command.
-    const { createServer } = await import("@weir/node-host");
+    const { createServer, untilStopped } = node;
     let server: WeirServer;
     try {
       server = createServer(nodeOptions);

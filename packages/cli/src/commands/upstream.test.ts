@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startPostgres, type TestPostgres } from "@weir/postgres/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { jsonOf, runWeir, startWeir } from "../testing/weir-process.js";
+import { jsonOf, runWeir, startWeir } from "../../test/weir-process.js";
 
 let db: TestPostgres;
 let dir: string;

@@ -3,7 +3,6 @@ import type { Command } from "commander";
 import { integerArg } from "../arguments.js";
 import { CliError, EXIT_OK, UsageError } from "../cli-error.js";
 import { defineAction, type RunState } from "../command-action.js";
-import { untilStopped } from "../until-stopped.js";
 
 const DEFAULT_PORT = 4849;
 
@@ -120,7 +119,9 @@ the server until dropped). Stops cleanly on Ctrl-C or SIGTERM.
     } catch (error) {
       throw new CliError((error as Error).message, "upstream_failed");
     }
-    const server = postgres.createUpstreamServer({ upstream: source, token });
+    // Loaded before the address is announced, so that a signal right after it is handled.
+    const { untilStopped } = await import("@weir/node-host");
+    const server = postgres.serveUpstream(source, { token });
     const port = options.port ?? DEFAULT_PORT;
     let listening: { url: string; port: number };
     try {

@@ -1,12 +1,6 @@
-import type { UpstreamChange } from "@weir/engine-wasm";
-import * as v from "valibot";
-import {
-  UpstreamCallError,
-  type UpstreamChangesPage,
-  UpstreamGoneError,
-  type UpstreamSnapshotPage,
-  type UpstreamSource,
-} from "../ports/upstream-source.js";
+import { parse, UpstreamChangesResponse, UpstreamGone, UpstreamSnapshotResponse } from "@weir/protocol";
+import type { GenericSchema, InferOutput } from "valibot";
+import { UpstreamCallError, UpstreamGoneError, type UpstreamSource } from "../ports/upstream-source.js";
 import { parseRetryAfter } from "./retry-delay.js";
 
 /** What a call reaches the upstream through: `fetch`, or a Workers service binding's. */
@@ -22,40 +16,28 @@ export interface HttpUpstreamOptions {
   timeoutMs?: number;
 }
 
-const Watermark = v.union([
-  v.pipe(v.number(), v.safeInteger(), v.minValue(0)),
-  v.pipe(v.string(), v.regex(/^(0|[1-9][0-9]{0,19})$/)),
-]);
-const Row = v.record(v.string(), v.unknown());
-const Change = v.object({
-  watermark: v.optional(Watermark),
-  tableName: v.string(),
-  op: v.picklist(["INSERT", "UPDATE", "DELETE", "TRUNCATE"]),
-  rowData: v.nullable(Row),
-  oldData: v.nullable(Row),
-});
-const ChangesAnswer = v.object({ watermark: Watermark, changes: v.array(Change) });
-const SnapshotAnswer = v.object({
-  watermark: Watermark,
-  rows: v.array(Row),
-  nextCursor: v.nullable(v.string()),
-});
-const GoneAnswer = v.object({ oldest: Watermark });
-
-/** An upstream over HTTP, as the upstream contract describes it. */
+/** An upstream over HTTP, as the upstream contract describes it; answers are checked against it. */
 export function httpUpstream(options: HttpUpstreamOptions): UpstreamSource {
   const send = options.fetch ?? ((url, init) => fetch(url, init));
   const base = options.url.endsWith("/") ? options.url.slice(0, -1) : options.url;
   const headers: Record<string, string> = { accept: "application/json" };
   if (options.token !== undefined) headers.authorization = `Bearer ${options.token}`;
 
-  const get = async (path: string, query: Record<string, string>): Promise<unknown> => {
+  const get = async <S extends GenericSchema>(
+    path: string,
+    query: Record<string, string>,
+    schema: S,
+  ): Promise<InferOutput<S>> => {
     const url = `${base}${path}?${new URLSearchParams(query)}`;
     let response: Response;
     try {
       response = await send(url, { headers, signal: AbortSignal.timeout(options.timeoutMs ?? 30_000) });
     } catch (error) {
-      throw new UpstreamCallError(502, `upstream unreachable: ${(error as Error).message}`);
+      throw new UpstreamCallError(
+        502,
+        "upstream_unavailable",
+        `upstream unreachable: ${(error as Error).message}`,
+      );
     }
     const text = await response.text();
     let body: unknown;
@@ -65,50 +47,39 @@ export function httpUpstream(options: HttpUpstreamOptions): UpstreamSource {
       body = undefined;
     }
     if (response.status === 410) {
-      const gone = v.safeParse(GoneAnswer, body);
-      throw new UpstreamGoneError(gone.success ? BigInt(gone.output.oldest) : 0n);
+      const gone = parse(UpstreamGone, body);
+      throw new UpstreamGoneError(gone.ok ? gone.value.oldest : 0n);
     }
     if (!response.ok) {
+      const code =
+        typeof (body as { error?: unknown })?.error === "string"
+          ? (body as { error: string }).error
+          : "upstream";
       throw new UpstreamCallError(
         response.status,
+        code,
         `upstream answered ${response.status} to ${path}`,
         parseRetryAfter(response.headers.get("retry-after"), Date.now()),
       );
     }
-    if (body === undefined) throw new UpstreamCallError(502, `upstream answered ${path} with no JSON`);
-    return body;
+    const answer = parse(schema, body);
+    if (!answer.ok) {
+      throw new UpstreamCallError(
+        502,
+        "upstream_invalid",
+        `upstream answered ${path} in another shape: ${answer.message}`,
+      );
+    }
+    return answer.value;
   };
 
   return {
-    async changes(watermark, limit): Promise<UpstreamChangesPage> {
-      const answer = v.safeParse(
-        ChangesAnswer,
-        await get("/changes", { watermark: String(watermark), limit: String(limit) }),
-      );
-      if (!answer.success)
-        throw new UpstreamCallError(
-          502,
-          `upstream answered /changes in another shape: ${answer.issues[0].message}`,
-        );
-      return {
-        watermark: BigInt(answer.output.watermark),
-        changes: answer.output.changes as UpstreamChange[],
-      };
-    },
-    async snapshotPage(table, cursor, limit): Promise<UpstreamSnapshotPage> {
+    changes: (watermark, limit) =>
+      get("/changes", { watermark: String(watermark), limit: String(limit) }, UpstreamChangesResponse),
+    snapshotPage(table, cursor, limit) {
       const query: Record<string, string> = { table, limit: String(limit) };
       if (cursor !== null) query.cursor = cursor;
-      const answer = v.safeParse(SnapshotAnswer, await get("/snapshot", query));
-      if (!answer.success)
-        throw new UpstreamCallError(
-          502,
-          `upstream answered /snapshot in another shape: ${answer.issues[0].message}`,
-        );
-      return {
-        watermark: BigInt(answer.output.watermark),
-        rows: answer.output.rows,
-        nextCursor: answer.output.nextCursor,
-      };
+      return get("/snapshot", query, UpstreamSnapshotResponse);
     },
   };
 }

@@ -1,6 +1,7 @@
 import { readFile } from "node:fs/promises";
-import { type Engine, engineWasmUrl, loadEngine, type Schema, type UpstreamChange } from "@weir/engine-wasm";
+import { type Engine, engineWasmUrl, loadEngine, type Schema } from "@weir/engine-wasm";
 import { betterSqliteAdapter } from "@weir/engine-wasm/better-sqlite3";
+import type { UpstreamChange } from "@weir/protocol";
 import Database from "better-sqlite3";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { NamespaceStore } from "../ports/storage.js";
@@ -18,7 +19,7 @@ const schema = {
  */
 class ScriptedUpstream implements UpstreamSource {
   rows = new Map<string, { id: string; n: number }>();
-  log: (UpstreamChange & { watermark: number })[] = [];
+  log: UpstreamChange[] = [];
   watermark = 0;
   oldest = 0;
   failures: UpstreamCallError[] = [];
@@ -31,7 +32,7 @@ class ScriptedUpstream implements UpstreamSource {
       if (n === undefined) {
         this.rows.delete(id);
         this.log.push({
-          watermark: this.watermark,
+          watermark: BigInt(this.watermark),
           tableName: "item",
           op: "DELETE",
           rowData: null,
@@ -40,7 +41,7 @@ class ScriptedUpstream implements UpstreamSource {
       } else {
         this.rows.set(id, { id, n });
         this.log.push({
-          watermark: this.watermark,
+          watermark: BigInt(this.watermark),
           tableName: "item",
           op: had ? "UPDATE" : "INSERT",
           rowData: { id, n },
@@ -58,11 +59,11 @@ class ScriptedUpstream implements UpstreamSource {
   async changes(after: bigint, limit: number) {
     this.fail();
     if (Number(after) < this.oldest) throw new UpstreamGoneError(BigInt(this.oldest));
-    const pending = this.log.filter((change) => change.watermark > Number(after));
+    const pending = this.log.filter((change) => change.watermark > after);
     const page = pending.slice(0, limit);
     const last = page.at(-1)?.watermark;
     const whole = last === undefined ? [] : pending.filter((change) => change.watermark <= last);
-    return { watermark: BigInt(last ?? this.watermark), changes: whole };
+    return { watermark: last ?? BigInt(this.watermark), changes: whole };
   }
 
   async snapshotPage(_table: string, cursor: string | null, limit: number) {
@@ -177,9 +178,9 @@ describe("runIngestPass", () => {
     const upstream = new ScriptedUpstream();
     upstream.commit(Array.from({ length: 250 }, (_, i) => ({ id: `r${String(i).padStart(3, "0")}`, n: i })));
     upstream.failures = [
-      new UpstreamCallError(503, "busy"),
-      new UpstreamCallError(502, "busy"),
-      new UpstreamCallError(500, "busy"),
+      new UpstreamCallError(503, "busy", "busy"),
+      new UpstreamCallError(502, "busy", "busy"),
+      new UpstreamCallError(500, "busy", "busy"),
     ];
     const ns = namespace();
     const result = await ns.pass(upstream);
@@ -197,22 +198,22 @@ describe("runIngestPass", () => {
     await ns.pass(upstream);
     upstream.commit([{ id: "b", n: 2 }]);
     upstream.failures = [
-      new UpstreamCallError(503, "busy"),
-      new UpstreamCallError(429, "slow down", 7_000),
-      new UpstreamCallError(502, "down"),
+      new UpstreamCallError(503, "busy", "busy"),
+      new UpstreamCallError(429, "slow", "slow down", 7_000),
+      new UpstreamCallError(502, "down", "down"),
     ];
     const result = await ns.pass(upstream);
     expect(ns.slept).toEqual([1_000, 7_000, 4_000]);
     // Three failures, the batch, and the call that found it caught up.
     expect(result).toMatchObject({ outcome: "complete", cursorAfter: "2", attempts: 5 });
     upstream.commit([{ id: "c", n: 3 }]);
-    upstream.failures = Array.from({ length: 5 }, () => new UpstreamCallError(503, "busy"));
+    upstream.failures = Array.from({ length: 5 }, () => new UpstreamCallError(503, "busy", "busy"));
     const gaveUp = await ns.pass(upstream, { budget: { maxAttempts: 2 } });
     expect(gaveUp).toMatchObject({ outcome: "pending_retry", cursorAfter: "2", error: "busy" });
     expect(gaveUp.retryAt).toBeGreaterThan(0);
     // Any other client error is no retry: the pass fails with it.
     const refusing: UpstreamSource = {
-      changes: () => Promise.reject(new UpstreamCallError(400, "no")),
+      changes: () => Promise.reject(new UpstreamCallError(400, "no", "no")),
       snapshotPage: upstream.snapshotPage.bind(upstream),
     };
     await expect(ns.pass(refusing)).rejects.toThrow("no");

@@ -95,8 +95,9 @@ function retryable(error: unknown): error is UpstreamCallError {
   return error instanceof UpstreamCallError && (error.status === 429 || error.status >= 500);
 }
 
+/** About what the value came to as JSON (watermarks are bigints in process). */
 function approximateBytes(value: unknown): number {
-  return JSON.stringify(value).length;
+  return JSON.stringify(value, (_key, item) => (typeof item === "bigint" ? item.toString() : item)).length;
 }
 
 /**

@@ -1,48 +1,56 @@
-import type { UpstreamChange } from "@weir/engine-wasm";
+import type { UpstreamChangesResponse, UpstreamSnapshotResponse } from "@weir/protocol";
 
-/** A page of an upstream's changes (the contract's `GET /changes`). */
-export interface UpstreamChangesPage {
-  /** Everything up to here is included: the next page starts here. */
-  watermark: bigint;
-  /** In commit order, whole transactions only. */
-  changes: UpstreamChange[];
-}
+/**
+ * A page of an upstream's changes (the contract's `GET /changes`): whole transactions in commit
+ * order, and the watermark everything up to is included (the next page starts there).
+ */
+export type UpstreamChangesPage = UpstreamChangesResponse;
 
-/** A page of one table's rows in primary-key order (the contract's `GET /snapshot`). */
-export interface UpstreamSnapshotPage {
-  /** Taken no later than the rows were read: catching up from it converges. */
-  watermark: bigint;
-  rows: Record<string, unknown>[];
-  /** Null on the table's last page. */
-  nextCursor: string | null;
-}
+/**
+ * A page of one table's rows in primary-key order (the contract's `GET /snapshot`), with a
+ * watermark taken no later than the rows were read: catching up from it converges.
+ */
+export type UpstreamSnapshotPage = UpstreamSnapshotResponse;
 
 /**
  * A system of record a namespace replicates: over HTTP (the upstream contract), through a service
  * binding, or in process. Reads are idempotent: asking again answers the same.
  */
 export interface UpstreamSource {
-  /** Changes after `watermark`; throws UpstreamGoneError when the source no longer has them. */
+  /** Changes after `watermark`; rejects with UpstreamGoneError when the source no longer has them. */
   changes(watermark: bigint, limit: number): Promise<UpstreamChangesPage>;
   snapshotPage(table: string, cursor: string | null, limit: number): Promise<UpstreamSnapshotPage>;
 }
 
-/** The source no longer retains changes after the asked watermark: the namespace must resnapshot. */
-export class UpstreamGoneError extends Error {
-  override readonly name = "UpstreamGoneError";
-  constructor(readonly oldest: bigint) {
-    super(`the upstream retains changes from watermark ${oldest} on only`);
-  }
-}
-
-/** A failed upstream call: its HTTP status (502 for a network failure) and any Retry-After. */
+/**
+ * A refused or failed upstream call, with the HTTP status and code it answers with (over HTTP,
+ * what the upstream answered; 502 for a network failure) and any Retry-After.
+ */
 export class UpstreamCallError extends Error {
-  override readonly name = "UpstreamCallError";
+  override readonly name: string = "UpstreamCallError";
   constructor(
     readonly status: number,
+    readonly code: string,
     message: string,
     readonly retryAfterMs?: number,
   ) {
     super(message);
+  }
+}
+
+/** The source no longer retains changes after the asked watermark: the namespace must resnapshot. */
+export class UpstreamGoneError extends UpstreamCallError {
+  override readonly name = "UpstreamGoneError";
+  constructor(
+    readonly oldest: bigint,
+    watermark?: bigint,
+  ) {
+    super(
+      410,
+      "gone",
+      watermark === undefined
+        ? `the upstream retains changes from watermark ${oldest} on only: take a fresh snapshot`
+        : `watermark ${watermark} is older than the oldest retained, ${oldest}: take a fresh snapshot`,
+    );
   }
 }

@@ -1,0 +1,136 @@
+import { describe, expect, it } from "vitest";
+import { DATABASES, testEngine } from "../test/databases.js";
+import { todoSchema } from "../test/fixtures.js";
+import type { Schema } from "./types.js";
+
+describe.each(DATABASES)("install on $kind", ({ open }) => {
+  it("creates once, then is a no-op", async () => {
+    const engine = await testEngine();
+    const db = open();
+    expect(db.transaction(() => engine.install(db.adapter, todoSchema))).toEqual({ outcome: "created" });
+    const before = db.totalChanges();
+    expect(db.transaction(() => engine.install(db.adapter, todoSchema))).toEqual({ outcome: "unchanged" });
+    expect(engine.state(db.adapter)).toMatchObject({ watermark: 0, floor: 0, changes: 0 });
+    // The only write of a repeated install is the engine version in the state row.
+    expect(db.totalChanges() - before).toBeLessThanOrEqual(1);
+  });
+
+  it("rewrites change capture that an earlier engine wrote otherwise, and keeps capturing", async () => {
+    const engine = await testEngine();
+    const db = open();
+    db.transaction(() => engine.install(db.adapter, todoSchema));
+    const triggers = () =>
+      db.adapter.query("SELECT name, sql FROM sqlite_master WHERE type = 'trigger' ORDER BY name", []);
+    const current = triggers();
+    // An earlier engine's insert capture: the same log row, written through INSERT ... SELECT.
+    db.adapter.exec('DROP TRIGGER "_weir_capture_todo_insert"', []);
+    db.adapter.exec(
+      `CREATE TRIGGER "_weir_capture_todo_insert" AFTER INSERT ON "todo" BEGIN INSERT INTO _weir_changes (seq, version, tbl, pk, existed) SELECT max(seq + 1, (version + (tbl = '')) * 16777216), version + (tbl = ''), 'todo', json_array(NEW."id"), NULL FROM (SELECT seq, version, tbl FROM _weir_changes ORDER BY seq DESC LIMIT 1); END`,
+      [],
+    );
+    expect(triggers()).not.toEqual(current);
+    expect(db.transaction(() => engine.install(db.adapter, todoSchema))).toEqual({ outcome: "unchanged" });
+    expect(triggers()).toEqual(current);
+    db.adapter.exec("INSERT INTO todo (id, owner, text, done, sort) VALUES ('t', 'u', '', 0, 0)", []);
+    expect(engine.listChanges(db.adapter, 0, 10)).toEqual([{ version: 1, table: "todo", key: ["t"] }]);
+  });
+
+  it("upgrades a log that kept prior values as JSON: every client resets once", async () => {
+    const engine = await testEngine();
+    const db = open();
+    db.transaction(() => engine.install(db.adapter, todoSchema));
+    db.adapter.exec("INSERT INTO todo (id, owner, text, done, sort) VALUES ('t', 'u', '', 0, 0)", []);
+    db.transaction(() => engine.commit(db.adapter));
+    // The log as engines before 0.2 wrote it, with a JSON pre-image in `old`.
+    db.adapter.exec("DROP TABLE _weir_changes", []);
+    db.adapter.exec(
+      "CREATE TABLE _weir_changes (seq INTEGER PRIMARY KEY, version INTEGER NOT NULL, tbl TEXT NOT NULL, pk TEXT NOT NULL, old TEXT, CHECK (seq >= version * 16777216 AND seq < (version + 1) * 16777216))",
+      [],
+    );
+    db.adapter.exec("INSERT INTO _weir_changes VALUES (0, 0, '', '[]', NULL)", []);
+    db.adapter.exec(`INSERT INTO _weir_changes VALUES (16777216, 1, 'todo', '["t"]', '{"id":"t"}')`, []);
+    db.adapter.exec("INSERT INTO _weir_changes VALUES (16777217, 1, '', '[]', NULL)", []);
+    expect(db.transaction(() => engine.install(db.adapter, todoSchema))).toEqual({ outcome: "unchanged" });
+    const state = engine.state(db.adapter);
+    expect(state).toMatchObject({ watermark: 2, floor: 2 });
+    const pulled = JSON.parse(
+      db.transaction(() => engine.pull(db.adapter, { clientGroupID: "g", userID: "u", cookie: 1 })).body,
+    );
+    expect(pulled.rowsPatch[0]).toEqual({ op: "clear" });
+    db.adapter.exec("DELETE FROM todo", []);
+    expect(db.transaction(() => engine.commit(db.adapter))).toEqual({ watermark: 3, committed: true });
+    const after = JSON.parse(
+      db.transaction(() => engine.pull(db.adapter, { clientGroupID: "g", userID: "u", cookie: 2 })).body,
+    );
+    expect(after.rowsPatch).toEqual([{ op: "del", tableName: "todo", id: { id: "t" } }]);
+  });
+
+  it("migrates an added table or nullable column, and resets clients once", async () => {
+    const engine = await testEngine();
+    const db = open();
+    db.transaction(() => engine.install(db.adapter, todoSchema));
+    const grown = {
+      tables: {
+        todo: {
+          ...todoSchema.tables.todo,
+          columns: { ...todoSchema.tables.todo.columns, note: { type: "string", nullable: true } },
+        },
+        tag: { columns: { name: "string" }, primaryKey: ["name"] },
+      },
+    } satisfies Schema;
+    expect(db.transaction(() => engine.install(db.adapter, grown))).toEqual({ outcome: "migrated" });
+    const state = engine.state(db.adapter);
+    expect(state.floor).toBe(state.watermark);
+    db.adapter.exec("INSERT INTO tag (name) VALUES ('x')", []);
+    db.adapter.exec(
+      "INSERT INTO todo (id, owner, text, done, sort, note) VALUES ('t', 'u', '', 0, 0, 'n')",
+      [],
+    );
+    expect(engine.listChanges(db.adapter, 0, 10).map((change) => change.table)).toEqual(["tag", "todo"]);
+  });
+
+  it.each([
+    ["a removed column", { id: "string", owner: "string", text: "string", done: "boolean" }],
+    ["a changed type", { id: "string", owner: "string", text: "string", done: "boolean", sort: "integer" }],
+    ["a new non-nullable column", { ...todoSchema.tables.todo.columns, extra: "string" }],
+  ] as const)("refuses %s with schema_mismatch", async (_, columns) => {
+    const engine = await testEngine();
+    const db = open();
+    db.transaction(() => engine.install(db.adapter, todoSchema));
+    const changed = { tables: { todo: { columns, primaryKey: ["id"] } } } as unknown as Schema;
+    expect(() => db.transaction(() => engine.install(db.adapter, changed))).toThrow(
+      expect.objectContaining({ code: "schema_mismatch" }),
+    );
+  });
+
+  it.each([
+    ['a"; DROP TABLE x; --', "a table name with quotes"],
+    ["_weir_changes", "a reserved table name"],
+    ["sqlite_master", "an sqlite_ name"],
+    ["todo) --", "a parenthesis"],
+  ])("refuses the table name %j (%s)", async (name) => {
+    const engine = await testEngine();
+    const db = open();
+    const schema = { tables: { [name]: { columns: { id: "string" }, primaryKey: ["id"] } } } as Schema;
+    expect(() => engine.install(db.adapter, schema)).toThrow(
+      expect.objectContaining({ code: "bad_request" }),
+    );
+  });
+
+  it("refuses hostile column names, missing or unusable primary keys", async () => {
+    const engine = await testEngine();
+    const db = open();
+    const bad: Schema[] = [
+      { tables: { t: { columns: { "x' OR 1=1": "string" }, primaryKey: ["x' OR 1=1"] } } },
+      { tables: { t: { columns: { id: "string" }, primaryKey: ["nope"] } } },
+      { tables: { t: { columns: { id: "number" }, primaryKey: ["id"] } } },
+      { tables: { t: { columns: { id: { type: "string", nullable: true } }, primaryKey: ["id"] } } },
+      { tables: { t: { columns: {}, primaryKey: [] } } },
+    ];
+    for (const schema of bad) {
+      expect(() => engine.install(db.adapter, schema)).toThrow(
+        expect.objectContaining({ code: "bad_request" }),
+      );
+    }
+  });
+});

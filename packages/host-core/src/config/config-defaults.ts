@@ -1,0 +1,11 @@
+import { DEFAULT_MAX_CHANGE_BYTES, DEFAULT_MAX_CHANGE_ROWS } from "@weir/engine-wasm";
+
+/** What a config leaves out. The pull caps are the engine's own defaults. */
+export const CONFIG_DEFAULTS = {
+  maxChangeRows: DEFAULT_MAX_CHANGE_ROWS,
+  maxChangeBytes: DEFAULT_MAX_CHANGE_BYTES,
+  retainChanges: 100_000,
+  wakeWindowMs: 20,
+  maxBodyBytes: 4 * 1024 * 1024,
+  maxOpenNamespaces: 1_000,
+} as const;

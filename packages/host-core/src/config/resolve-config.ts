@@ -1,0 +1,57 @@
+import { schemaProblems } from "@weir/engine-wasm";
+import * as v from "valibot";
+import { CONFIG_DEFAULTS } from "./config-defaults.js";
+import { ConfigError } from "./config-error.js";
+import { QuotaConfigShape, resolveQuotas } from "./quota-config.js";
+import type { ResolvedConfig, WeirConfig } from "./weir-config.js";
+
+const SyncFunction = v.pipe(
+  v.function("expected a function"),
+  v.check(
+    (fn) => (fn as { constructor?: { name?: string } }).constructor?.name !== "AsyncFunction",
+    "mutators must be synchronous (SQLite transactions are): remove `async` and queue async effects with tx.defer",
+  ),
+);
+const Count = (min: number) =>
+  v.optional(v.pipe(v.number(), v.safeInteger("expected an integer"), v.minValue(min)));
+
+const ConfigShape = v.object({
+  // The schema's own rules are the engine's (schemaProblems).
+  schema: v.unknown(),
+  mutators: v.record(v.pipe(v.string(), v.minLength(1), v.maxLength(128)), SyncFunction),
+  authenticate: v.function("authenticate(request) must be a function answering claims or null"),
+  visibility: v.optional(v.function("visibility(claims) must be a function")),
+  maxChangeRows: Count(1),
+  maxChangeBytes: Count(1),
+  retainChanges: Count(0),
+  wakeWindowMs: Count(0),
+  adminKey: v.optional(v.pipe(v.string(), v.minLength(8, "adminKey must be at least 8 characters"))),
+  isAdmin: v.optional(v.function("isAdmin(request) must be a function")),
+  maxBodyBytes: Count(1024),
+  authorizeNamespace: v.optional(v.function("authorizeNamespace(claims, namespace) must be a function")),
+  maxOpenNamespaces: Count(1),
+  quotas: v.optional(QuotaConfigShape),
+});
+
+/** Checks a config and fills its defaults; throws a ConfigError naming every problem. */
+export function resolveConfig(config: WeirConfig): ResolvedConfig {
+  const result = v.safeParse(ConfigShape, config);
+  const problems = result.success
+    ? []
+    : result.issues.map((issue) => {
+        const path = issue.path?.map((item) => String(item.key)).join(".");
+        return `${path ? `${path}: ` : ""}${issue.message}`;
+      });
+  problems.push(...schemaProblems(config.schema));
+  if (problems.length > 0) throw new ConfigError(problems);
+  return {
+    ...config,
+    maxChangeRows: config.maxChangeRows ?? CONFIG_DEFAULTS.maxChangeRows,
+    maxChangeBytes: config.maxChangeBytes ?? CONFIG_DEFAULTS.maxChangeBytes,
+    retainChanges: config.retainChanges ?? CONFIG_DEFAULTS.retainChanges,
+    wakeWindowMs: config.wakeWindowMs ?? CONFIG_DEFAULTS.wakeWindowMs,
+    maxBodyBytes: config.maxBodyBytes ?? CONFIG_DEFAULTS.maxBodyBytes,
+    maxOpenNamespaces: config.maxOpenNamespaces ?? CONFIG_DEFAULTS.maxOpenNamespaces,
+    quotas: resolveQuotas(config.quotas),
+  };
+}

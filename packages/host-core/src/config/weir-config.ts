@@ -1,0 +1,48 @@
+import type { Schema, Visibility } from "@weir/engine-wasm";
+import type { Claims } from "../auth/claims.js";
+import type { Mutator } from "../flows/mutator.js";
+import type { AuthRequest } from "../http/http-parts.js";
+import type { QuotaConfig, ResolvedQuotas } from "./quota-config.js";
+
+export interface WeirConfig {
+  /** The tables a namespace syncs. */
+  schema: Schema;
+  /** Named synchronous mutators, `(tx, args, ctx) => void`. */
+  mutators: Record<string, Mutator>;
+  /** Claims for a request (its method, URL and headers), or null to answer 401. */
+  authenticate(request: AuthRequest): Claims | null | Promise<Claims | null>;
+  /** Which rows these claims may see, by table. Without it every row is visible. */
+  visibility?(claims: Claims): Visibility;
+  /** Caps on one pull's changes. Defaults 10,000 rows and 2,000,000 bytes. */
+  maxChangeRows?: number;
+  maxChangeBytes?: number;
+  /** How many versions of the change log to keep (default 100,000); older cookies reset. */
+  retainChanges?: number;
+  /** Wake coalescing window: at most one `wake` per socket per window (default 20 ms). */
+  wakeWindowMs?: number;
+  /** The `x-admin-key` that opens the admin routes. */
+  adminKey?: string;
+  /** Or a check of your own; admin routes are closed when neither is set. */
+  isAdmin?(request: AuthRequest): boolean | Promise<boolean>;
+  /** Largest request body accepted (default 4 MiB); beyond it 413. */
+  maxBodyBytes?: number;
+  /**
+   * Whether these claims may use this namespace (pull, push, wake): false answers 403. Called
+   * before the namespace is opened or created. Default: every namespace is open to everyone.
+   */
+  authorizeNamespace?(claims: Claims, namespace: string): boolean | Promise<boolean>;
+  /** Namespaces open at once (default 1,000); at the cap the least recently used idle one closes. */
+  maxOpenNamespaces?: number;
+  /** Per-user budgets of requests and of new namespaces (see QuotaConfig). */
+  quotas?: QuotaConfig;
+}
+
+export interface ResolvedConfig extends Omit<WeirConfig, "quotas"> {
+  maxChangeRows: number;
+  maxChangeBytes: number;
+  retainChanges: number;
+  wakeWindowMs: number;
+  maxBodyBytes: number;
+  maxOpenNamespaces: number;
+  quotas: ResolvedQuotas;
+}

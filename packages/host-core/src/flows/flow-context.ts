@@ -1,0 +1,67 @@
+import type { Engine, Visibility } from "@weir/engine-wasm";
+import type { Claims } from "../auth/claims.js";
+import type { ResponseParts } from "../http/http-parts.js";
+import type { RequestRecord } from "../http/request-record.js";
+import type { Clock } from "../ports/clock.js";
+import type { NamespaceStore } from "../ports/storage.js";
+import type { CaughtUpPulls } from "./caught-up-pulls.js";
+import type { TableInfo } from "./column-codec.js";
+import type { Counters } from "./counters.js";
+import type { Knobs } from "./knobs.js";
+import type { Mutator } from "./mutator.js";
+
+/** What a flow answers: the response and the fields it adds to the request's log line. */
+export interface FlowResult {
+  response: ResponseParts;
+  log: Partial<RequestRecord>;
+}
+
+/** What every flow reads of its namespace. The namespace service implements the contexts below. */
+export interface NamespaceData {
+  readonly namespace: string;
+  readonly engine: Engine;
+  /** The namespace's database; every transaction on it forgets the caught-up answers. */
+  readonly store: NamespaceStore;
+  readonly knobs: Readonly<Knobs>;
+  readonly counters: Counters;
+  readonly clock: Clock;
+}
+
+/** Changes a knob, stored in its own transaction (or the caller's) before it answers. */
+export interface KnobWriter {
+  setKnob<K extends keyof Knobs>(key: K, value: Knobs[K]): void;
+}
+
+export interface PullContext extends NamespaceData {
+  readonly caughtUp: CaughtUpPulls;
+  readonly caps: { readonly maxChangeRows: number; readonly maxChangeBytes: number };
+  /** The visibility filters for these claims, unless an operator switched visibility off. */
+  visibilityFor(claims: Claims): Visibility | undefined;
+}
+
+export interface MutatorContextSource {
+  readonly store: NamespaceStore;
+  readonly mutators: Readonly<Record<string, Mutator>>;
+  readonly tables: ReadonlyMap<string, TableInfo>;
+}
+
+export interface PushContext extends NamespaceData, KnobWriter, MutatorContextSource {
+  readonly caughtUp: CaughtUpPulls;
+  /** Runs effects queued with `tx.defer`, after their commit. */
+  runDeferred(effects: Array<() => void | Promise<void>>): void;
+  /** Wakes the clients other than these writers after a commit. */
+  committed(writers: Iterable<string>): void;
+  /** Retention after these many new versions (it runs now and then). */
+  retention(newVersions: number): void;
+}
+
+export interface AdminContext extends NamespaceData, KnobWriter {
+  /** The effective change-log retention: the admin knob, else the config. */
+  readonly retainChanges: number;
+  readonly caps: { readonly maxChangeRows: number; readonly maxChangeBytes: number };
+  committed(writers: Iterable<string>): void;
+  /** Open wake sockets, the database's size, process memory: for the status route. */
+  wakeSockets(): number;
+  sizeBytes(): number | null;
+  memory(): Record<string, number>;
+}

@@ -1,0 +1,83 @@
+import { type Dialect, parsePullRequest } from "@weir/protocol";
+import type { Claims } from "../auth/claims.js";
+import { jsonParts } from "../http/http-parts.js";
+import { isUnsupportedVersion } from "../http/refusal.js";
+import { elapsedMs } from "../ports/clock.js";
+import { fireFault } from "./fault.js";
+import type { FlowResult, PullContext } from "./flow-context.js";
+
+/** Pull in either dialect: changes since the cookie, through the visibility filter of these claims. */
+export function runPull(ctx: PullContext, dialect: Dialect, body: unknown, claims: Claims): FlowResult {
+  let input: ReturnType<typeof parsePullRequest>;
+  try {
+    input = parsePullRequest(body, dialect);
+  } catch (error) {
+    // Replicache expects this exact body (with a 200) to tell its user to update the app.
+    if (dialect === "replicache" && isUnsupportedVersion(error)) {
+      return { response: jsonParts({ error: "VersionNotSupported", versionType: "pull" }), log: {} };
+    }
+    throw error;
+  }
+  const { engine, store, knobs, counters, clock } = ctx;
+  const started = clock.monotonic();
+  // A caught-up pull, the common case, is answered from memory: no SQL, no transaction.
+  const armed = knobs.faults.pull_during_tx !== undefined;
+  const known = armed
+    ? undefined
+    : ctx.caughtUp.answer(dialect, input.clientGroupID, claims.userID, input.cookie);
+  if (known) {
+    fireFault(knobs, "pull_after_commit");
+    counters.pulls++;
+    return {
+      response: jsonParts(known.body),
+      log: {
+        cookieIn: input.cookie,
+        cookieOut: known.watermark,
+        reset: false,
+        floor: known.floor,
+        watermark: known.watermark,
+        puts: 0,
+        dels: 0,
+        idsAdvanced: 0,
+        txMs: elapsedMs(clock, started),
+      },
+    };
+  }
+  const pull = {
+    clientGroupID: input.clientGroupID,
+    userID: claims.userID,
+    cookie: input.cookie,
+    dialect,
+    visibility: ctx.visibilityFor(claims),
+    maxChangeRows: ctx.caps.maxChangeRows,
+    maxChangeBytes: ctx.caps.maxChangeBytes,
+  };
+  // Otherwise a caught-up pull is one read statement and needs no transaction (unless a fault is
+  // armed inside it). Any other pull reads several tables, which must be seen at one instant.
+  const caughtUp = armed ? null : engine.pullIfCaughtUp(store.db, pull);
+  const result =
+    caughtUp ??
+    store.transaction(() => {
+      fireFault(knobs, "pull_during_tx");
+      return engine.pull(store.db, pull);
+    });
+  ctx.caughtUp.remember(dialect, input.clientGroupID, claims.userID, result);
+  const txMs = elapsedMs(clock, started);
+  fireFault(knobs, "pull_after_commit");
+  counters.pulls++;
+  if (result.reset) counters.resets++;
+  return {
+    response: jsonParts(result.body),
+    log: {
+      cookieIn: input.cookie,
+      cookieOut: result.cookie,
+      reset: result.reset,
+      floor: result.floor,
+      watermark: result.watermark,
+      puts: result.puts,
+      dels: result.dels,
+      idsAdvanced: result.lastMutationIDs,
+      txMs,
+    },
+  };
+}

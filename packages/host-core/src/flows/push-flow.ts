@@ -1,0 +1,217 @@
+import {
+  type Dialect,
+  ERROR_STATUS,
+  type MutationResult,
+  type PushBatch,
+  type PushMutation,
+  parsePushRequest,
+} from "@weir/protocol";
+import type { Claims } from "../auth/claims.js";
+import { HttpError } from "../http/http-error.js";
+import { jsonParts } from "../http/http-parts.js";
+import { isUnsupportedVersion } from "../http/refusal.js";
+import { elapsedMs } from "../ports/clock.js";
+import { fireFault } from "./fault.js";
+import type { FlowResult, PushContext } from "./flow-context.js";
+import type { MutatorContext } from "./mutator.js";
+import { runMutator } from "./run-mutator.js";
+
+type Entry = { id: { clientID: string; id: number }; result: MutationResult };
+
+/**
+ * Push in either dialect. The batch runs in one transaction and commits as one version; an
+ * application error rolls back only that mutation's writes (see runBatch) while its id still
+ * advances with the rest. Nothing is acknowledged before the commit, and deferred effects run
+ * only after it.
+ */
+export function runPush(ctx: PushContext, dialect: Dialect, body: unknown, claims: Claims): FlowResult {
+  let batch: ReturnType<typeof parsePushRequest>;
+  try {
+    batch = parsePushRequest(body, dialect);
+  } catch (error) {
+    if (isUnsupportedVersion(error)) return unsupportedVersion(dialect, body, (error as Error).message);
+    throw error;
+  }
+  const { knobs, clock } = ctx;
+  if (!knobs.writerEnabled) {
+    throw new HttpError("writer_disabled", "this namespace's writer is disabled; nothing was stored");
+  }
+
+  const started = clock.monotonic();
+  // A group whose owner a committed pull or push showed needs no look in the database.
+  const owned = ctx.caughtUp.knowsOwner(batch.clientGroupID, claims.userID);
+  // Mutators run side by side in the batch's transaction; only when one refuses is the batch
+  // rolled back and run again with each mutation in a nested transaction of its own, so that
+  // the refused one's writes alone are undone. Refusals are rare, and savepoints cost.
+  const outcome =
+    runBatch(ctx, dialect, batch, claims, owned, false) ??
+    (runBatch(ctx, dialect, batch, claims, owned, true) as BatchOutcome);
+  const { entries, writers, deferred, stoppedAt, applied, appErrors, replays } = outcome;
+  const txMs = elapsedMs(clock, started);
+  ctx.caughtUp.rememberOwner(batch.clientGroupID, claims.userID);
+
+  const counters = ctx.counters;
+  counters.pushes++;
+  counters.mutations += applied;
+  counters.appErrors += appErrors;
+  counters.replays += replays;
+  if (applied > 0) {
+    ctx.runDeferred(deferred);
+    ctx.committed(writers);
+  }
+  if (applied + appErrors > 0) ctx.retention(applied + appErrors);
+  fireFault(knobs, "push_after_commit_before_response");
+
+  const log = { mutations: batch.mutations.length, idsAdvanced: applied + appErrors, appErrors, txMs };
+  if (knobs.dropNextPushResponse) {
+    ctx.setKnob("dropNextPushResponse", false);
+    return { response: { ...jsonParts({}), drop: true }, log: { ...log, error: "response_dropped" } };
+  }
+  if (dialect === "replicache") return { response: jsonParts({}), log };
+  if (stoppedAt >= 0) {
+    const rest = batch.mutations.slice(stoppedAt);
+    const first = rest[0]!;
+    const pushResponse = {
+      kind: "PushFailed",
+      origin: "server",
+      reason: "oooMutation",
+      message: `mutation ${first.id} of client ${first.clientID} is out of order`,
+      mutationIDs: rest.map((m) => ({ clientID: m.clientID, id: m.id })),
+    };
+    return { response: jsonParts({ pushResponse }), log: { ...log, error: "ooo" } };
+  }
+  return { response: jsonParts({ pushResponse: { mutations: entries } }), log };
+}
+
+interface BatchOutcome {
+  entries: Entry[];
+  writers: Set<string>;
+  deferred: Array<() => void | Promise<void>>;
+  /** The index of the native batch's first out-of-order mutation, or -1. */
+  stoppedAt: number;
+  applied: number;
+  appErrors: number;
+  replays: number;
+}
+
+/** Thrown through the batch's transaction to roll it back when a mutator refused. */
+const REFUSED = Symbol("a mutator refused");
+
+/**
+ * The batch in one transaction. Not `isolated`, a mutator's refusal rolls everything back and
+ * answers null; `isolated`, each mutator runs in a nested transaction and a refusal becomes its
+ * application error.
+ */
+function runBatch(
+  ctx: PushContext,
+  dialect: Dialect,
+  batch: PushBatch,
+  claims: Claims,
+  owned: boolean,
+  isolated: boolean,
+): BatchOutcome | null {
+  const { engine, store, knobs } = ctx;
+  const outcome: BatchOutcome = {
+    entries: [],
+    writers: new Set(),
+    deferred: [],
+    stoppedAt: -1,
+    applied: 0,
+    appErrors: 0,
+    replays: 0,
+  };
+  try {
+    store.transaction(() => {
+      if (!owned) engine.claimGroup(store.db, batch.clientGroupID, claims.userID);
+      // One preflight and one finalize for the whole batch: the mutations share one version.
+      const preflights = engine.preflightBatch(
+        store.db,
+        batch.clientGroupID,
+        batch.mutations.map((m) => ({ clientID: m.clientID, mutationID: m.id })),
+      );
+      const processed: { clientID: string; mutationID: number }[] = [];
+      for (const [index, mutation] of batch.mutations.entries()) {
+        fireFault(knobs, "push_before_mutation");
+        const preflight = preflights[index]!;
+        if (preflight.status === "replay") {
+          outcome.replays++;
+          outcome.entries.push(entry(mutation, alreadyProcessed(mutation, preflight.lastMutationID)));
+          continue;
+        }
+        if (preflight.status === "ooo") {
+          // Replicache's server guide ignores a mutation from the future; the native dialect stops.
+          if (dialect === "replicache") continue;
+          outcome.stoppedAt = index;
+          break;
+        }
+        const mutatorCtx: MutatorContext = {
+          namespace: ctx.namespace,
+          claims,
+          clientGroupID: batch.clientGroupID,
+          clientID: mutation.clientID,
+          mutationID: mutation.id,
+        };
+        if (mutation.timestamp !== undefined) mutatorCtx.timestamp = mutation.timestamp;
+        const result = runMutator(ctx, mutation.name, mutation.args, mutatorCtx, isolated);
+        processed.push({ clientID: mutation.clientID, mutationID: mutation.id });
+        if (result.ok) {
+          outcome.applied++;
+          outcome.writers.add(mutation.clientID);
+          if (result.deferred.length > 0) outcome.deferred.push(...result.deferred);
+          outcome.entries.push(entry(mutation, {}));
+        } else {
+          if (result.wrote) throw REFUSED;
+          outcome.appErrors++;
+          outcome.entries.push(entry(mutation, result.error));
+        }
+      }
+      engine.finalizeBatch(store.db, batch.clientGroupID, processed);
+      fireFault(knobs, "push_after_write_before_commit");
+    });
+  } catch (error) {
+    if (error === REFUSED) return null;
+    throw error;
+  }
+  return outcome;
+}
+
+function entry(mutation: PushMutation, result: MutationResult): Entry {
+  return { id: { clientID: mutation.clientID, id: mutation.id }, result };
+}
+
+function alreadyProcessed(mutation: PushMutation, last: number): MutationResult {
+  return {
+    error: "alreadyProcessed",
+    details: `mutation ${mutation.id} of client ${mutation.clientID} was already processed (last ${last})`,
+  };
+}
+
+function unsupportedVersion(dialect: Dialect, body: unknown, message: string): FlowResult {
+  if (dialect === "replicache") {
+    return { response: jsonParts({ error: "VersionNotSupported", versionType: "push" }), log: {} };
+  }
+  // Both shapes: `{error, message}` for any HTTP client, `pushResponse` for a native one.
+  const pushResponse = {
+    kind: "PushFailed",
+    origin: "server",
+    reason: "unsupportedPushVersion",
+    message,
+    mutationIDs: mutationRefs(body),
+  };
+  return {
+    response: jsonParts(
+      { error: "unsupported_version", message, pushResponse },
+      ERROR_STATUS.unsupported_version,
+    ),
+    log: { error: "unsupported_version" },
+  };
+}
+
+/** The ids a body names, read defensively: it failed validation only on its version. */
+function mutationRefs(body: unknown): { clientID: string; id: number }[] {
+  const mutations = (body as { mutations?: unknown })?.mutations;
+  if (!Array.isArray(mutations)) return [];
+  return mutations.flatMap((m: { clientID?: unknown; id?: unknown }) =>
+    typeof m?.clientID === "string" && typeof m.id === "number" ? [{ clientID: m.clientID, id: m.id }] : [],
+  );
+}

@@ -1,0 +1,321 @@
+import { type Engine, EngineFailure } from "@weir/engine-wasm";
+import { IdString, parse } from "@weir/protocol";
+import { authenticateRequest, authorizeNamespace } from "../auth/authenticate-request.js";
+import { checkAdmin } from "../auth/check-admin.js";
+import type { Claims } from "../auth/claims.js";
+import { resolveConfig } from "../config/resolve-config.js";
+import type { ResolvedConfig, WeirConfig } from "../config/weir-config.js";
+import { type TableInfo, tableInfos } from "../flows/column-codec.js";
+import { errorAnswer } from "../http/error-answer.js";
+import { HttpError, ShuttingDownError } from "../http/http-error.js";
+import { partsFromRequest, type RequestParts, type ResponseParts, toResponse } from "../http/http-parts.js";
+import { readJsonBody } from "../http/read-json-body.js";
+import {
+  knownNamespaceHash,
+  namespaceHash,
+  type RequestRecord,
+  resultClass,
+} from "../http/request-record.js";
+import { matchRoute, type Route } from "../http/route.js";
+import { type CounterFlushPolicy, DEFAULT_COUNTER_FLUSH } from "../namespace/counter-flush.js";
+import { type AcquireContext, NamespaceRegistry, type Unavailable } from "../namespace/namespace-registry.js";
+import { NamespaceService } from "../namespace/namespace-service.js";
+import { NamespaceUnavailableError } from "../namespace/namespace-unavailable-error.js";
+import { storageFailure } from "../namespace/storage-failure.js";
+import { type Clock, elapsedMs, systemClock } from "../ports/clock.js";
+import { consoleJsonLogger, type Logger } from "../ports/logger.js";
+import { memoryQuotaStore, type QuotaStore } from "../ports/quota-store.js";
+import type { Scheduler } from "../ports/scheduler.js";
+import type { NamespaceStore, Storage } from "../ports/storage.js";
+import type { Wake } from "../ports/wake.js";
+import { type Admitted, UserBudgets } from "../quotas/user-budgets.js";
+import { InFlight } from "./in-flight.js";
+
+/** What a host gives host-core besides the engine: the ports of its runtime. */
+export interface HostPorts {
+  storage: Storage;
+  scheduler: Scheduler;
+  wake: Wake;
+  clock?: Clock;
+  logger?: Logger;
+  /** Where users' spends are kept (shared by every process that shares it); memory by default. */
+  quotaStore?: QuotaStore;
+  /** Sees every request's record (for metrics). */
+  observe?(record: RequestRecord): void;
+  /** The process's memory figures for the status route (Node: `process.memoryUsage()`). */
+  memory?(): Record<string, number>;
+  /** Keeps work that outlives its response alive (Workers' `ctx.waitUntil`); tracked by default. */
+  waitUntil?(promise: Promise<unknown>): void;
+  /** When namespaces store their counters (default: at most 5 s after they changed). */
+  counterFlush?: CounterFlushPolicy;
+}
+
+/** Validates the config (throwing a ConfigError) and builds a host of the engine over these ports. */
+export function createWeirHost(config: WeirConfig, engine: Engine, ports: HostPorts): WeirHost {
+  return new WeirHost(resolveConfig(config), engine, ports);
+}
+
+const STORAGE_FULL =
+  "the namespace's storage is full: nothing of this request was stored; retry once there is room";
+
+/**
+ * Answers weir's routes over standard Request/Response, opening each namespace's service on its
+ * first request. A failure of one namespace (a damaged database, an engine failure) is kept to
+ * that namespace.
+ */
+export class WeirHost {
+  readonly config: ResolvedConfig;
+  private readonly tables: Map<string, TableInfo>;
+  private readonly clock: Clock;
+  private readonly logger: Logger;
+  private readonly registry: NamespaceRegistry;
+  private readonly budgets: UserBudgets;
+  /** Requests being answered, and what `close` waits on until there are none. */
+  private readonly inflight = new InFlight();
+  private readonly background = new Set<Promise<unknown>>();
+  private closing = false;
+
+  constructor(
+    config: ResolvedConfig,
+    private readonly engine: Engine,
+    private readonly ports: HostPorts,
+  ) {
+    this.config = config;
+    this.tables = tableInfos(config.schema);
+    this.clock = ports.clock ?? systemClock;
+    this.logger = ports.logger ?? consoleJsonLogger;
+    this.registry = new NamespaceRegistry({
+      storage: ports.storage,
+      clock: this.clock,
+      logger: this.logger,
+      maxOpen: config.maxOpenNamespaces,
+      serve: (name, store) => this.serveNamespace(name, store),
+    });
+    this.budgets = new UserBudgets(
+      config.quotas,
+      ports.quotaStore ?? memoryQuotaStore(),
+      this.clock,
+      (error) => this.logger.log("error", { msg: "storing quota spends failed", error: String(error) }),
+    );
+  }
+
+  /** Answers one request; never throws. */
+  async handle(request: Request): Promise<Response> {
+    return toResponse(await this.handleParts(partsFromRequest(request)));
+  }
+
+  /**
+   * Answers a request given as parts, for hosts that parse HTTP themselves and would rather not
+   * build a Request and a Response per call; never throws.
+   */
+  handleParts(parts: RequestParts): Promise<ResponseParts> {
+    return this.serve(parts);
+  }
+
+  /** The namespace's service, opening (and installing) its database on first use. */
+  namespace(name: string, context?: AcquireContext): Promise<NamespaceService> {
+    return this.registry.acquire(name, context);
+  }
+
+  /** How many namespaces have their database open. */
+  get openNamespaces(): number {
+    return this.registry.size;
+  }
+
+  /** Namespaces refused because their database is damaged or lost, with why and since when. */
+  get unavailableNamespaces(): ReadonlyMap<string, Unavailable> {
+    return this.registry.unavailable;
+  }
+
+  /** Closes namespaces unused for `idleMs` that no request is using; answers how many. */
+  closeIdle(idleMs: number): number {
+    return this.registry.closeIdle(idleMs);
+  }
+
+  /** Refuses new requests (503), waits for the ones in flight and deferred effects, closes every database. */
+  async close(): Promise<void> {
+    this.closing = true;
+    await this.inflight.drained();
+    await Promise.allSettled([...this.background]);
+    await this.registry.closeAll();
+    try {
+      this.budgets.flush();
+    } catch (error) {
+      this.logger.log("error", { msg: "storing quota spends failed", error: String(error) });
+    }
+  }
+
+  private async serve(request: RequestParts): Promise<ResponseParts> {
+    this.inflight.enter();
+    try {
+      return await this.answer(request);
+    } finally {
+      this.inflight.leave();
+    }
+  }
+
+  private async answer(request: RequestParts): Promise<ResponseParts> {
+    const started = this.clock.monotonic();
+    const record: RequestRecord = { msg: "request", kind: "unknown", status: 0, result: "ok", totalMs: 0 };
+    let service: NamespaceService | undefined;
+    let namespace: string | undefined;
+    let admitted: Admitted | null = null;
+    let response: ResponseParts;
+    try {
+      const route = matchRoute(request.method, new URL(request.url).pathname);
+      record.kind = route.kind;
+      namespace = route.namespace;
+      if (this.closing) throw new ShuttingDownError();
+      // Each await costs a turn of the microtask queue: only what is not at hand is awaited.
+      record.ns = knownNamespaceHash(route.namespace) ?? (await namespaceHash(route.namespace));
+      response = await this.route(
+        request,
+        route,
+        record,
+        (user) => {
+          admitted = user;
+        },
+        (opened) => {
+          service = opened;
+          opened.enter();
+        },
+      );
+    } catch (error) {
+      response = errorAnswer(this.failure(error, namespace, record, service), record, this.logger);
+    } finally {
+      if (service) {
+        service.leave();
+        this.registry.released(service);
+      }
+    }
+    record.status = response.status;
+    record.result = resultClass(response.status);
+    record.totalMs = elapsedMs(this.clock, started);
+    if (admitted) this.charge(admitted, record);
+    this.logger.log(
+      record.result === "server_error" ? "error" : "info",
+      record as unknown as Record<string, unknown>,
+    );
+    this.ports.observe?.(record);
+    return response;
+  }
+
+  private async route(
+    request: RequestParts,
+    route: Route,
+    record: RequestRecord,
+    admitted: (user: Admitted | null) => void,
+    using: (service: NamespaceService) => void,
+  ): Promise<ResponseParts> {
+    if (route.type === "admin") {
+      await checkAdmin(this.config, request);
+      const body =
+        request.method === "POST" ? await readJsonBody(request, this.config.maxBodyBytes, true) : undefined;
+      const service = this.registry.get(route.namespace) ?? (await this.registry.acquire(route.namespace));
+      using(service);
+      const result = service.admin(route.action, request.method, body);
+      Object.assign(record, result.log);
+      return result.response;
+    }
+    const authenticated = authenticateRequest(this.config, this.logger, request);
+    const claims = authenticated instanceof Promise ? await authenticated : authenticated;
+    const authorized = authorizeNamespace(this.config, claims, route.namespace);
+    if (authorized) await authorized;
+    admitted(this.budgets.admitRequest(claims.userID));
+    if (route.type === "wake") {
+      const clientID = parse(IdString, new URL(request.url).searchParams.get("clientID") ?? "");
+      if (!clientID.ok) throw new HttpError("bad_request", `clientID: ${clientID.message}`);
+      if (request.headers.get("upgrade")?.toLowerCase() !== "websocket") {
+        throw new HttpError("bad_request", "this route is a WebSocket: send `Upgrade: websocket`");
+      }
+      return {
+        status: 101,
+        headers: {},
+        body: null,
+        upgrade: { namespace: route.namespace, clientID: clientID.value, claims },
+      };
+    }
+    const read = readJsonBody(request, this.config.maxBodyBytes);
+    const body = read instanceof Promise ? await read : read;
+    const service = this.registry.get(route.namespace) ?? (await this.acquireFor(route.namespace, claims));
+    using(service);
+    const dialect = route.kind.startsWith("replicache") ? "replicache" : "native";
+    const result =
+      route.kind === "pull" || route.kind === "replicache_pull"
+        ? service.pull(dialect, body, claims)
+        : service.push(dialect, body, claims);
+    Object.assign(record, result.log);
+    return result.response;
+  }
+
+  /** Opens the namespace for a user's request; creating it counts against their quota. */
+  private acquireFor(namespace: string, claims: Claims): Promise<NamespaceService> {
+    return this.registry.acquire(namespace, {
+      creator: claims.userID,
+      admitCreation: () => this.budgets.admitNamespace(claims.userID),
+    });
+  }
+
+  /**
+   * What a failure means for its namespace. A full disk refuses the write (507) and leaves the
+   * namespace open; a damaged database, or an engine failure, takes the namespace's service out
+   * (the next request opens it afresh), and a damaged one is refused until it is fixed.
+   */
+  private failure(
+    error: unknown,
+    namespace: string | undefined,
+    record: RequestRecord,
+    service: NamespaceService | undefined,
+  ): unknown {
+    if (error instanceof EngineFailure) {
+      if (service) this.registry.retire(service, false);
+      return error;
+    }
+    const kind = error instanceof NamespaceUnavailableError ? "corrupt" : storageFailure(error);
+    if (kind === "full") return new HttpError("quota_exceeded", STORAGE_FULL, { "retry-after": "60" });
+    if (kind !== "corrupt" || namespace === undefined) return error;
+    const unavailable =
+      error instanceof NamespaceUnavailableError
+        ? error
+        : new NamespaceUnavailableError("corrupt", (error as Error).message, service?.store.location);
+    this.registry.refuse(namespace, record.ns ?? "", unavailable);
+    if (service) this.registry.retire(service, true);
+    return unavailable;
+  }
+
+  private charge(admitted: Admitted, record: RequestRecord): void {
+    try {
+      this.budgets.chargeRequest(admitted, record);
+    } catch (error) {
+      // The answer stands; the spend is counted with the next one.
+      this.logger.log("error", { msg: "storing quota spends failed", error: String(error) });
+    }
+  }
+
+  private async serveNamespace(name: string, store: NamespaceStore): Promise<NamespaceService> {
+    return new NamespaceService({
+      namespace: name,
+      hash: await namespaceHash(name),
+      store,
+      engine: this.engine,
+      config: this.config,
+      tables: this.tables,
+      scheduler: this.ports.scheduler,
+      wake: this.ports.wake,
+      clock: this.clock,
+      logger: this.logger,
+      ...(this.ports.memory ? { memory: this.ports.memory } : {}),
+      waitUntil: (promise) => this.keepAlive(promise),
+      counterFlush: this.ports.counterFlush ?? DEFAULT_COUNTER_FLUSH,
+    });
+  }
+
+  private keepAlive(promise: Promise<unknown>): void {
+    if (this.ports.waitUntil) {
+      this.ports.waitUntil(promise);
+      return;
+    }
+    this.background.add(promise);
+    promise.finally(() => this.background.delete(promise));
+  }
+}

@@ -1,0 +1,173 @@
+import { HttpError } from "../http/http-error.js";
+import type { Clock } from "../ports/clock.js";
+import type { Logger } from "../ports/logger.js";
+import type { NamespaceStore, OpenContext, Storage } from "../ports/storage.js";
+import type { NamespaceService } from "./namespace-service.js";
+import { NamespaceUnavailableError, type UnavailableReason } from "./namespace-unavailable-error.js";
+import { storageFailure } from "./storage-failure.js";
+
+export interface RegistryInit {
+  storage: Storage;
+  clock: Clock;
+  logger: Logger;
+  /** Namespaces open at once at most; at the cap the least recently used idle one is closed. */
+  maxOpen: number;
+  /** The service of a namespace whose store just opened (it installs the schema). */
+  serve(namespace: string, store: NamespaceStore): Promise<NamespaceService>;
+}
+
+/** What opening a namespace for a request knows of it. */
+export interface AcquireContext extends OpenContext {
+  /** Throws to refuse creating the namespace (a quota); called only when it does not exist yet. */
+  admitCreation?(): void | Promise<void>;
+}
+
+export interface Unavailable {
+  reason: UnavailableReason;
+  /** When it was first refused (the clock's `now`). */
+  since: number;
+}
+
+/**
+ * The namespaces a host has open: opened on first use (one open at a time per namespace), closed
+ * when idle, or when the cap needs room, least recently used first. A namespace whose store is
+ * damaged or lost is refused as a whole and noted (logged once, with the store's location);
+ * one whose engine or database failed while open is taken out of service and opened afresh on
+ * its next request.
+ */
+export class NamespaceRegistry {
+  private readonly open = new Map<string, NamespaceService>();
+  private readonly opening = new Map<string, Promise<NamespaceService>>();
+  private readonly refused = new Map<string, Unavailable>();
+
+  constructor(private readonly init: RegistryInit) {}
+
+  /** The namespace's service if it is open. */
+  get(name: string): NamespaceService | undefined {
+    return this.open.get(name);
+  }
+
+  /** The namespace's service, opening (and maybe creating) its database first. */
+  acquire(name: string, context: AcquireContext = {}): Promise<NamespaceService> {
+    const open = this.open.get(name);
+    if (open) return Promise.resolve(open);
+    let opening = this.opening.get(name);
+    if (!opening) {
+      opening = this.openNamespace(name, context).finally(() => this.opening.delete(name));
+      this.opening.set(name, opening);
+    }
+    return opening;
+  }
+
+  get size(): number {
+    return this.open.size;
+  }
+
+  /** Namespaces refused as damaged or lost, with why and since when. */
+  get unavailable(): ReadonlyMap<string, Unavailable> {
+    return this.refused;
+  }
+
+  /** Closes namespaces unused for `idleMs` that no request is using; answers how many. */
+  closeIdle(idleMs: number): number {
+    if (!this.init.storage.closesWhenIdle) return 0;
+    const now = this.init.clock.monotonic();
+    let closed = 0;
+    for (const [name, service] of this.open) {
+      if (!service.idleFor(idleMs, now)) continue;
+      this.open.delete(name);
+      this.close(service);
+      closed++;
+    }
+    return closed;
+  }
+
+  /**
+   * Takes a service out of use after its engine or database failed: the next request opens the
+   * namespace afresh. It is closed once no request uses it (see `released`).
+   */
+  retire(service: NamespaceService, damaged: boolean): void {
+    if (this.open.get(service.namespace) === service) this.open.delete(service.namespace);
+    service.retire(damaged);
+    if (!service.inUse) this.close(service);
+  }
+
+  /** A request is done with the service. */
+  released(service: NamespaceService): void {
+    if (service.retired && !service.inUse) this.close(service);
+  }
+
+  /** Notes a refused namespace; the first refusal is logged with the store's location and error. */
+  refuse(name: string, hash: string, error: NamespaceUnavailableError): void {
+    if (this.refused.has(name)) return;
+    this.refused.set(name, { reason: error.reason, since: this.init.clock.now() });
+    this.init.logger.log("error", {
+      msg: "namespace unavailable",
+      ns: hash,
+      reason: error.reason,
+      ...(error.location === undefined ? {} : { file: error.location }),
+      error: error.detail,
+    });
+  }
+
+  /** Waits for namespaces being opened, then closes every open one. */
+  async closeAll(): Promise<void> {
+    while (this.opening.size > 0) await Promise.allSettled([...this.opening.values()]);
+    for (const service of this.open.values()) this.close(service);
+    this.open.clear();
+  }
+
+  private async openNamespace(name: string, context: AcquireContext): Promise<NamespaceService> {
+    const { storage } = this.init;
+    if (context.admitCreation && storage.exists && !(await storage.exists(name)))
+      await context.admitCreation();
+    this.makeRoom();
+    const store = await storage.open(name, context.creator === undefined ? {} : { creator: context.creator });
+    let service: NamespaceService;
+    try {
+      service = await this.init.serve(name, store);
+    } catch (error) {
+      const damaged = storageFailure(error) === "corrupt";
+      store.close(damaged ? { damaged } : {});
+      if (damaged) {
+        throw new NamespaceUnavailableError("corrupt", (error as Error).message, store.location);
+      }
+      throw error;
+    }
+    this.open.set(name, service);
+    if (this.refused.delete(name)) {
+      this.init.logger.log("info", { msg: "namespace available again", ns: service.hash });
+    }
+    return service;
+  }
+
+  /** At the cap, closes the least recently used namespace no request is using. */
+  private makeRoom(): void {
+    if (this.open.size < this.init.maxOpen) return;
+    let idlest: NamespaceService | undefined;
+    for (const service of this.open.values()) {
+      if (!service.inUse && (!idlest || service.lastUsed < idlest.lastUsed)) idlest = service;
+    }
+    if (!idlest) {
+      throw new HttpError(
+        "server_busy",
+        "this server has as many namespaces open as it may, each serving a request; retry shortly",
+        { "retry-after": "1" },
+      );
+    }
+    this.open.delete(idlest.namespace);
+    this.close(idlest);
+  }
+
+  private close(service: NamespaceService): void {
+    try {
+      service.close(service.retired?.damaged ?? false);
+    } catch (error) {
+      this.init.logger.log("error", {
+        msg: "closing a namespace failed",
+        ns: service.hash,
+        error: String(error),
+      });
+    }
+  }
+}

@@ -1,0 +1,294 @@
+import type { Engine, SqlAdapter, Visibility } from "@weir/engine-wasm";
+import type { AdminAction, Dialect } from "@weir/protocol";
+import type { Claims } from "../auth/claims.js";
+import type { ResolvedConfig } from "../config/weir-config.js";
+import { runAdmin } from "../flows/admin-flow.js";
+import { CaughtUpPulls } from "../flows/caught-up-pulls.js";
+import type { TableInfo } from "../flows/column-codec.js";
+import type { Counters } from "../flows/counters.js";
+import { FaultError } from "../flows/fault.js";
+import type { AdminContext, FlowResult, PullContext, PushContext } from "../flows/flow-context.js";
+import type { Knobs } from "../flows/knobs.js";
+import type { Mutator } from "../flows/mutator.js";
+import { runPull } from "../flows/pull-flow.js";
+import { runPush } from "../flows/push-flow.js";
+import type { Clock } from "../ports/clock.js";
+import type { Logger } from "../ports/logger.js";
+import type { Scheduler } from "../ports/scheduler.js";
+import type { NamespaceStore } from "../ports/storage.js";
+import type { Wake } from "../ports/wake.js";
+import { ControlStore } from "./control-store.js";
+import { CounterFlush, type CounterFlushPolicy } from "./counter-flush.js";
+import { WakeCoalescer } from "./wake-coalescer.js";
+
+/** How many change-log rows one retention pass deletes at most, so a push never stalls on it. */
+const PRUNE_BATCH = 10_000;
+const PRUNE_EVERY_MAX = 1_000;
+
+export interface NamespaceServiceInit {
+  namespace: string;
+  hash: string;
+  store: NamespaceStore;
+  engine: Engine;
+  config: ResolvedConfig;
+  tables: Map<string, TableInfo>;
+  scheduler: Scheduler;
+  wake: Wake;
+  clock: Clock;
+  logger: Logger;
+  counterFlush: CounterFlushPolicy;
+  memory?(): Record<string, number>;
+  waitUntil(promise: Promise<unknown>): void;
+}
+
+/**
+ * One namespace: its database, knobs, counters and wake window, and the flows that run on them
+ * (each takes the narrow context it needs, which this class implements). Flows are synchronous
+ * between reading the body and answering, so one namespace's transactions never interleave.
+ */
+export class NamespaceService implements PullContext, PushContext, AdminContext {
+  readonly namespace: string;
+  /** The namespace as it appears in logs. */
+  readonly hash: string;
+  readonly store: NamespaceStore;
+  readonly engine: Engine;
+  readonly clock: Clock;
+  /** Caught-up pulls answered from memory; forgotten by every transaction of `store`. */
+  readonly caughtUp = new CaughtUpPulls();
+  readonly caps: { readonly maxChangeRows: number; readonly maxChangeBytes: number };
+  readonly mutators: Readonly<Record<string, Mutator>>;
+  readonly tables: ReadonlyMap<string, TableInfo>;
+  private readonly config: ResolvedConfig;
+  private readonly control: ControlStore;
+  private readonly wake: Wake;
+  private readonly logger: Logger;
+  private readonly waitUntil: (promise: Promise<unknown>) => void;
+  private readonly processMemory: () => Record<string, number>;
+  private readonly coalescer: WakeCoalescer;
+  private readonly counterFlush: CounterFlush;
+  /** Requests being served, so an idle close never pulls the database from under one. */
+  private activeRequests = 0;
+  private lastUse: number;
+  /** Taken out of service (its engine or database failed): closed once no request uses it. */
+  private retiredState: { damaged: boolean } | null = null;
+  private closed = false;
+  private versionsSincePrune = 0;
+
+  constructor(init: NamespaceServiceInit) {
+    this.namespace = init.namespace;
+    this.hash = init.hash;
+    this.store = forgetOnTransaction(init.store, this.caughtUp);
+    this.engine = init.engine;
+    this.config = init.config;
+    this.caps = { maxChangeRows: init.config.maxChangeRows, maxChangeBytes: init.config.maxChangeBytes };
+    this.mutators = init.config.mutators;
+    this.tables = init.tables;
+    this.wake = init.wake;
+    this.clock = init.clock;
+    this.logger = init.logger;
+    this.waitUntil = init.waitUntil;
+    this.processMemory = init.memory ?? (() => ({}));
+    this.lastUse = init.clock.monotonic();
+    this.store.transaction(() => this.engine.install(this.store.db, this.config.schema));
+    this.control = ControlStore.open(this.store);
+    this.coalescer = new WakeCoalescer(init.namespace, init.config.wakeWindowMs, init.scheduler, (except) => {
+      this.control.counters.wakeFrames += this.wake.send(this.namespace, except);
+    });
+    this.counterFlush = new CounterFlush(init.counterFlush, () => this.saveCounters(), this.lastUse);
+  }
+
+  get knobs(): Readonly<Knobs> {
+    return this.control.knobs;
+  }
+
+  get counters(): Counters {
+    return this.control.counters;
+  }
+
+  setKnob<K extends keyof Knobs>(key: K, value: Knobs[K]): void {
+    this.control.set(key, value);
+  }
+
+  /** The effective change-log retention: the admin knob, else the config. */
+  get retainChanges(): number {
+    return this.control.knobs.retainChanges ?? this.config.retainChanges;
+  }
+
+  /** The visibility filters for these claims, unless an operator switched visibility off. */
+  visibilityFor(claims: Claims): Visibility | undefined {
+    if (!this.config.visibility || !this.control.knobs.visibilityEnabled) return undefined;
+    return this.config.visibility(claims);
+  }
+
+  wakeSockets(): number {
+    return this.wake.count(this.namespace);
+  }
+
+  sizeBytes(): number | null {
+    return this.store.sizeBytes?.() ?? null;
+  }
+
+  memory(): Record<string, number> {
+    return this.processMemory();
+  }
+
+  pull(dialect: Dialect, body: unknown, claims: Claims): FlowResult {
+    return this.guard(false, () => runPull(this, dialect, body, claims));
+  }
+
+  push(dialect: Dialect, body: unknown, claims: Claims): FlowResult {
+    return this.guard(true, () => runPush(this, dialect, body, claims));
+  }
+
+  admin(action: AdminAction, method: string, body: unknown): FlowResult {
+    return this.guard(method !== "GET", () => runAdmin(this, action, method, body));
+  }
+
+  /**
+   * Retention after pushes. A pass costs a look through the change log, so it runs once the log
+   * has grown by a hundredth of what it keeps (at least every version for tiny retentions, at
+   * most every PRUNE_EVERY_MAX versions), and again at once while a pass left work behind.
+   */
+  retention(newVersions: number): void {
+    this.versionsSincePrune += newVersions;
+    const every = Math.min(PRUNE_EVERY_MAX, Math.max(1, Math.ceil(this.retainChanges / 100)));
+    if (this.versionsSincePrune < every) return;
+    try {
+      const result = this.store.transaction(() =>
+        this.engine.prune(this.store.db, this.retainChanges, PRUNE_BATCH),
+      );
+      this.versionsSincePrune = result.more ? every : 0;
+    } catch (error) {
+      // The push already committed; a failed pass is retried after the next one.
+      this.logger.log("error", { msg: "retention failed", ns: this.hash, error: String(error) });
+    }
+  }
+
+  /**
+   * Writes to the modelled tables outside a push (an alarm task, the host's own jobs): runs `fn`
+   * in a transaction that then commits what it wrote as one new version, so incremental pulls see
+   * it, and wakes every client. Answers what `fn` answered.
+   */
+  write<T>(fn: (db: SqlAdapter) => T): T {
+    const { result, committed } = this.store.transaction(() => {
+      const result = fn(this.store.db);
+      return { result, committed: this.engine.commit(this.store.db).committed };
+    });
+    if (committed) this.committed([]);
+    return result;
+  }
+
+  /** Wakes the other clients after a commit by these writers. */
+  committed(writers: Iterable<string>): void {
+    this.coalescer.notify(writers);
+  }
+
+  /** Runs effects queued with `tx.defer`, after their commit; a failing one is logged, not thrown. */
+  runDeferred(effects: Array<() => void | Promise<void>>): void {
+    for (const effect of effects) {
+      const run = Promise.resolve()
+        .then(effect)
+        .catch((error: unknown) => {
+          this.logger.log("error", { msg: "deferred effect failed", ns: this.hash, error: String(error) });
+        });
+      this.waitUntil(run);
+    }
+  }
+
+  /** Stores the counters now (they are also stored as the host's CounterFlushPolicy says). */
+  saveCounters(): void {
+    try {
+      this.control.saveCounters();
+    } catch (error) {
+      this.logger.log("error", { msg: "saving counters failed", ns: this.hash, error: String(error) });
+    }
+  }
+
+  /** A request starts using the namespace. */
+  enter(): void {
+    this.activeRequests++;
+  }
+
+  /** A request is done with the namespace. */
+  leave(): void {
+    this.activeRequests--;
+    this.lastUse = this.clock.monotonic();
+  }
+
+  /** No request uses it now, and none did for `idleMs`. */
+  idleFor(idleMs: number, now: number): boolean {
+    return this.activeRequests === 0 && now - this.lastUse >= idleMs;
+  }
+
+  get inUse(): boolean {
+    return this.activeRequests > 0;
+  }
+
+  get lastUsed(): number {
+    return this.lastUse;
+  }
+
+  /** Takes it out of service: no new request gets it, and it closes once none uses it. */
+  retire(damaged: boolean): void {
+    this.retiredState = { damaged: damaged || (this.retiredState?.damaged ?? false) };
+  }
+
+  get retired(): { damaged: boolean } | null {
+    return this.retiredState;
+  }
+
+  /**
+   * Stores the counters and closes the database, telling the store the watermark it closed at.
+   * A `damaged` database (it failed as corrupt) is closed untouched.
+   */
+  close(damaged = false): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.coalescer.cancel();
+    this.counterFlush.cancel();
+    if (damaged) {
+      this.store.close({ damaged: true });
+      return;
+    }
+    let watermark: number | undefined;
+    try {
+      this.control.saveCounters();
+      watermark = this.engine.state(this.store.db).watermark;
+    } finally {
+      this.store.close(watermark === undefined ? {} : { watermark });
+    }
+  }
+
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
+  /**
+   * Runs a flow. A fired fault is one-shot: it is disarmed (in its own transaction, as the flow's
+   * rolled back). Counters are stored as the flush policy says.
+   */
+  private guard(writes: boolean, flow: () => FlowResult): FlowResult {
+    try {
+      return flow();
+    } catch (error) {
+      if (error instanceof FaultError) this.control.disarm(error.point);
+      throw error;
+    } finally {
+      this.counterFlush.changed(writes, this.clock.monotonic());
+    }
+  }
+}
+
+/** The store, with every transaction first making the caught-up answers forget what they know. */
+function forgetOnTransaction(store: NamespaceStore, caughtUp: CaughtUpPulls): NamespaceStore {
+  return {
+    db: store.db,
+    transaction(fn) {
+      caughtUp.forget();
+      return store.transaction(fn);
+    },
+    ...(store.sizeBytes ? { sizeBytes: () => store.sizeBytes!() } : {}),
+    ...(store.location === undefined ? {} : { location: store.location }),
+    close: (outcome) => store.close(outcome),
+  };
+}

@@ -1,0 +1,47 @@
+import { describe, expect, it } from "vitest";
+import type { Scheduler } from "../ports/scheduler.js";
+import { WakeCoalescer } from "./wake-coalescer.js";
+
+/** A scheduler whose timer fires when the test says, so the window is explicit. */
+class StepScheduler implements Scheduler {
+  task: (() => void) | undefined;
+  schedule(_namespace: string, _delayMs: number, task: () => void): void {
+    this.task = task;
+  }
+  cancel(): void {
+    this.task = undefined;
+  }
+  fire(): void {
+    const task = this.task;
+    this.task = undefined;
+    task?.();
+  }
+}
+
+describe("WakeCoalescer", () => {
+  it("wakes at once, then once per window, skipping a lone writer", () => {
+    const scheduler = new StepScheduler();
+    const sent: Array<string | null> = [];
+    const coalescer = new WakeCoalescer("ns", 20, scheduler, (except) => sent.push(except));
+    coalescer.notify(["a"]);
+    expect(sent).toEqual(["a"]);
+    coalescer.notify(["a"]);
+    coalescer.notify(["a"]);
+    expect(sent).toEqual(["a"]);
+    scheduler.fire();
+    expect(sent).toEqual(["a", "a"]);
+    coalescer.notify(["b"]);
+    coalescer.notify(["c"]);
+    scheduler.fire();
+    // Two writers in one window: each needs the other's change, so nobody is skipped.
+    expect(sent).toEqual(["a", "a", null]);
+    scheduler.fire();
+    expect(sent).toEqual(["a", "a", null]);
+  });
+
+  it("wakes everyone for an operator's change", () => {
+    const sent: Array<string | null> = [];
+    new WakeCoalescer("ns", 0, new StepScheduler(), (except) => sent.push(except)).notify([]);
+    expect(sent).toEqual([""]);
+  });
+});

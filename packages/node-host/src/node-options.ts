@@ -1,0 +1,74 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { ConfigError, type Logger, type WeirConfig } from "@weir/host-core";
+import { devAuthenticator, type JwtOptions, jwtAuthenticator } from "./auth.js";
+
+export interface NodeHostOptions extends Omit<WeirConfig, "authenticate"> {
+  /** Your own authentication; otherwise `jwt`, or `devAuth` in development. */
+  authenticate?: WeirConfig["authenticate"];
+  /** Where `<namespace>.sqlite` files live (default `.data`, relative to the working directory). */
+  dataDir?: string;
+  /** `file` (better-sqlite3, the default) or `memory` (sql.js; lost when the server stops). */
+  storage?: "file" | "memory";
+  /** Development only: the Authorization header is the user id, unverified. */
+  devAuth?: boolean;
+  /** JWT verification: HS256 with a shared secret, or the keys of a JWKS URL. `sub` is the user id. */
+  jwt?: JwtOptions;
+  logger?: Logger;
+  /**
+   * Caps each namespace's database file at about this size (SQLite's max_page_count; default no
+   * cap): past it, pushes answer 507 and store nothing, while pulls go on.
+   */
+  maxDatabaseBytes?: number;
+  /** Close a namespace's database this long after its last request (default 60 s, within a second; file storage only). */
+  idleCloseMs?: number;
+  /** Protocol-level ping of wake sockets; one that missed a beat is dropped (default 30 s). */
+  heartbeatMs?: number;
+  /** Serve Prometheus metrics at `GET /metrics` (default true). */
+  metrics?: boolean;
+  /**
+   * Your own routes (static files of an app, a health check), tried before weir's: answer true
+   * when it answered the request.
+   */
+  onRequest?(req: IncomingMessage, res: ServerResponse): boolean | Promise<boolean>;
+}
+
+/** The checks of the Node host's own options (host-core checks the rest); throws a ConfigError. */
+export function checkNodeOptions(options: NodeHostOptions): void {
+  const problems: string[] = [];
+  if (options.storage !== undefined && options.storage !== "file" && options.storage !== "memory") {
+    problems.push('storage: expected "file" or "memory"');
+  }
+  const maxBytes = options.maxDatabaseBytes;
+  if (maxBytes !== undefined && !(Number.isSafeInteger(maxBytes) && maxBytes >= 64 * 1024)) {
+    problems.push("maxDatabaseBytes: expected an integer of at least 65536");
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
+}
+
+/** The one authentication the options choose: `authenticate`, `jwt` or `devAuth`. */
+export function chooseAuthentication(options: NodeHostOptions, logger: Logger): WeirConfig["authenticate"] {
+  const chosen = [
+    options.authenticate && "authenticate",
+    options.jwt && "jwt",
+    options.devAuth && "devAuth",
+  ].filter(Boolean);
+  if (chosen.length !== 1) {
+    throw new ConfigError([
+      chosen.length === 0
+        ? "authentication: set jwt ({ secret } or { jwksUrl }), authenticate, or devAuth: true for development"
+        : `authentication: choose one of ${chosen.join(", ")}`,
+    ]);
+  }
+  if (options.authenticate) return options.authenticate;
+  if (options.jwt) {
+    const jwt = options.jwt as Partial<{ secret: unknown; jwksUrl: unknown }>;
+    if (typeof jwt.secret !== "string" && typeof jwt.jwksUrl !== "string") {
+      throw new ConfigError(["jwt: expected { secret: string } or { jwksUrl: string }"]);
+    }
+    return jwtAuthenticator(options.jwt, logger);
+  }
+  logger.log("warn", {
+    msg: "development authentication is on: the Authorization header is taken as the user id, unverified; never use it in production",
+  });
+  return devAuthenticator();
+}
