@@ -1,5 +1,6 @@
 export { authenticateRequest, authorizeNamespace } from "./auth/authenticate-request.js";
 export { checkAdmin } from "./auth/check-admin.js";
+export { checkNotify } from "./auth/check-notify.js";
 export { type Claims, isUserID } from "./auth/claims.js";
 export { safeEqual } from "./auth/safe-equal.js";
 export { CONFIG_DEFAULTS } from "./config/config-defaults.js";
@@ -12,6 +13,7 @@ export {
   type ResolvedQuotas,
 } from "./config/quota-config.js";
 export { resolveConfig } from "./config/resolve-config.js";
+export { type ResolvedUpstream, UPSTREAM_DEFAULTS, type UpstreamConfig } from "./config/upstream-config.js";
 export type { ResolvedConfig, WeirConfig } from "./config/weir-config.js";
 export type { Counters } from "./flows/counters.js";
 export { FaultError } from "./flows/fault.js";
@@ -64,9 +66,11 @@ export {
   type IngestProgress,
   runIngestPass,
 } from "./ingest/ingest-pass.js";
+export { IngestStoppedError } from "./ingest/ingest-stopped-error.js";
 export { parseRetryAfter, retryDelayMs } from "./ingest/retry-delay.js";
 export { CONTROL_TABLE } from "./namespace/control-store.js";
 export { type CounterFlushPolicy, DEFAULT_COUNTER_FLUSH } from "./namespace/counter-flush.js";
+export type { IngestEvent, IngestRecord } from "./namespace/namespace-ingest.js";
 export type { AcquireContext, Unavailable } from "./namespace/namespace-registry.js";
 export type { NamespaceService } from "./namespace/namespace-service.js";
 export {

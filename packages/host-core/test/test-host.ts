@@ -107,6 +107,8 @@ export async function testService(
     logger: { log() {} },
     counterFlush: options.counterFlush ?? DEFAULT_COUNTER_FLUSH,
     waitUntil: () => {},
+    upstream: resolved.upstream?.source("ns") ?? null,
+    pollScheduler: new TimerScheduler(),
   });
   return { service, woken, scheduler };
 }

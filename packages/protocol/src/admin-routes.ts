@@ -8,5 +8,9 @@ export const ADMIN_ACTIONS = {
   invalidate: ["POST"],
   fault: ["POST"],
   "drop-next-push-response": ["POST"],
+  /** Upstream ingest: a pass now, a new snapshot generation, closing the breaker. */
+  ingest: ["POST"],
+  resnapshot: ["POST"],
+  "breaker/reopen": ["POST"],
 } as const;
 export type AdminAction = keyof typeof ADMIN_ACTIONS;

@@ -20,6 +20,7 @@ export const ERROR_STATUS = {
   writer_disabled: 503,
   namespace_busy: 503,
   upstream_unavailable: 503,
+  ingest_paused: 503,
   fault_injected: 500,
   quota_exceeded: 507,
   namespace_unavailable: 503,

@@ -4,6 +4,7 @@ export * from "./dialect.js";
 export * from "./error-body.js";
 export * from "./error-codes.js";
 export * from "./fields.js";
+export * from "./ingest-messages.js";
 export * from "./limits.js";
 export * from "./parse.js";
 export * from "./parse-pull-request.js";

@@ -6,5 +6,6 @@
  * - 1: native pull/push, Replicache pull/push v1, admin knobs.
  * - 2: the error body (`ErrorBody`) as a schema; the visibility knob answers `invalidated`.
  * - 3: the upstream contract's answers (changes, snapshot pages, 410 gone) and its watermarks.
+ * - 4: notify and its answer, the ingest admin answers, `ingest_paused`.
  */
-export const PROTOCOL_VERSION = 3;
+export const PROTOCOL_VERSION = 4;

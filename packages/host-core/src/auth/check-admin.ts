@@ -8,7 +8,10 @@ import { safeEqual } from "./safe-equal.js";
  * own `isAdmin`), or throws: 403 when admin routes are closed or the caller is not an admin,
  * 401 when the key header is missing.
  */
-export async function checkAdmin(config: WeirConfig, request: AuthRequest): Promise<void> {
+export async function checkAdmin(
+  config: Pick<WeirConfig, "adminKey" | "isAdmin">,
+  request: AuthRequest,
+): Promise<void> {
   const { adminKey, isAdmin } = config;
   const key = request.headers.get("x-admin-key");
   if (adminKey !== undefined && key !== null && safeEqual(key, adminKey)) return;

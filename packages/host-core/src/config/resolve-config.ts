@@ -3,6 +3,7 @@ import * as v from "valibot";
 import { CONFIG_DEFAULTS } from "./config-defaults.js";
 import { ConfigError } from "./config-error.js";
 import { QuotaConfigShape, resolveQuotas } from "./quota-config.js";
+import { resolveUpstream, UpstreamConfigShape } from "./upstream-config.js";
 import type { ResolvedConfig, WeirConfig } from "./weir-config.js";
 
 const SyncFunction = v.pipe(
@@ -31,6 +32,7 @@ const ConfigShape = v.object({
   authorizeNamespace: v.optional(v.function("authorizeNamespace(claims, namespace) must be a function")),
   maxOpenNamespaces: Count(1),
   quotas: v.optional(QuotaConfigShape),
+  upstream: v.optional(UpstreamConfigShape),
 });
 
 /** Checks a config and fills its defaults; throws a ConfigError naming every problem. */
@@ -53,5 +55,6 @@ export function resolveConfig(config: WeirConfig): ResolvedConfig {
     maxBodyBytes: config.maxBodyBytes ?? CONFIG_DEFAULTS.maxBodyBytes,
     maxOpenNamespaces: config.maxOpenNamespaces ?? CONFIG_DEFAULTS.maxOpenNamespaces,
     quotas: resolveQuotas(config.quotas),
+    upstream: config.upstream ? resolveUpstream(config.upstream) : null,
   };
 }

@@ -3,6 +3,7 @@ import type { Claims } from "../auth/claims.js";
 import type { Mutator } from "../flows/mutator.js";
 import type { AuthRequest } from "../http/http-parts.js";
 import type { QuotaConfig, ResolvedQuotas } from "./quota-config.js";
+import type { ResolvedUpstream, UpstreamConfig } from "./upstream-config.js";
 
 export interface WeirConfig {
   /** The tables a namespace syncs. */
@@ -35,9 +36,11 @@ export interface WeirConfig {
   maxOpenNamespaces?: number;
   /** Per-user budgets of requests and of new namespaces (see QuotaConfig). */
   quotas?: QuotaConfig;
+  /** The system of record the namespaces replicate (see UpstreamConfig); none by default. */
+  upstream?: UpstreamConfig;
 }
 
-export interface ResolvedConfig extends Omit<WeirConfig, "quotas"> {
+export interface ResolvedConfig extends Omit<WeirConfig, "quotas" | "upstream"> {
   maxChangeRows: number;
   maxChangeBytes: number;
   retainChanges: number;
@@ -45,4 +48,5 @@ export interface ResolvedConfig extends Omit<WeirConfig, "quotas"> {
   maxBodyBytes: number;
   maxOpenNamespaces: number;
   quotas: ResolvedQuotas;
+  upstream: ResolvedUpstream | null;
 }

@@ -1,21 +1,25 @@
 import {
   type AdminAction,
   FaultRequest,
-  parse,
   RetentionRequest,
   VisibilityRequest,
   WriterRequest,
 } from "@weir/protocol";
-import type { GenericSchema, InferOutput } from "valibot";
-import { HttpError } from "../http/http-error.js";
 import { jsonParts } from "../http/http-parts.js";
 import type { AdminContext, FlowResult } from "./flow-context.js";
+import type { IngestAction } from "./ingest-flow.js";
+import { check, noBody } from "./request-body.js";
 
 /** How many change-log rows an admin retention change deletes in one go. */
 const PRUNE_NOW_LIMIT = 100_000;
 
 /** The admin knobs of one namespace; each change is stored in its database before it answers. */
-export function runAdmin(ctx: AdminContext, action: AdminAction, method: string, body: unknown): FlowResult {
+export function runAdmin(
+  ctx: AdminContext,
+  action: Exclude<AdminAction, IngestAction>,
+  method: string,
+  body: unknown,
+): FlowResult {
   const { knobs, engine, store } = ctx;
   const ok = (value: unknown): FlowResult => ({ response: jsonParts(value), log: { admin: action } });
   switch (action) {
@@ -77,17 +81,6 @@ function status(ctx: AdminContext) {
     caps: ctx.caps,
     sizes: { databaseBytes: ctx.sizeBytes() },
     memory: { engineBytes: engine.memoryBytes(), ...ctx.memory() },
+    upstream: ctx.upstreamStatus(),
   };
-}
-
-function check<S extends GenericSchema>(schema: S, body: unknown): InferOutput<S> {
-  const result = parse(schema, body);
-  if (!result.ok) throw new HttpError("bad_request", result.message);
-  return result.value;
-}
-
-function noBody(body: unknown): void {
-  const empty =
-    body === undefined || (typeof body === "object" && body !== null && Object.keys(body).length === 0);
-  if (!empty) throw new HttpError("bad_request", "this admin route takes no body (or {})");
 }

@@ -2,6 +2,7 @@ import type { Engine, Visibility } from "@weir/engine-wasm";
 import type { Claims } from "../auth/claims.js";
 import type { ResponseParts } from "../http/http-parts.js";
 import type { RequestRecord } from "../http/request-record.js";
+import type { IngestPassResult } from "../ingest/ingest-pass.js";
 import type { Clock } from "../ports/clock.js";
 import type { NamespaceStore } from "../ports/storage.js";
 import type { CaughtUpPulls } from "./caught-up-pulls.js";
@@ -64,4 +65,20 @@ export interface AdminContext extends NamespaceData, KnobWriter {
   wakeSockets(): number;
   sizeBytes(): number | null;
   memory(): Record<string, number>;
+  /** The upstream ingest's state, null when the namespace has no upstream. */
+  upstreamStatus(): Record<string, unknown> | null;
+}
+
+/** What notify and the ingest admin routes use of a namespace with an upstream. */
+export interface IngestContext {
+  /** The upstream cursor the namespace reached (a decimal string), null before any batch. */
+  upstreamCursor(): string | null;
+  /**
+   * A pass now, or the next one when a pass is running (shared). Rejects while the breaker is
+   * open (BreakerOpenError), after schema drift (IngestStoppedError), or with the upstream's
+   * refusal (UpstreamCallError).
+   */
+  ingest(options: { resnapshot?: boolean }): Promise<IngestPassResult>;
+  /** Closes the breaker with a fresh window and clears a stop. */
+  reopenBreaker(): { wasOpen: boolean };
 }

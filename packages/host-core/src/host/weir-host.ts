@@ -2,10 +2,12 @@ import { type Engine, EngineFailure } from "@weir/engine-wasm";
 import { IdString, parse } from "@weir/protocol";
 import { authenticateRequest, authorizeNamespace } from "../auth/authenticate-request.js";
 import { checkAdmin } from "../auth/check-admin.js";
+import { checkNotify } from "../auth/check-notify.js";
 import type { Claims } from "../auth/claims.js";
 import { resolveConfig } from "../config/resolve-config.js";
 import type { ResolvedConfig, WeirConfig } from "../config/weir-config.js";
 import { type TableInfo, tableInfos } from "../flows/column-codec.js";
+import { isIngestAction } from "../flows/ingest-flow.js";
 import { errorAnswer } from "../http/error-answer.js";
 import { HttpError, ShuttingDownError } from "../http/http-error.js";
 import { partsFromRequest, type RequestParts, type ResponseParts, toResponse } from "../http/http-parts.js";
@@ -18,6 +20,7 @@ import {
 } from "../http/request-record.js";
 import { matchRoute, type Route } from "../http/route.js";
 import { type CounterFlushPolicy, DEFAULT_COUNTER_FLUSH } from "../namespace/counter-flush.js";
+import type { IngestEvent } from "../namespace/namespace-ingest.js";
 import { type AcquireContext, NamespaceRegistry, type Unavailable } from "../namespace/namespace-registry.js";
 import { NamespaceService } from "../namespace/namespace-service.js";
 import { NamespaceUnavailableError } from "../namespace/namespace-unavailable-error.js";
@@ -27,6 +30,7 @@ import { consoleJsonLogger, type Logger } from "../ports/logger.js";
 import { memoryQuotaStore, type QuotaStore } from "../ports/quota-store.js";
 import type { Scheduler } from "../ports/scheduler.js";
 import type { NamespaceStore, Storage } from "../ports/storage.js";
+import { TimerScheduler } from "../ports/timer-scheduler.js";
 import type { Wake } from "../ports/wake.js";
 import { type Admitted, UserBudgets } from "../quotas/user-budgets.js";
 import { InFlight } from "./in-flight.js";
@@ -48,6 +52,14 @@ export interface HostPorts {
   waitUntil?(promise: Promise<unknown>): void;
   /** When namespaces store their counters (default: at most 5 s after they changed). */
   counterFlush?: CounterFlushPolicy;
+  /**
+   * The timer of upstream polls while wake sockets are open (default: a `TimerScheduler`). A host
+   * whose timers outlive the process (a Durable Object's alarm) may call the namespace's `poll()`
+   * when one is due instead of the task it was given.
+   */
+  pollScheduler?: Scheduler;
+  /** Sees every ingest pass (for metrics). */
+  observeIngest?(event: IngestEvent): void;
 }
 
 /** Validates the config (throwing a ConfigError) and builds a host of the engine over these ports. */
@@ -70,6 +82,7 @@ export class WeirHost {
   private readonly logger: Logger;
   private readonly registry: NamespaceRegistry;
   private readonly budgets: UserBudgets;
+  private readonly pollScheduler: Scheduler;
   /** Requests being answered, and what `close` waits on until there are none. */
   private readonly inflight = new InFlight();
   private readonly background = new Set<Promise<unknown>>();
@@ -84,6 +97,7 @@ export class WeirHost {
     this.tables = tableInfos(config.schema);
     this.clock = ports.clock ?? systemClock;
     this.logger = ports.logger ?? consoleJsonLogger;
+    this.pollScheduler = ports.pollScheduler ?? new TimerScheduler();
     this.registry = new NamespaceRegistry({
       storage: ports.storage,
       clock: this.clock,
@@ -136,6 +150,8 @@ export class WeirHost {
   async close(): Promise<void> {
     this.closing = true;
     await this.inflight.drained();
+    // Ingest passes stop at their next step; what they applied is committed.
+    for (const service of this.registry.services()) service.stopIngest();
     await Promise.allSettled([...this.background]);
     await this.registry.closeAll();
     try {
@@ -213,7 +229,19 @@ export class WeirHost {
         request.method === "POST" ? await readJsonBody(request, this.config.maxBodyBytes, true) : undefined;
       const service = this.registry.get(route.namespace) ?? (await this.registry.acquire(route.namespace));
       using(service);
-      const result = service.admin(route.action, request.method, body);
+      const result = isIngestAction(route.action)
+        ? await service.ingestAdmin(route.action, body)
+        : service.admin(route.action, request.method, body);
+      Object.assign(record, result.log);
+      return result.response;
+    }
+    if (route.type === "notify") {
+      await checkNotify(this.config, request, route.namespace);
+      const body = await readJsonBody(request, this.config.maxBodyBytes, true);
+      const service = this.registry.get(route.namespace) ?? (await this.registry.acquire(route.namespace));
+      using(service);
+      if (!service.hasUpstream) throw new HttpError("not_found", "this namespace has no upstream");
+      const result = await service.notify(body);
       Object.assign(record, result.log);
       return result.response;
     }
@@ -228,6 +256,13 @@ export class WeirHost {
       if (request.headers.get("upgrade")?.toLowerCase() !== "websocket") {
         throw new HttpError("bad_request", "this route is a WebSocket: send `Upgrade: websocket`");
       }
+      if (this.config.upstream) {
+        // While wake sockets are open, the namespace polls its upstream.
+        const service =
+          this.registry.get(route.namespace) ?? (await this.acquireFor(route.namespace, claims));
+        using(service);
+        service.watching();
+      }
       return {
         status: 101,
         headers: {},
@@ -239,6 +274,8 @@ export class WeirHost {
     const body = read instanceof Promise ? await read : read;
     const service = this.registry.get(route.namespace) ?? (await this.acquireFor(route.namespace, claims));
     using(service);
+    const fresh = service.freshen();
+    if (fresh) await fresh;
     const dialect = route.kind.startsWith("replicache") ? "replicache" : "native";
     const result =
       route.kind === "pull" || route.kind === "replicache_pull"
@@ -307,6 +344,9 @@ export class WeirHost {
       ...(this.ports.memory ? { memory: this.ports.memory } : {}),
       waitUntil: (promise) => this.keepAlive(promise),
       counterFlush: this.ports.counterFlush ?? DEFAULT_COUNTER_FLUSH,
+      upstream: this.config.upstream?.source(name) ?? null,
+      pollScheduler: this.pollScheduler,
+      ...(this.ports.observeIngest ? { observeIngest: this.ports.observeIngest } : {}),
     });
   }
 

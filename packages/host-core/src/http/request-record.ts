@@ -6,6 +6,7 @@ export type RequestKind =
   | "replicache_push"
   | "wake"
   | "admin"
+  | "notify"
   | "unknown";
 
 /** `ok` 2xx, `client_error` 4xx, `server_error` 5xx. */
@@ -36,6 +37,8 @@ export interface RequestRecord {
   mutations?: number;
   appErrors?: number;
   txMs?: number;
+  /** Rows an ingest pass this request ran (or waited for) applied. */
+  ingested?: number;
   totalMs: number;
 }
 

@@ -7,6 +7,7 @@ export type SyncKind = "pull" | "push" | "replicache_pull" | "replicache_push";
 export type Route =
   | { type: "sync"; kind: SyncKind; namespace: string }
   | { type: "wake"; kind: "wake"; namespace: string }
+  | { type: "notify"; kind: "notify"; namespace: string }
   | { type: "admin"; kind: "admin"; namespace: string; action: AdminAction };
 
 const SYNC_PATHS: Record<string, SyncKind> = {
@@ -36,6 +37,10 @@ export function matchRoute(method: string, pathname: string): Route {
   if (rest === "wake") {
     allow(method, ["GET"]);
     return { type: "wake", kind: "wake", namespace };
+  }
+  if (rest === "notify") {
+    allow(method, ["POST"]);
+    return { type: "notify", kind: "notify", namespace };
   }
   if (rest.startsWith("admin/")) {
     const action = rest.slice("admin/".length);

@@ -1,83 +1,17 @@
 import { readFile } from "node:fs/promises";
 import { type Engine, engineWasmUrl, loadEngine, type Schema } from "@weir/engine-wasm";
 import { betterSqliteAdapter } from "@weir/engine-wasm/better-sqlite3";
-import type { UpstreamChange } from "@weir/protocol";
 import Database from "better-sqlite3";
 import { beforeAll, describe, expect, it } from "vitest";
+import { ScriptedUpstream } from "../../test/scripted-upstream.js";
 import type { NamespaceStore } from "../ports/storage.js";
-import { UpstreamCallError, UpstreamGoneError, type UpstreamSource } from "../ports/upstream-source.js";
+import { UpstreamCallError, type UpstreamSource } from "../ports/upstream-source.js";
 import { BreakerOpenError, type BreakerState, closedBreaker, IngestBreaker } from "./ingest-breaker.js";
 import { type IngestPassInput, runIngestPass } from "./ingest-pass.js";
 
 const schema = {
   tables: { item: { columns: { id: "string", n: "integer" }, primaryKey: ["id"] } },
 } satisfies Schema;
-
-/**
- * An in-process upstream: a table and its change log, with transactions as watermarks, and
- * failures to answer with on demand.
- */
-class ScriptedUpstream implements UpstreamSource {
-  rows = new Map<string, { id: string; n: number }>();
-  log: UpstreamChange[] = [];
-  watermark = 0;
-  oldest = 0;
-  failures: UpstreamCallError[] = [];
-  snapshotLimits: number[] = [];
-
-  commit(writes: Array<{ id: string; n?: number }>): void {
-    this.watermark++;
-    for (const { id, n } of writes) {
-      const had = this.rows.has(id);
-      if (n === undefined) {
-        this.rows.delete(id);
-        this.log.push({
-          watermark: BigInt(this.watermark),
-          tableName: "item",
-          op: "DELETE",
-          rowData: null,
-          oldData: { id },
-        });
-      } else {
-        this.rows.set(id, { id, n });
-        this.log.push({
-          watermark: BigInt(this.watermark),
-          tableName: "item",
-          op: had ? "UPDATE" : "INSERT",
-          rowData: { id, n },
-          oldData: null,
-        });
-      }
-    }
-  }
-
-  private fail(): void {
-    const failure = this.failures.shift();
-    if (failure) throw failure;
-  }
-
-  async changes(after: bigint, limit: number) {
-    this.fail();
-    if (Number(after) < this.oldest) throw new UpstreamGoneError(BigInt(this.oldest));
-    const pending = this.log.filter((change) => change.watermark > after);
-    const page = pending.slice(0, limit);
-    const last = page.at(-1)?.watermark;
-    const whole = last === undefined ? [] : pending.filter((change) => change.watermark <= last);
-    return { watermark: last ?? BigInt(this.watermark), changes: whole };
-  }
-
-  async snapshotPage(_table: string, cursor: string | null, limit: number) {
-    this.fail();
-    this.snapshotLimits.push(limit);
-    const ids = [...this.rows.keys()].sort().filter((id) => cursor === null || id > cursor);
-    const page = ids.slice(0, limit);
-    return {
-      watermark: BigInt(this.watermark),
-      rows: page.map((id) => this.rows.get(id)!),
-      nextCursor: page.length < limit ? null : page.at(-1)!,
-    };
-  }
-}
 
 let engine: Engine;
 beforeAll(async () => {

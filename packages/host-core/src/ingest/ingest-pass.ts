@@ -55,6 +55,8 @@ export interface IngestPassInput {
   /** After each transaction that committed a new version (wake clients). */
   onCommitted?(): void;
   onProgress?(progress: IngestProgress): void;
+  /** True once the pass must stop (its namespace is closing): it ends as `pending_retry`. */
+  stopped?(): boolean;
 }
 
 export interface IngestProgress {
@@ -136,7 +138,13 @@ export async function runIngestPass(input: IngestPassInput): Promise<IngestPassR
       ...(table === undefined ? {} : { table }),
     });
 
+  const checkStopped = () => {
+    if (input.stopped?.())
+      throw new Stop("pending_retry", undefined, "ingest stopped: the namespace is closing");
+  };
+
   const checkBudget = () => {
+    checkStopped();
     if (budget.deadline !== undefined && input.monotonic() >= budget.deadline)
       throw new Stop("wall_budget_exceeded");
     if (
@@ -150,11 +158,15 @@ export async function runIngestPass(input: IngestPassInput): Promise<IngestPassR
   /** Calls the upstream, retrying what may pass; a 5xx snapshot page is asked again smaller. */
   const call = async <T>(fetchOnce: () => Promise<T>, halve = false): Promise<T> => {
     for (let attempt = 1; ; attempt++) {
+      checkStopped();
       input.onAttempt?.();
       attempts++;
       try {
-        return await fetchOnce();
+        const answer = await fetchOnce();
+        checkStopped();
+        return answer;
       } catch (error) {
+        if (error instanceof Stop) throw error;
         if (!retryable(error)) throw error;
         if (halve && error.status >= 500 && pageRows > MIN_PAGE_ROWS) {
           pageRows = Math.max(MIN_PAGE_ROWS, Math.floor(pageRows / 2));

@@ -9,7 +9,9 @@ import type { NamespaceStore } from "../ports/storage.js";
  */
 export const CONTROL_TABLE = "_weir_host_control";
 
-type Key = keyof Knobs | "counters";
+/** Records the host keeps beside the knobs (the ingest breaker and its progress). */
+export type RecordKey = "breaker" | "ingest";
+type Key = keyof Knobs | "counters" | RecordKey;
 
 export class ControlStore {
   readonly knobs: Knobs;
@@ -19,6 +21,7 @@ export class ControlStore {
     private readonly store: NamespaceStore,
     knobs: Knobs,
     counters: Counters,
+    private readonly records: Map<string, unknown>,
   ) {
     this.knobs = knobs;
     this.counters = counters;
@@ -37,7 +40,7 @@ export class ControlStore {
     const knobs = { ...DEFAULT_KNOBS, faults: {} } as Record<string, unknown>;
     for (const key of Object.keys(DEFAULT_KNOBS)) if (stored.has(key)) knobs[key] = stored.get(key);
     const counters = { ...emptyCounters(), ...((stored.get("counters") as Partial<Counters>) ?? {}) };
-    return new ControlStore(store, knobs as unknown as Knobs, counters);
+    return new ControlStore(store, knobs as unknown as Knobs, counters, stored);
   }
 
   /** Changes a knob and stores it in its own transaction (nested in the caller's, if any). */
@@ -51,6 +54,17 @@ export class ControlStore {
     const faults = { ...this.knobs.faults };
     delete faults[point];
     this.set("faults", faults);
+  }
+
+  /** A record as last stored, or undefined. */
+  record<T>(key: RecordKey): T | undefined {
+    return this.records.get(key) as T | undefined;
+  }
+
+  /** Stores a record in its own transaction (nested in the caller's, if any). */
+  setRecord(key: RecordKey, value: unknown): void {
+    this.write(key, value);
+    this.records.set(key, value);
   }
 
   /** Stores the in-memory counters, on close and now and then. */

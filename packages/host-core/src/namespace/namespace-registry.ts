@@ -111,6 +111,11 @@ export class NamespaceRegistry {
   }
 
   /** Waits for namespaces being opened, then closes every open one. */
+  /** Every open namespace's service. */
+  services(): IterableIterator<NamespaceService> {
+    return this.open.values();
+  }
+
   async closeAll(): Promise<void> {
     while (this.opening.size > 0) await Promise.allSettled([...this.opening.values()]);
     for (const service of this.open.values()) this.close(service);

@@ -7,18 +7,29 @@ import { CaughtUpPulls } from "../flows/caught-up-pulls.js";
 import type { TableInfo } from "../flows/column-codec.js";
 import type { Counters } from "../flows/counters.js";
 import { FaultError } from "../flows/fault.js";
-import type { AdminContext, FlowResult, PullContext, PushContext } from "../flows/flow-context.js";
+import type {
+  AdminContext,
+  FlowResult,
+  IngestContext,
+  PullContext,
+  PushContext,
+} from "../flows/flow-context.js";
+import { type IngestAction, runIngestAdmin, runNotify } from "../flows/ingest-flow.js";
 import type { Knobs } from "../flows/knobs.js";
 import type { Mutator } from "../flows/mutator.js";
 import { runPull } from "../flows/pull-flow.js";
 import { runPush } from "../flows/push-flow.js";
+import { HttpError } from "../http/http-error.js";
+import type { IngestPassResult } from "../ingest/ingest-pass.js";
 import type { Clock } from "../ports/clock.js";
 import type { Logger } from "../ports/logger.js";
 import type { Scheduler } from "../ports/scheduler.js";
 import type { NamespaceStore } from "../ports/storage.js";
+import type { UpstreamSource } from "../ports/upstream-source.js";
 import type { Wake } from "../ports/wake.js";
 import { ControlStore } from "./control-store.js";
 import { CounterFlush, type CounterFlushPolicy } from "./counter-flush.js";
+import { type IngestEvent, NamespaceIngest } from "./namespace-ingest.js";
 import { WakeCoalescer } from "./wake-coalescer.js";
 
 /** How many change-log rows one retention pass deletes at most, so a push never stalls on it. */
@@ -39,6 +50,11 @@ export interface NamespaceServiceInit {
   counterFlush: CounterFlushPolicy;
   memory?(): Record<string, number>;
   waitUntil(promise: Promise<unknown>): void;
+  /** The namespace's upstream (config.upstream's source for it), null without one. */
+  upstream: UpstreamSource | null;
+  /** The timer of upstream polls (apart from `scheduler`, which the wake window uses). */
+  pollScheduler: Scheduler;
+  observeIngest?(event: IngestEvent): void;
 }
 
 /**
@@ -46,7 +62,7 @@ export interface NamespaceServiceInit {
  * (each takes the narrow context it needs, which this class implements). Flows are synchronous
  * between reading the body and answering, so one namespace's transactions never interleave.
  */
-export class NamespaceService implements PullContext, PushContext, AdminContext {
+export class NamespaceService implements PullContext, PushContext, AdminContext, IngestContext {
   readonly namespace: string;
   /** The namespace as it appears in logs. */
   readonly hash: string;
@@ -66,6 +82,8 @@ export class NamespaceService implements PullContext, PushContext, AdminContext 
   private readonly processMemory: () => Record<string, number>;
   private readonly coalescer: WakeCoalescer;
   private readonly counterFlush: CounterFlush;
+  /** Ingest from the upstream, when the namespace has one. */
+  private readonly ingester: NamespaceIngest | null;
   /** Requests being served, so an idle close never pulls the database from under one. */
   private activeRequests = 0;
   private lastUse: number;
@@ -95,6 +113,29 @@ export class NamespaceService implements PullContext, PushContext, AdminContext 
       this.control.counters.wakeFrames += this.wake.send(this.namespace, except);
     });
     this.counterFlush = new CounterFlush(init.counterFlush, () => this.saveCounters(), this.lastUse);
+    const upstream = init.config.upstream;
+    this.ingester =
+      upstream && init.upstream
+        ? new NamespaceIngest({
+            namespace: init.namespace,
+            hash: init.hash,
+            engine: this.engine,
+            store: this.store,
+            schema: init.config.schema,
+            source: init.upstream,
+            upstream,
+            control: this.control,
+            clock: this.clock,
+            logger: this.logger,
+            scheduler: init.pollScheduler,
+            wakeSockets: () => this.wakeSockets(),
+            committed: () => this.committed([]),
+            enter: () => this.enter(),
+            leave: () => this.leave(),
+            waitUntil: this.waitUntil,
+            ...(init.observeIngest ? { observe: init.observeIngest } : {}),
+          })
+        : null;
   }
 
   get knobs(): Readonly<Knobs> {
@@ -140,8 +181,64 @@ export class NamespaceService implements PullContext, PushContext, AdminContext 
     return this.guard(true, () => runPush(this, dialect, body, claims));
   }
 
-  admin(action: AdminAction, method: string, body: unknown): FlowResult {
+  admin(action: Exclude<AdminAction, IngestAction>, method: string, body: unknown): FlowResult {
     return this.guard(method !== "GET", () => runAdmin(this, action, method, body));
+  }
+
+  /** `POST /<ns>/notify`: ingest what the upstream committed, then answer. */
+  notify(body: unknown): Promise<FlowResult> {
+    return runNotify(this, body, this.clock.now());
+  }
+
+  /** The admin routes of ingest (a pass now, a new snapshot, reopening the breaker). */
+  ingestAdmin(action: IngestAction, body: unknown): Promise<FlowResult> {
+    return runIngestAdmin(this, action, body, this.clock.now());
+  }
+
+  /** Whether the namespace replicates an upstream. */
+  get hasUpstream(): boolean {
+    return this.ingester !== null;
+  }
+
+  upstreamCursor(): string | null {
+    return this.store.transaction(() => this.engine.upstreamState(this.store.db)).cursor;
+  }
+
+  ingest(options: { resnapshot?: boolean }): Promise<IngestPassResult> {
+    if (!this.ingester) return Promise.reject(new HttpError("not_found", "this namespace has no upstream"));
+    return this.ingester.run(options);
+  }
+
+  reopenBreaker(): { wasOpen: boolean } {
+    if (!this.ingester) throw new HttpError("not_found", "this namespace has no upstream");
+    return this.ingester.reopen();
+  }
+
+  upstreamStatus(): Record<string, unknown> | null {
+    return this.ingester?.status() ?? null;
+  }
+
+  /**
+   * Before a pull or push: null when the replica is fresh enough (or has no upstream), else a
+   * promise that settles once a pass did or `freshnessWaitMs` passed. Never rejects.
+   */
+  freshen(): Promise<void> | null {
+    return this.ingester?.freshen() ?? null;
+  }
+
+  /** A wake socket is opening: while any is open, the namespace polls its upstream. */
+  watching(): void {
+    this.ingester?.watch();
+  }
+
+  /** One upstream poll (for hosts whose timer outlives the process: a Durable Object's alarm). */
+  poll(): Promise<void> {
+    return this.ingester?.poll() ?? Promise.resolve();
+  }
+
+  /** Stops polling, and a pass in progress at its next step (the host is closing). */
+  stopIngest(): void {
+    this.ingester?.close();
   }
 
   /**
@@ -244,6 +341,7 @@ export class NamespaceService implements PullContext, PushContext, AdminContext 
   close(damaged = false): void {
     if (this.closed) return;
     this.closed = true;
+    this.ingester?.close();
     this.coalescer.cancel();
     this.counterFlush.cancel();
     if (damaged) {

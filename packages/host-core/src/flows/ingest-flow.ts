@@ -1,0 +1,106 @@
+import { EngineError } from "@weir/engine-wasm";
+import { type AdminAction, NotifyRequest, type NotifyResponse } from "@weir/protocol";
+import { HttpError } from "../http/http-error.js";
+import { jsonParts } from "../http/http-parts.js";
+import { BreakerOpenError } from "../ingest/ingest-breaker.js";
+import type { IngestPassResult } from "../ingest/ingest-pass.js";
+import { IngestStoppedError } from "../ingest/ingest-stopped-error.js";
+import { UpstreamCallError } from "../ports/upstream-source.js";
+import type { FlowResult, IngestContext } from "./flow-context.js";
+import { check, noBody } from "./request-body.js";
+
+/** The admin actions that run an ingest pass or change its breaker. */
+export const INGEST_ACTIONS = [
+  "ingest",
+  "resnapshot",
+  "breaker/reopen",
+] as const satisfies readonly AdminAction[];
+export type IngestAction = (typeof INGEST_ACTIONS)[number];
+
+export function isIngestAction(action: AdminAction): action is IngestAction {
+  return (INGEST_ACTIONS as readonly string[]).includes(action);
+}
+
+/**
+ * `POST /<ns>/notify`: the upstream committed; answers once what it committed before the call is
+ * applied. A notify carrying a watermark the cursor already reached answers at once.
+ */
+export async function runNotify(ctx: IngestContext, body: unknown, now: number): Promise<FlowResult> {
+  const request = body === undefined ? {} : check(NotifyRequest, body);
+  const cursor = ctx.upstreamCursor();
+  if (request.watermark !== undefined && cursor !== null && BigInt(cursor) >= request.watermark) {
+    return answer({ watermark: cursor, applied: 0, outcome: "complete" });
+  }
+  const result = await passOrRefusal(ctx, {}, now);
+  if (result.outcome === "pending_retry") {
+    throw new HttpError(
+      "upstream_unavailable",
+      `the upstream did not answer (${result.error ?? "retries exhausted"}); ingest goes on retrying`,
+      result.retryAt === undefined ? {} : { "retry-after": retryAfter(result.retryAt, now) },
+    );
+  }
+  return answer({ watermark: result.cursorAfter, applied: result.rows, outcome: result.outcome });
+}
+
+/** `POST /<ns>/admin/ingest`, `.../resnapshot` and `.../breaker/reopen`. */
+export async function runIngestAdmin(
+  ctx: IngestContext,
+  action: IngestAction,
+  body: unknown,
+  now: number,
+): Promise<FlowResult> {
+  noBody(body);
+  if (action === "breaker/reopen") {
+    const { wasOpen } = ctx.reopenBreaker();
+    return { response: jsonParts({ reopened: true, wasOpen }), log: { admin: action } };
+  }
+  const result = await passOrRefusal(ctx, { resnapshot: action === "resnapshot" }, now);
+  return {
+    response: jsonParts({
+      outcome: result.outcome,
+      rows: result.rows,
+      bytes: result.bytes,
+      batches: result.batches,
+      attempts: result.attempts,
+      cursorBefore: result.cursorBefore,
+      cursorAfter: result.cursorAfter,
+      ...(result.error === undefined ? {} : { error: result.error }),
+      ...(result.retryAt === undefined ? {} : { retryAt: result.retryAt }),
+    }),
+    log: { admin: action, ingested: result.rows },
+  };
+}
+
+function answer(value: NotifyResponse): FlowResult {
+  return { response: jsonParts(value), log: { ingested: value.applied } };
+}
+
+/** Runs a pass; what stops it becomes an answer a caller can act on. */
+async function passOrRefusal(
+  ctx: IngestContext,
+  options: { resnapshot?: boolean },
+  now: number,
+): Promise<IngestPassResult> {
+  try {
+    return await ctx.ingest(options);
+  } catch (error) {
+    if (error instanceof BreakerOpenError) {
+      throw new HttpError("ingest_paused", error.message, {
+        "retry-after": retryAfter(error.retryAt, now),
+      });
+    }
+    if (error instanceof IngestStoppedError) throw new HttpError(error.code, error.message);
+    if (error instanceof EngineError && error.code === "schema_drift") {
+      throw new HttpError("schema_drift", `${error.message}; ingest is stopped until an operator reopens it`);
+    }
+    if (error instanceof UpstreamCallError) {
+      throw new HttpError("upstream_unavailable", `the upstream answered ${error.status}: ${error.message}`);
+    }
+    throw error;
+  }
+}
+
+/** Seconds until `at` (epoch ms), at least 1, for Retry-After. */
+function retryAfter(at: number, now: number): string {
+  return String(Math.max(1, Math.ceil((at - now) / 1000)));
+}

@@ -1,0 +1,325 @@
+import { type Engine, EngineError, type Schema } from "@weir/engine-wasm";
+import type { ResolvedUpstream } from "../config/upstream-config.js";
+import {
+  BreakerOpenError,
+  type BreakerState,
+  closedBreaker,
+  IngestBreaker,
+} from "../ingest/ingest-breaker.js";
+import { type IngestBudget, type IngestPassResult, runIngestPass } from "../ingest/ingest-pass.js";
+import { IngestStoppedError } from "../ingest/ingest-stopped-error.js";
+import type { Clock } from "../ports/clock.js";
+import type { Logger } from "../ports/logger.js";
+import type { Scheduler } from "../ports/scheduler.js";
+import type { NamespaceStore } from "../ports/storage.js";
+import type { UpstreamSource } from "../ports/upstream-source.js";
+import type { ControlStore } from "./control-store.js";
+
+/** What is stored of ingest beside the breaker, so a restart keeps it. */
+export interface IngestRecord {
+  /** Upstream calls made, counted before each call (a crash during one counts too). */
+  attempts: number;
+  /** When a pass last caught up with the upstream (epoch ms). */
+  caughtUpAt: number | null;
+  lastPass: {
+    at: number;
+    outcome: IngestPassResult["outcome"];
+    rows: number;
+    error?: string;
+  } | null;
+  /** Set when ingest stopped itself (schema drift): no pass runs until an operator reopens it. */
+  stopped: { code: "schema_drift"; message: string; at: number } | null;
+}
+
+const EMPTY_RECORD: IngestRecord = { attempts: 0, caughtUpAt: null, lastPass: null, stopped: null };
+
+/** What a host may see of each pass (metrics). */
+export interface IngestEvent {
+  ns: string;
+  outcome: IngestPassResult["outcome"] | "failed" | "paused";
+  rows: number;
+  batches: number;
+  /** Milliseconds since the namespace last caught up, null before it ever did. */
+  lagMs: number | null;
+}
+
+export interface NamespaceIngestInit {
+  namespace: string;
+  hash: string;
+  engine: Engine;
+  store: NamespaceStore;
+  schema: Schema;
+  source: UpstreamSource;
+  upstream: ResolvedUpstream;
+  control: ControlStore;
+  clock: Clock;
+  logger: Logger;
+  /** The timer of the polls while wake sockets are open. */
+  scheduler: Scheduler;
+  wakeSockets(): number;
+  /** After a transaction that committed a version: wake the clients. */
+  committed(): void;
+  /** A pass starts and ends using the namespace (so it is not closed under it). */
+  enter(): void;
+  leave(): void;
+  waitUntil(promise: Promise<unknown>): void;
+  observe?(event: IngestEvent): void;
+}
+
+/**
+ * One namespace's ingest from its upstream: one pass at a time (callers that come while one runs
+ * share the next), a fencing token claimed when the namespace opened, the breaker and the
+ * attempts stored in the namespace's database, and polls while wake sockets are open.
+ */
+export class NamespaceIngest {
+  private readonly breaker: IngestBreaker;
+  private readonly fence: number;
+  private running: Promise<IngestPassResult> | null = null;
+  private queued: Promise<IngestPassResult> | null = null;
+  private queuedResnapshot = false;
+  /** When a pass last completed (monotonic ms), for freshness. */
+  private freshAt = Number.NEGATIVE_INFINITY;
+  private polling = false;
+  private closed = false;
+
+  constructor(private readonly init: NamespaceIngestInit) {
+    const { control, clock, store, engine } = init;
+    this.breaker = new IngestBreaker(
+      control.record<BreakerState>("breaker") ?? closedBreaker(clock.now()),
+      init.upstream.breaker,
+      (state) => control.setRecord("breaker", state),
+    );
+    // The holder of the namespace (the Node server under its file lease, the Durable Object)
+    // claims a newer token: a stale holder's late writes are refused by the engine.
+    this.fence = store.transaction(() => engine.claimFence(store.db));
+  }
+
+  private get record(): IngestRecord {
+    return this.init.control.record<IngestRecord>("ingest") ?? EMPTY_RECORD;
+  }
+
+  private update(change: Partial<IngestRecord>): void {
+    this.init.control.setRecord("ingest", { ...this.record, ...change });
+  }
+
+  /**
+   * A pass that starts now, or, while one runs, the next one (shared by every caller meanwhile):
+   * what the upstream committed before the call is applied once it resolves. Rejects with
+   * BreakerOpenError while the breaker is open, IngestStoppedError after schema drift, or the
+   * upstream's refusal.
+   */
+  run(options: { resnapshot?: boolean; budget?: IngestBudget } = {}): Promise<IngestPassResult> {
+    if (!this.running) return this.start(options.resnapshot === true, options.budget);
+    this.queuedResnapshot ||= options.resnapshot === true;
+    if (!this.queued) {
+      this.queued = this.running
+        .catch(() => undefined)
+        .then(() => {
+          const resnapshot = this.queuedResnapshot;
+          this.queued = null;
+          this.queuedResnapshot = false;
+          return this.start(resnapshot, options.budget);
+        });
+    }
+    return this.queued;
+  }
+
+  /**
+   * Before a pull or push: null while the last pass is fresh (or ingest is paused or stopped),
+   * else a promise that settles when a pass did, or after `freshnessWaitMs`, whichever is first.
+   * It never rejects: a failing upstream leaves the replica as it is.
+   */
+  freshen(): Promise<void> | null {
+    const { upstream, clock } = this.init;
+    if (this.closed || clock.monotonic() - this.freshAt < upstream.freshnessMs) return null;
+    if (this.record.stopped || this.breakerOpen()) return null;
+    const pass = (this.running ?? this.run()).then(
+      () => undefined,
+      () => undefined,
+    );
+    if (upstream.freshnessWaitMs === 0) return null;
+    return new Promise((resolve) => {
+      const timer = setTimeout(resolve, upstream.freshnessWaitMs);
+      pass.then(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+  }
+
+  /** A wake socket opened: poll while any is open. */
+  watch(): void {
+    if (this.polling || this.closed) return;
+    this.polling = true;
+    this.schedule(this.init.upstream.pollMs);
+  }
+
+  /**
+   * One poll: a pass while wake sockets are open, then the next poll (after the breaker's retry
+   * time when it is open). Hosts whose timers outlive the process (a Durable Object's alarm)
+   * call it when the time comes.
+   */
+  async poll(): Promise<void> {
+    if (this.closed) return;
+    if (this.init.wakeSockets() === 0) {
+      this.polling = false;
+      return;
+    }
+    this.polling = true;
+    if (!this.record.stopped && !this.breakerOpen()) await this.run().catch(() => undefined);
+    if (this.closed) return;
+    const open = this.breaker.current.open;
+    const delay = open
+      ? Math.max(this.init.upstream.pollMs, open.retryAt - this.init.clock.now())
+      : this.init.upstream.pollMs;
+    this.schedule(delay);
+  }
+
+  /** Closes the breaker with a fresh window and clears a stop (an operator's reopen). */
+  reopen(): { wasOpen: boolean } {
+    const wasOpen = this.breaker.current.open !== null || this.record.stopped !== null;
+    this.breaker.close(this.init.clock.now(), true);
+    if (this.record.stopped) this.update({ stopped: null });
+    return { wasOpen };
+  }
+
+  /** The pass in progress, if one is (a closing host waits for it). */
+  get inProgress(): Promise<unknown> | null {
+    return this.running;
+  }
+
+  /** Stops polling; a pass in progress stops at its next step. */
+  close(): void {
+    this.closed = true;
+    this.init.scheduler.cancel(this.init.namespace);
+  }
+
+  /** For the status route. */
+  status(): Record<string, unknown> {
+    const { engine, store, clock } = this.init;
+    const state = store.transaction(() => engine.upstreamState(store.db));
+    const record = this.record;
+    return {
+      cursor: state.cursor,
+      fence: state.fence,
+      generation: state.generation,
+      snapshot: state.snapshot,
+      lagMs: record.caughtUpAt === null ? null : Math.max(0, clock.now() - record.caughtUpAt),
+      breaker: this.breaker.current,
+      attempts: record.attempts,
+      lastPass: record.lastPass,
+      stopped: record.stopped,
+      running: this.running !== null,
+      polling: this.polling,
+    };
+  }
+
+  private breakerOpen(): boolean {
+    const open = this.breaker.current.open;
+    return open !== null && this.init.clock.now() < open.retryAt;
+  }
+
+  private schedule(delayMs: number): void {
+    this.init.scheduler.schedule(this.init.namespace, delayMs, () => {
+      this.init.waitUntil(this.poll());
+    });
+  }
+
+  private start(resnapshot: boolean, budget?: IngestBudget): Promise<IngestPassResult> {
+    const pass = this.pass(resnapshot, budget);
+    this.running = pass;
+    const settled = pass.then(
+      () => undefined,
+      () => undefined,
+    );
+    settled.then(() => {
+      if (this.running === pass) this.running = null;
+    });
+    this.init.waitUntil(settled);
+    return pass;
+  }
+
+  private async pass(resnapshot: boolean, budget?: IngestBudget): Promise<IngestPassResult> {
+    const { engine, store, schema, source, upstream, clock, logger } = this.init;
+    const stopped = this.record.stopped;
+    if (stopped) throw new IngestStoppedError(stopped.code, stopped.message);
+    this.init.enter();
+    try {
+      const result = await runIngestPass({
+        engine,
+        store,
+        schema,
+        source,
+        fence: this.fence,
+        breaker: this.breaker,
+        now: () => clock.now(),
+        monotonic: () => clock.monotonic(),
+        sleep: (ms) => this.sleep(ms),
+        random: Math.random,
+        resnapshot,
+        changesLimit: upstream.changesLimit,
+        pageRows: upstream.pageRows,
+        ...(budget ? { budget } : {}),
+        onAttempt: () => this.update({ attempts: this.record.attempts + 1 }),
+        onCommitted: () => this.init.committed(),
+        stopped: () => this.closed,
+      });
+      const now = clock.now();
+      if (result.outcome === "complete") this.freshAt = clock.monotonic();
+      this.update({
+        ...(result.outcome === "complete" ? { caughtUpAt: now } : {}),
+        lastPass: {
+          at: now,
+          outcome: result.outcome,
+          rows: result.rows,
+          ...(result.error === undefined ? {} : { error: result.error }),
+        },
+      });
+      this.observe(result.outcome, result.rows, result.batches);
+      return result;
+    } catch (error) {
+      const now = clock.now();
+      if (error instanceof BreakerOpenError) {
+        this.observe("paused", 0, 0);
+      } else {
+        const message = (error as Error).message;
+        if (error instanceof EngineError && error.code === "schema_drift") {
+          // A drifted batch fails the same way every time: ingest stops until an operator looks.
+          this.update({ stopped: { code: "schema_drift", message, at: now } });
+        }
+        if (!this.closed) {
+          this.update({ lastPass: { at: now, outcome: "pending_retry", rows: 0, error: message } });
+        }
+        logger.log("error", { msg: "ingest failed", ns: this.init.hash, error: message });
+        this.observe("failed", 0, 0);
+      }
+      throw error;
+    } finally {
+      this.init.leave();
+    }
+  }
+
+  private observe(outcome: IngestEvent["outcome"], rows: number, batches: number): void {
+    if (!this.init.observe) return;
+    const caughtUpAt = this.record.caughtUpAt;
+    this.init.observe({
+      ns: this.init.hash,
+      outcome,
+      rows,
+      batches,
+      lagMs: caughtUpAt === null ? null : Math.max(0, this.init.clock.now() - caughtUpAt),
+    });
+  }
+
+  /** Waits before a retry; a closing namespace cuts the wait short (the pass then stops). */
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const started = this.init.clock.monotonic();
+      const tick = () => {
+        if (this.closed || this.init.clock.monotonic() - started >= ms) resolve();
+        else setTimeout(tick, Math.min(100, ms));
+      };
+      setTimeout(tick, Math.min(100, ms));
+    });
+  }
+}
