@@ -1,5 +1,8 @@
 import {
+  BreakerReopenResponse,
   ErrorBody,
+  IngestPassResponse,
+  NotifyResponse,
   PullResponse,
   PushResponse,
   parse,
@@ -10,7 +13,7 @@ import * as v from "valibot";
 
 const EmptyObject = v.strictObject({});
 
-/** The protocol's schema an answer to this route must match; undefined where it has none (admin). */
+/** The protocol's schema an answer to this route must match; undefined where it has none (most admin routes). */
 function schemaFor(method: string, path: string, status: number): v.GenericSchema | undefined {
   if (status >= 400) return ErrorBody;
   if (method !== "POST" || status !== 200) return undefined;
@@ -24,6 +27,13 @@ function schemaFor(method: string, path: string, status: number): v.GenericSchem
       return v.union([ReplicachePullResponse, VersionNotSupported]);
     case "replicache/push":
       return v.union([EmptyObject, VersionNotSupported]);
+    case "notify":
+      return NotifyResponse;
+    case "admin/ingest":
+    case "admin/resnapshot":
+      return IngestPassResponse;
+    case "admin/breaker/reopen":
+      return BreakerReopenResponse;
     default:
       return undefined;
   }

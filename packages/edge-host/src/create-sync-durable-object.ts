@@ -12,6 +12,7 @@ import {
   TimerScheduler,
   type WeirHost,
 } from "@weir/host-core";
+import { AlarmSlots } from "./alarm-slots.js";
 import { configFor, type EdgeConfig, type EdgeConfigSource } from "./edge-config.js";
 import { DROPPED_HEADER, decodeForwarded, FORWARDED_HEADER, type Forwarded } from "./forwarded-request.js";
 import { loadEdgeEngine } from "./load-edge-engine.js";
@@ -46,6 +47,7 @@ export function createSyncDurableObject<Env>(source: EdgeConfigSource<Env>): Syn
     private host!: WeirHost;
     private service: NamespaceService | undefined;
     private readonly wake: HibernatableWake;
+    private readonly alarms: AlarmSlots;
 
     constructor(
       private readonly ctx: DurableObjectState,
@@ -54,6 +56,7 @@ export function createSyncDurableObject<Env>(source: EdgeConfigSource<Env>): Syn
       this.config = configFor(source, env);
       this.logger = this.config.logger ?? consoleJsonLogger;
       this.binding = new ObjectBinding(ctx.storage);
+      this.alarms = new AlarmSlots(ctx.storage);
       this.wake = new HibernatableWake(ctx);
       // The platform answers `ping` itself, so a client's keepalive never wakes a sleeping object.
       ctx.setWebSocketAutoResponse(new WebSocketRequestResponsePair(PING, PONG));
@@ -64,6 +67,7 @@ export function createSyncDurableObject<Env>(source: EdgeConfigSource<Env>): Syn
       const [engine] = await Promise.all([loadEdgeEngine(), this.binding.ready()]);
       const authenticated = (request: AuthRequest): Claims | null =>
         this.forwarded.get(request)?.claims ?? null;
+      const upstream = this.config.upstream;
       this.host = createWeirHost(
         {
           ...this.config,
@@ -72,6 +76,15 @@ export function createSyncDurableObject<Env>(source: EdgeConfigSource<Env>): Syn
           adminKey: undefined,
           authorizeNamespace: undefined,
           isAdmin: (request) => this.forwarded.get(request)?.admin === true,
+          ...(upstream
+            ? {
+                upstream: {
+                  ...upstream,
+                  notifyToken: undefined,
+                  authorizeNotify: (request: AuthRequest) => this.forwarded.get(request)?.notify === true,
+                },
+              }
+            : {}),
         },
         engine,
         {
@@ -83,6 +96,10 @@ export function createSyncDurableObject<Env>(source: EdgeConfigSource<Env>): Syn
           // An eviction gives no notice: counters are stored with every write request (which
           // writes anyway) and within 10 s of pulls.
           counterFlush: COUNTER_FLUSH,
+          // Polls while wake sockets are open run on the alarm, which outlives an eviction.
+          pollScheduler: this.alarms.pollScheduler((error) =>
+            this.logger.log("error", { msg: "setting the alarm failed", error: String(error) }),
+          ),
         },
       );
       if (this.binding.namespace !== null) this.service = await this.host.namespace(this.binding.namespace);
@@ -128,14 +145,29 @@ export function createSyncDurableObject<Env>(source: EdgeConfigSource<Env>): Syn
       return new Response(answer.body, { status: answer.status, headers: answer.headers });
     }
 
+    /**
+     * The alarm serves two slots: upstream polls (while wake sockets are open) and the config's
+     * alarm task. A task that throws leaves its slot due, so the platform's retry runs it again.
+     */
     async alarm(): Promise<void> {
-      const task = this.config.alarm;
       const namespace = this.binding.namespace;
-      if (!task || namespace === null) return;
+      if (namespace === null) return;
       if (!this.service || this.service.isClosed) this.service = await this.host.namespace(namespace);
       const service = this.service;
-      const next = await task.run({ namespace, env: this.env, write: (fn) => service.write(fn) });
-      if (typeof next === "number") await this.ctx.storage.setAlarm(Date.now() + Math.max(0, next));
+      const now = Date.now();
+      const poll = this.alarms.get("poll");
+      if (typeof poll === "number" && poll <= now) {
+        // Cleared first: the poll sets its next time itself while sockets stay open.
+        await this.alarms.set("poll", null);
+        await service.poll();
+      }
+      const task = this.config.alarm;
+      const taskAt = this.alarms.get("task");
+      if (task && (taskAt === undefined || (taskAt !== null && taskAt <= now))) {
+        const next = await task.run({ namespace, env: this.env, write: (fn) => service.write(fn) });
+        await this.alarms.set("task", typeof next === "number" ? Date.now() + Math.max(0, next) : null);
+      }
+      await this.alarms.arm();
     }
 
     webSocketMessage(ws: WebSocket, message: string | ArrayBuffer): void {
@@ -161,7 +193,7 @@ export function createSyncDurableObject<Env>(source: EdgeConfigSource<Env>): Syn
     private bind(namespace: string, hash: string): void {
       this.binding.bind(namespace, hash);
       const task = this.config.alarm;
-      if (task) void this.ctx.storage.setAlarm(Date.now() + Math.max(0, task.firstDelayMs));
+      if (task) void this.alarms.set("task", Date.now() + Math.max(0, task.firstDelayMs));
     }
   };
 }

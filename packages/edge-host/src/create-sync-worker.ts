@@ -1,6 +1,7 @@
 import {
   authorizeNamespace,
   checkAdmin,
+  checkNotify,
   consoleJsonLogger,
   errorDetail,
   errorResponse,
@@ -58,6 +59,9 @@ export function createSyncWorker<Env>(source: EdgeConfigSource<Env>): SyncWorker
         if (route.type === "admin") {
           await checkAdmin(config, request);
           forwarded.admin = true;
+        } else if (route.type === "notify") {
+          await checkNotify(config, request, route.namespace);
+          forwarded.notify = true;
         } else {
           forwarded.claims = await authenticateAtEdge(config, request, logger);
           // Refused here, a namespace is never created (nor its object woken).

@@ -19,6 +19,8 @@ export interface Forwarded {
   claims?: Claims;
   /** The Worker checked the admin key or `isAdmin` (admin routes). */
   admin?: true;
+  /** The Worker checked the notify token or hook (the notify route). */
+  notify?: true;
 }
 
 /** Removes every internal header a client sent. */

@@ -101,7 +101,12 @@ export function createServer(options: NodeHostOptions): WeirServer {
         const maxRssBytes = process.resourceUsage().maxRSS * 1024;
         return { rssBytes: rss, maxRssBytes, heapUsedBytes: heapUsed, externalBytes: external };
       },
-      ...(metrics ? { observe: (record) => metrics.observe(record) } : {}),
+      ...(metrics
+        ? {
+            observe: (record) => metrics.observe(record),
+            observeIngest: (event) => metrics.observeIngest(event),
+          }
+        : {}),
     });
     const idleMs = options.idleCloseMs ?? DEFAULT_IDLE_CLOSE_MS;
     // A sweep looks at each open namespace, which costs next to nothing: sweeping often keeps the

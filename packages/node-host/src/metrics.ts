@@ -1,5 +1,5 @@
-import type { RequestRecord } from "@weir/host-core";
-import { collectDefaultMetrics, Gauge, type Metric, Registry } from "prom-client";
+import type { IngestEvent, RequestRecord } from "@weir/host-core";
+import { Counter, collectDefaultMetrics, Gauge, type Metric, Registry } from "prom-client";
 
 /** A line of a scraped metric, as prom-client's registry renders it. */
 interface SeriesValue {
@@ -23,6 +23,11 @@ export class Metrics {
   readonly registry = new Registry();
   /** Requests and latencies by kind: plain numbers, rendered when scraped. */
   private readonly kinds = new Map<string, KindSeries>();
+  private readonly ingestRows: Counter;
+  private readonly ingestBatches: Counter;
+  private readonly ingestPasses: Counter<"outcome">;
+  /** Each namespace's lag behind its upstream as its last pass saw it (seconds). */
+  private readonly lags = new Map<string, number>();
 
   constructor(sources: { openNamespaces(): number; unavailableNamespaces(): number; wakeSockets(): number }) {
     collectDefaultMetrics({ register: this.registry });
@@ -56,6 +61,33 @@ export class Metrics {
         this.set(sources.unavailableNamespaces());
       },
     });
+    this.ingestRows = new Counter({
+      name: "weir_ingest_rows_total",
+      help: "Rows ingested from upstreams",
+      registers: [this.registry],
+    });
+    this.ingestBatches = new Counter({
+      name: "weir_ingest_batches_total",
+      help: "Upstream batches applied",
+      registers: [this.registry],
+    });
+    this.ingestPasses = new Counter({
+      name: "weir_ingest_passes_total",
+      help: "Ingest passes by outcome (failed: the upstream refused or a batch drifted; paused: the breaker was open)",
+      labelNames: ["outcome"],
+      registers: [this.registry],
+    });
+    const lags = this.lags;
+    new Gauge({
+      name: "weir_ingest_lag_seconds",
+      help: "The largest time since a namespace last caught up with its upstream, as its last pass saw it",
+      registers: [this.registry],
+      collect() {
+        let largest = 0;
+        for (const lag of lags.values()) largest = Math.max(largest, lag);
+        this.set(largest);
+      },
+    });
     new Gauge({
       name: "weir_wake_sockets",
       help: "Open wake sockets",
@@ -78,6 +110,13 @@ export class Metrics {
     if (bucket >= 0) series.buckets[bucket]!++;
     series.sum += seconds;
     series.count++;
+  }
+
+  observeIngest(event: IngestEvent): void {
+    this.ingestRows.inc(event.rows);
+    this.ingestBatches.inc(event.batches);
+    this.ingestPasses.inc({ outcome: event.outcome });
+    if (event.lagMs !== null) this.lags.set(event.ns, event.lagMs / 1000);
   }
 
   async render(): Promise<{ body: string; contentType: string }> {
