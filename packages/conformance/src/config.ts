@@ -5,5 +5,6 @@
 export {
   CONFORMANCE_ADMIN_KEY,
   CONFORMANCE_MAX_CHANGE_ROWS,
+  CONFORMANCE_NOTIFY_TOKEN,
   conformanceConfig,
 } from "./conformance-config.js";

@@ -1,4 +1,5 @@
-import { type Claims, MutatorError, type MutatorTx, type WeirConfig } from "@weir/host-core";
+import type { Schema } from "@weir/engine-wasm";
+import { type Claims, httpUpstream, MutatorError, type MutatorTx, type WeirConfig } from "@weir/host-core";
 
 export const CONFORMANCE_ADMIN_KEY = "conformance-admin-key";
 /**
@@ -11,6 +12,39 @@ export const CONFORMANCE_CARD_SCORES: Record<string, string> = {
   "2": String(1 / 3),
   "3": "0.3",
 };
+
+/** The tables of the suite's app. */
+export const CONFORMANCE_SCHEMA: Schema = {
+  tables: {
+    todo: {
+      columns: { id: "string", owner: "string", text: "string", done: "boolean", sort: "number" },
+      primaryKey: ["id"],
+    },
+    item: {
+      columns: {
+        a: "string",
+        b: "integer",
+        v: { type: "json", nullable: true },
+        data: { type: "bytes", nullable: true },
+      },
+      primaryKey: ["a", "b"],
+    },
+    /** Visible through typed columns compared with claims, which arrive as strings. */
+    card: {
+      columns: { id: "integer", uid: "integer", score: "number", flag: "boolean" },
+      primaryKey: ["id"],
+    },
+  },
+};
+
+/** What the suite's upstream takes, and what weir's notify route takes from it. */
+export const CONFORMANCE_UPSTREAM_TOKEN = "conformance-upstream-token";
+export const CONFORMANCE_NOTIFY_TOKEN = "conformance-notify-token";
+/** Small, so that a few upstream transactions make several versions and a snapshot several pages. */
+export const CONFORMANCE_CHANGES_LIMIT = 40;
+export const CONFORMANCE_PAGE_ROWS = 400;
+/** The breaker's budget: rows ingested in a minute. */
+export const CONFORMANCE_BREAKER_ROWS = 2_000;
 
 /** Small enough that the caps test pages through a few hundred rows. */
 export const CONFORMANCE_MAX_CHANGE_ROWS = 50;
@@ -35,31 +69,30 @@ function ownTodo(tx: MutatorTx, id: string) {
  * `onEffect` sees what deferred effects did, where the host runs in the suite's process.
  */
 export function conformanceConfig(
-  options: { onEffect?(effect: { name: string; id: string }): void } = {},
+  options: {
+    onEffect?(effect: { name: string; id: string }): void;
+    /** The suite's upstream (see SuiteUpstream): namespaces named `up-*` replicate it. */
+    upstreamUrl?: string;
+  } = {},
 ): Omit<WeirConfig, "authenticate"> {
+  const { upstreamUrl } = options;
   return {
-    schema: {
-      tables: {
-        todo: {
-          columns: { id: "string", owner: "string", text: "string", done: "boolean", sort: "number" },
-          primaryKey: ["id"],
-        },
-        item: {
-          columns: {
-            a: "string",
-            b: "integer",
-            v: { type: "json", nullable: true },
-            data: { type: "bytes", nullable: true },
+    ...(upstreamUrl === undefined
+      ? {}
+      : {
+          upstream: {
+            source: (namespace: string) =>
+              namespace.startsWith("up-")
+                ? httpUpstream({ url: `${upstreamUrl}/${namespace}`, token: CONFORMANCE_UPSTREAM_TOKEN })
+                : null,
+            notifyToken: CONFORMANCE_NOTIFY_TOKEN,
+            pollMs: 100,
+            changesLimit: CONFORMANCE_CHANGES_LIMIT,
+            pageRows: CONFORMANCE_PAGE_ROWS,
+            breaker: { rows: CONFORMANCE_BREAKER_ROWS, windowMs: 60_000 },
           },
-          primaryKey: ["a", "b"],
-        },
-        /** Visible through typed columns compared with claims, which arrive as strings. */
-        card: {
-          columns: { id: "integer", uid: "integer", score: "number", flag: "boolean" },
-          primaryKey: ["id"],
-        },
-      },
-    },
+        }),
+    schema: CONFORMANCE_SCHEMA,
     mutators: {
       createTodo(tx, args: TodoArgs) {
         tx.insert("todo", {

@@ -2,9 +2,11 @@ import { afterAll, beforeAll, describe } from "vitest";
 import { adminSuite } from "./admin-suite.js";
 import { badInputSuite } from "./bad-input-suite.js";
 import { convergenceSuite, correctnessSuite, outsideWritesSuite } from "./correctness-suite.js";
+import { ingestSuite } from "./ingest-suite.js";
 import { nativeSuite } from "./native-suite.js";
 import { refusalsSuite } from "./refusals-suite.js";
 import { replicacheSuite } from "./replicache-suite.js";
+import { type SuiteUpstream, startSuiteUpstream } from "./suite-upstream.js";
 import type { ConformanceTarget } from "./target.js";
 import { wakeSuite } from "./wake-suite.js";
 
@@ -12,6 +14,8 @@ export {
   CONFORMANCE_ADMIN_KEY,
   CONFORMANCE_CARD_SCORES,
   CONFORMANCE_MAX_CHANGE_ROWS,
+  CONFORMANCE_NOTIFY_TOKEN,
+  CONFORMANCE_SCHEMA,
   conformanceConfig,
 } from "./conformance-config.js";
 export { type ConvergenceOptions, runHttpConvergence } from "./convergence.js";
@@ -23,7 +27,14 @@ export {
   NativeClient,
   type RequestOptions,
 } from "./http-client.js";
+export { type SuiteUpstream, SuiteUpstreamNamespace, startSuiteUpstream } from "./suite-upstream.js";
 export type { ConformanceTarget } from "./target.js";
+
+/** What the suite runs beside the host, for `makeTarget` to configure it with. */
+export interface ConformanceEnvironment {
+  /** The suite's upstream: pass it as `conformanceConfig({ upstreamUrl })`. */
+  upstreamUrl: string;
+}
 
 export interface ConformanceOptions {
   /** The target implements `writeOutsidePush`. */
@@ -36,20 +47,23 @@ export interface ConformanceOptions {
  */
 export function runConformance(
   name: string,
-  makeTarget: () => Promise<ConformanceTarget>,
+  makeTarget: (environment: ConformanceEnvironment) => Promise<ConformanceTarget>,
   options: ConformanceOptions = {},
 ): void {
   describe(`conformance: ${name}`, () => {
     let target: ConformanceTarget | undefined;
+    let upstream: SuiteUpstream | undefined;
     const current = () => {
       if (!target) throw new Error("the conformance target did not start");
       return target;
     };
     beforeAll(async () => {
-      target = await makeTarget();
+      upstream = await startSuiteUpstream();
+      target = await makeTarget({ upstreamUrl: upstream.url });
     });
     afterAll(async () => {
       await target?.close();
+      await upstream?.close();
     });
     describe("native dialect", () => nativeSuite(current));
     describe("replicache dialect", () => replicacheSuite(current));
@@ -60,5 +74,10 @@ export function runConformance(
     describe("pull correctness", () => correctnessSuite(current));
     describe("convergence", () => convergenceSuite(current));
     if (options.writesOutsidePush) describe("writes outside a push", () => outsideWritesSuite(current));
+    describe("upstream ingest", () =>
+      ingestSuite(current, () => {
+        if (!upstream) throw new Error("the suite's upstream did not start");
+        return upstream;
+      }));
   });
 }

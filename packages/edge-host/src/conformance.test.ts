@@ -1,9 +1,10 @@
 import { type ConformanceTarget, runConformance } from "@weir/conformance";
 import { startWorkerd, tempDir, type Workerd } from "../test/workerd.js";
 
-runConformance("edge-host in workerd", async (): Promise<ConformanceTarget> => {
+runConformance("edge-host in workerd", async ({ upstreamUrl }): Promise<ConformanceTarget> => {
   const persistDir = tempDir();
-  let running: Workerd = await startWorkerd({ persistDir });
+  const bindings = { UPSTREAM_URL: upstreamUrl };
+  let running: Workerd = await startWorkerd({ persistDir, bindings });
   return {
     get url() {
       return running.url;
@@ -11,7 +12,7 @@ runConformance("edge-host in workerd", async (): Promise<ConformanceTarget> => {
     auth: (userID) => userID,
     async restart() {
       await running.dispose();
-      running = await startWorkerd({ persistDir });
+      running = await startWorkerd({ persistDir, bindings });
     },
     close: () => running.dispose(),
   };

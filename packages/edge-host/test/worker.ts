@@ -9,6 +9,8 @@ import { createSyncDurableObject, createSyncWorker, type EdgeConfig } from "../s
 interface Env {
   WEIR: DurableObjectNamespace;
   ALARMED: DurableObjectNamespace;
+  /** The conformance suite's upstream, when it runs one. */
+  UPSTREAM_URL?: string;
 }
 
 /** Development authentication: the Authorization header is the user id. */
@@ -21,7 +23,12 @@ function devAuthenticate(request: Request) {
 }
 
 const config: EdgeConfig<Env> = { ...conformanceConfig(), authenticate: devAuthenticate };
-export const SyncObject = createSyncDurableObject(config);
+/** The conformance app, replicating the suite's upstream in `up-*` namespaces when it runs one. */
+const syncConfig = (env: Env): EdgeConfig<Env> =>
+  env.UPSTREAM_URL
+    ? { ...conformanceConfig({ upstreamUrl: env.UPSTREAM_URL }), authenticate: devAuthenticate }
+    : config;
+export const SyncObject = createSyncDurableObject(syncConfig);
 
 /**
  * An alarm task shaped like upstream polling: in namespaces named `ticks*` it writes a row per
@@ -55,7 +62,7 @@ const alarmed: EdgeConfig<Env> = {
 };
 export const AlarmedObject = createSyncDurableObject(alarmed);
 
-const sync = createSyncWorker(config);
+const sync = createSyncWorker(syncConfig);
 const alarmedSync = createSyncWorker(alarmed);
 
 export default {

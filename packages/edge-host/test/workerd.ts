@@ -56,7 +56,9 @@ export interface Workerd {
 }
 
 /** Starts workerd on the test Worker; `persistDir` keeps the objects' databases across starts. */
-export async function startWorkerd(options: { persistDir?: string; output?: Output } = {}): Promise<Workerd> {
+export async function startWorkerd(
+  options: { persistDir?: string; output?: Output; bindings?: Record<string, string> } = {},
+): Promise<Workerd> {
   const dir = await bundleTestWorker();
   const output = options.output ?? new Output();
   const mf = new Miniflare({
@@ -72,6 +74,7 @@ export async function startWorkerd(options: { persistDir?: string; output?: Outp
       ALARMED: { className: "AlarmedObject", useSQLite: true },
     },
     durableObjectsPersist: options.persistDir ?? false,
+    bindings: options.bindings ?? {},
     // Clients reach the Worker on its own socket, as on the platform, not through Miniflare's
     // entry proxy (which turns a broken answer into a complete one).
     unsafeDirectSockets: [{ host: "127.0.0.1", port: 0 }],

@@ -1,3 +1,4 @@
+import { UpstreamCallError } from "@weir/host-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { schema, tempFile } from "../test/fixtures.js";
 import { sqliteUpstream } from "./sqlite-upstream.js";
@@ -6,11 +7,20 @@ import { createUpstreamServer, type UpstreamServer } from "./upstream-server.js"
 describe("createUpstreamServer", () => {
   const alpha = sqliteUpstream({ file: tempFile(), schema, keepWatermarks: 1 });
   const beta = sqliteUpstream({ file: tempFile(), schema });
+  /** A source that is busy: it asks callers to come back in 3 s. */
+  const busy = {
+    changes: async () => {
+      throw new UpstreamCallError(503, "busy", "try later", 2_500);
+    },
+    snapshotPage: async () => {
+      throw new UpstreamCallError(503, "busy", "try later");
+    },
+  };
   let server: UpstreamServer;
   let url = "";
   beforeAll(async () => {
     server = createUpstreamServer({
-      source: (namespace) => ({ alpha, beta })[namespace] ?? null,
+      source: (namespace) => ({ alpha, beta, busy })[namespace] ?? null,
       token: "secret",
     });
     url = (await server.listen()).url;
@@ -48,6 +58,20 @@ describe("createUpstreamServer", () => {
       rows: [{ id: "b", owner: "u", done: false, sort: 0 }],
       nextCursor: null,
     });
+  });
+
+  it("passes a source's refusal on with its status, code and Retry-After", async () => {
+    const changes = await fetch(`${url}/busy/changes?watermark=0`, {
+      headers: { authorization: "Bearer secret" },
+    });
+    expect(changes.status).toBe(503);
+    expect(changes.headers.get("retry-after")).toBe("3");
+    expect(await changes.json()).toEqual({ error: "busy", message: "try later" });
+    const snapshot = await fetch(`${url}/busy/snapshot?table=todo`, {
+      headers: { authorization: "Bearer secret" },
+    });
+    expect(snapshot.status).toBe(503);
+    expect(snapshot.headers.get("retry-after")).toBeNull();
   });
 
   it("answers 410 with the oldest watermark it keeps, and JSON errors for bad requests", async () => {

@@ -119,7 +119,14 @@ export function createUpstreamServer(options: UpstreamServerOptions): UpstreamSe
       if (error instanceof UpstreamGoneError)
         send(res, 410, { error: "gone", oldest: error.oldest, message: error.message });
       else if (error instanceof UpstreamCallError)
-        send(res, error.status, { error: error.code, message: error.message });
+        send(
+          res,
+          error.status,
+          { error: error.code, message: error.message },
+          error.retryAfterMs === undefined
+            ? {}
+            : { "retry-after": String(Math.max(0, Math.ceil(error.retryAfterMs / 1000))) },
+        );
       else send(res, 500, { error: "internal", message: "internal error" });
     });
   });

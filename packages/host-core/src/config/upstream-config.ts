@@ -13,7 +13,7 @@ export interface UpstreamConfig {
   source: UpstreamSource | ((namespace: string) => UpstreamSource | null);
   /** A pull or push first ingests when the last pass is older than this (default 1,000 ms). */
   freshnessMs?: number;
-  /** How long a pull or push waits for that pass before it answers from the replica (default 5,000 ms). */
+  /** How long a pull or push waits for that pass before it answers from the replica (default 2,000 ms). */
   freshnessWaitMs?: number;
   /** While wake sockets are open, a pass runs this often (default 1,000 ms). */
   pollMs?: number;
@@ -42,7 +42,7 @@ export interface ResolvedUpstream {
 
 export const UPSTREAM_DEFAULTS = {
   freshnessMs: 1_000,
-  freshnessWaitMs: 5_000,
+  freshnessWaitMs: 2_000,
   pollMs: 1_000,
   changesLimit: 1_000,
   pageRows: 2_000,

@@ -89,6 +89,9 @@ export class NamespaceIngest {
       init.upstream.breaker,
       (state) => control.setRecord("breaker", state),
     );
+    // Fresh since the last pass that caught up, as stored: a restart does not force a pass.
+    const caughtUpAt = this.record.caughtUpAt;
+    if (caughtUpAt !== null) this.freshAt = clock.monotonic() - Math.max(0, clock.now() - caughtUpAt);
     // The holder of the namespace (the Node server under its file lease, the Durable Object)
     // claims a newer token: a stale holder's late writes are refused by the engine.
     this.fence = store.transaction(() => engine.claimFence(store.db));
@@ -125,15 +128,16 @@ export class NamespaceIngest {
   }
 
   /**
-   * Before a pull or push: null while the last pass is fresh (or ingest is paused or stopped),
-   * else a promise that settles when a pass did, or after `freshnessWaitMs`, whichever is first.
-   * It never rejects: a failing upstream leaves the replica as it is.
+   * Before a pull or push: null while the last pass is fresh, while a pass is already running
+   * (its rows land soon; a snapshot generation may take long), or while ingest is paused or
+   * stopped. Else a pass starts, and the promise settles once it did or after `freshnessWaitMs`,
+   * whichever is first. It never rejects: a failing upstream leaves the replica as it is.
    */
   freshen(): Promise<void> | null {
     const { upstream, clock } = this.init;
-    if (this.closed || clock.monotonic() - this.freshAt < upstream.freshnessMs) return null;
+    if (this.closed || this.running || clock.monotonic() - this.freshAt < upstream.freshnessMs) return null;
     if (this.record.stopped || this.breakerOpen()) return null;
-    const pass = (this.running ?? this.run()).then(
+    const pass = this.run().then(
       () => undefined,
       () => undefined,
     );

@@ -1,0 +1,43 @@
+import WebSocket from "ws";
+import type { ConformanceTarget } from "./target.js";
+
+/** A wake socket that queues what it hears, so a test can wait for the next message. */
+export class Listener {
+  private readonly messages: string[] = [];
+  private waiting: ((message: string) => void) | undefined;
+  readonly ws: WebSocket;
+  readonly opened: Promise<void>;
+
+  constructor(url: string, authorization: string) {
+    this.ws = new WebSocket(url, { headers: { authorization } });
+    this.opened = new Promise((resolve, reject) => {
+      this.ws.once("open", () => resolve());
+      this.ws.once("error", reject);
+      this.ws.once("unexpected-response", (_req, res) => reject(new Error(`status ${res.statusCode}`)));
+    });
+    this.ws.on("message", (data) => {
+      const text = data.toString();
+      if (this.waiting) {
+        const resolve = this.waiting;
+        this.waiting = undefined;
+        resolve(text);
+      } else this.messages.push(text);
+    });
+  }
+
+  next(): Promise<string> {
+    const queued = this.messages.shift();
+    if (queued !== undefined) return Promise.resolve(queued);
+    return new Promise((resolve) => {
+      this.waiting = resolve;
+    });
+  }
+
+  close(): void {
+    this.ws.close();
+  }
+}
+
+export function wakeUrl(target: ConformanceTarget, ns: string, clientID: string): string {
+  return `${target.url.replace(/^http/, "ws")}/${ns}/wake?clientID=${encodeURIComponent(clientID)}`;
+}
