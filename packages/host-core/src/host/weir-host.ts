@@ -131,6 +131,19 @@ export class WeirHost {
     return this.registry.acquire(name, context);
   }
 
+  /**
+   * An upstream in this process committed changes for these namespaces (the in-process form of
+   * `POST /<ns>/notify`): each one open ingests now, and wakes its clients. A namespace that is
+   * not open has no client to wake; it catches up when it next serves a pull or push.
+   */
+  upstreamCommitted(namespaces: Iterable<string>): void {
+    for (const name of namespaces) {
+      const service = this.registry.get(name);
+      // A failed pass is logged by the namespace; the next notify or poll tries again.
+      if (service?.hasUpstream) service.ingest({}).catch(() => {});
+    }
+  }
+
   /** How many namespaces have their database open. */
   get openNamespaces(): number {
     return this.registry.size;

@@ -291,6 +291,18 @@ describe("a namespace with an upstream", () => {
     await host.close();
   });
 
+  it("ingests an open namespace when an upstream in the process says it committed", async () => {
+    const { upstream, host, woken, status } = await setup();
+    upstream.commit([{ id: "a", n: 1 }]);
+    await notify(host);
+    upstream.commit([{ id: "b", n: 2 }]);
+    host.upstreamCommitted(["ns", "not-open"]);
+    await waitFor(async () => (await status()).cursor === "2");
+    await waitFor(async () => woken.length >= 2);
+    expect(host.openNamespaces).toBe(1);
+    await host.close();
+  });
+
   it("polls the upstream while wake sockets are open, and stops when they close", async () => {
     let sockets = 1;
     const { upstream, host, status } = await setup({ pollMs: 20 }, () => sockets);
