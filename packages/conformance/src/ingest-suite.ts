@@ -249,13 +249,15 @@ export function ingestSuite(target: () => ConformanceTarget, upstream: () => Sui
     expect(tripped.status).toBe(503);
     expect(tripped.json.error).toBe("ingest_paused");
     expect(Number(tripped.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
-    expect((await upstreamStatus(t, ns)).breaker.open).toMatchObject({ reason: "budget_exceeded" });
+    const open = (await upstreamStatus(t, ns)).breaker.open;
+    expect(open).toMatchObject({ reason: "budget_exceeded", trips: 1 });
     // Clients still sync from the replica.
     expect((await alice.pull()).status).toBe(200);
     if (t.restart) {
+      // Stored with the namespace: the same breaker after a restart. (Once its retry time has
+      // passed, the next pass may go, and closes it if it succeeds.)
       await t.restart();
-      expect((await upstreamStatus(t, ns)).breaker.open).toMatchObject({ reason: "budget_exceeded" });
-      expect((await notify(t, ns)).json.error).toBe("ingest_paused");
+      expect((await upstreamStatus(t, ns)).breaker.open).toEqual(open);
     }
     const reopened = await call(t, "POST", `/${ns}/admin/breaker/reopen`, {
       adminKey: CONFORMANCE_ADMIN_KEY,

@@ -21,6 +21,8 @@ export const ERROR_STATUS = {
   namespace_busy: 503,
   upstream_unavailable: 503,
   ingest_paused: 503,
+  app_unavailable: 503,
+  mutate_failed: 502,
   fault_injected: 500,
   quota_exceeded: 507,
   namespace_unavailable: 503,

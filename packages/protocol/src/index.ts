@@ -1,5 +1,6 @@
 export * from "./admin-requests.js";
 export * from "./admin-routes.js";
+export * from "./delegated-push.js";
 export * from "./dialect.js";
 export * from "./error-body.js";
 export * from "./error-codes.js";

@@ -20,17 +20,21 @@ export const PushFailedReason = v.picklist([
 ]);
 export type PushFailedReason = v.InferOutput<typeof PushFailedReason>;
 
+/** A push that failed as a whole, naming the mutations it did not process. */
+export const PushFailed = v.object({
+  kind: v.literal("PushFailed"),
+  origin: v.literal("server"),
+  reason: PushFailedReason,
+  message: v.string(),
+  mutationIDs: v.array(MutationRef),
+});
+export type PushFailed = v.InferOutput<typeof PushFailed>;
+
 /** The answer to a native push: a result per processed mutation, or a failure naming the rest. */
 export const PushResponse = v.object({
   pushResponse: v.union([
     v.object({ mutations: v.array(v.object({ id: MutationRef, result: MutationResult })) }),
-    v.object({
-      kind: v.literal("PushFailed"),
-      origin: v.literal("server"),
-      reason: PushFailedReason,
-      message: v.string(),
-      mutationIDs: v.array(MutationRef),
-    }),
+    PushFailed,
   ]),
 });
 export type PushResponse = v.InferOutput<typeof PushResponse>;

@@ -14,7 +14,7 @@ const FINGERPRINTS: Record<number, string> = {
   1: "861fca6a527d26682324f0980bd3e823d8d7c70f09b7c38cf33eefb0b85578ee",
   2: "c31ffe787ebddc6d2fa468f283720cbdb4595639bf40dca4d3b5ddf618e53817",
   3: "20adc7de829760a1a572cf8fd7970898d9002b6c995e6bca1e91ae5bc2d6c989",
-  4: "ae46a8a8d5ce44031b5da5db073444e6ae68a6b7266b9c1fe6f3973ae736fbcc",
+  4: "e9c4fad1386e6a12e887190cbb18f5d1a7835c5f048e75e6b5235a3c9ffbabae",
 };
 
 function isSchema(value: unknown): value is GenericSchema {

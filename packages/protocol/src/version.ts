@@ -6,6 +6,7 @@
  * - 1: native pull/push, Replicache pull/push v1, admin knobs.
  * - 2: the error body (`ErrorBody`) as a schema; the visibility knob answers `invalidated`.
  * - 3: the upstream contract's answers (changes, snapshot pages, 410 gone) and its watermarks.
- * - 4: notify and its answer, the ingest admin answers, `ingest_paused`.
+ * - 4: notify and its answer, the ingest admin answers, `ingest_paused`; delegated push (the
+ *   mutate call and its answer, `app_unavailable`, `mutate_failed`).
  */
 export const PROTOCOL_VERSION = 4;

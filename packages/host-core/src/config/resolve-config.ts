@@ -2,6 +2,7 @@ import { schemaProblems } from "@weir/engine-wasm";
 import * as v from "valibot";
 import { CONFIG_DEFAULTS } from "./config-defaults.js";
 import { ConfigError } from "./config-error.js";
+import { MutateConfigShape, resolveMutate } from "./mutate-config.js";
 import { QuotaConfigShape, resolveQuotas } from "./quota-config.js";
 import { resolveUpstream, UpstreamConfigShape } from "./upstream-config.js";
 import type { ResolvedConfig, WeirConfig } from "./weir-config.js";
@@ -33,6 +34,7 @@ const ConfigShape = v.object({
   maxOpenNamespaces: Count(1),
   quotas: v.optional(QuotaConfigShape),
   upstream: v.optional(UpstreamConfigShape),
+  mutate: v.optional(MutateConfigShape),
 });
 
 /** Checks a config and fills its defaults; throws a ConfigError naming every problem. */
@@ -45,6 +47,9 @@ export function resolveConfig(config: WeirConfig): ResolvedConfig {
         return `${path ? `${path}: ` : ""}${issue.message}`;
       });
   problems.push(...schemaProblems(config.schema));
+  if (config.mutate && !config.upstream) {
+    problems.push("mutate: delegated push needs an upstream (the app's writes come back through it)");
+  }
   if (problems.length > 0) throw new ConfigError(problems);
   return {
     ...config,
@@ -56,5 +61,6 @@ export function resolveConfig(config: WeirConfig): ResolvedConfig {
     maxOpenNamespaces: config.maxOpenNamespaces ?? CONFIG_DEFAULTS.maxOpenNamespaces,
     quotas: resolveQuotas(config.quotas),
     upstream: config.upstream ? resolveUpstream(config.upstream) : null,
+    mutate: config.mutate ? resolveMutate(config.mutate) : null,
   };
 }

@@ -2,6 +2,7 @@ import type { Schema, Visibility } from "@weir/engine-wasm";
 import type { Claims } from "../auth/claims.js";
 import type { Mutator } from "../flows/mutator.js";
 import type { AuthRequest } from "../http/http-parts.js";
+import type { MutateConfig, ResolvedMutate } from "./mutate-config.js";
 import type { QuotaConfig, ResolvedQuotas } from "./quota-config.js";
 import type { ResolvedUpstream, UpstreamConfig } from "./upstream-config.js";
 
@@ -38,9 +39,11 @@ export interface WeirConfig {
   quotas?: QuotaConfig;
   /** The system of record the namespaces replicate (see UpstreamConfig); none by default. */
   upstream?: UpstreamConfig;
+  /** Delegated push to the app's own server (see MutateConfig); needs `upstream`. */
+  mutate?: MutateConfig;
 }
 
-export interface ResolvedConfig extends Omit<WeirConfig, "quotas" | "upstream"> {
+export interface ResolvedConfig extends Omit<WeirConfig, "quotas" | "upstream" | "mutate"> {
   maxChangeRows: number;
   maxChangeBytes: number;
   retainChanges: number;
@@ -49,4 +52,5 @@ export interface ResolvedConfig extends Omit<WeirConfig, "quotas" | "upstream"> 
   maxOpenNamespaces: number;
   quotas: ResolvedQuotas;
   upstream: ResolvedUpstream | null;
+  mutate: ResolvedMutate | null;
 }

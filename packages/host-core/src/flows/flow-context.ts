@@ -1,5 +1,7 @@
 import type { Engine, Visibility } from "@weir/engine-wasm";
+import type { MutateRequest } from "@weir/protocol";
 import type { Claims } from "../auth/claims.js";
+import type { MutateOutcome } from "../delegate/mutate-call.js";
 import type { ResponseParts } from "../http/http-parts.js";
 import type { RequestRecord } from "../http/request-record.js";
 import type { IngestPassResult } from "../ingest/ingest-pass.js";
@@ -81,4 +83,18 @@ export interface IngestContext {
   ingest(options: { resnapshot?: boolean }): Promise<IngestPassResult>;
   /** Closes the breaker with a fresh window and clears a stop. */
   reopenBreaker(): { wasOpen: boolean };
+}
+
+/** What a delegated push uses: the app's mutate endpoint, and ingest of what it wrote. */
+export interface DelegatedPushContext extends NamespaceData {
+  readonly caughtUp: CaughtUpPulls;
+  /** Calls the app's mutate endpoint with the caller's Authorization (retrying as it may). */
+  forward(body: MutateRequest, authorization: string | null): Promise<MutateOutcome>;
+  /**
+   * Ingests what the app wrote: passes that start after the call, until the cursor reaches
+   * `watermark` (one pass without one). Rejects with an HttpError when it cannot.
+   */
+  ingestEffects(watermark: bigint | undefined): Promise<void>;
+  committed(writers: Iterable<string>): void;
+  retention(newVersions: number): void;
 }

@@ -84,20 +84,23 @@ async function passOrRefusal(
   try {
     return await ctx.ingest(options);
   } catch (error) {
-    if (error instanceof BreakerOpenError) {
-      throw new HttpError("ingest_paused", error.message, {
-        "retry-after": retryAfter(error.retryAt, now),
-      });
-    }
-    if (error instanceof IngestStoppedError) throw new HttpError(error.code, error.message);
-    if (error instanceof EngineError && error.code === "schema_drift") {
-      throw new HttpError("schema_drift", `${error.message}; ingest is stopped until an operator reopens it`);
-    }
-    if (error instanceof UpstreamCallError) {
-      throw new HttpError("upstream_unavailable", `the upstream answered ${error.status}: ${error.message}`);
-    }
-    throw error;
+    throw ingestRefusal(error, now);
   }
+}
+
+/** What stopped an ingest pass, as the answer a caller can act on. */
+export function ingestRefusal(error: unknown, now: number): unknown {
+  if (error instanceof BreakerOpenError) {
+    return new HttpError("ingest_paused", error.message, { "retry-after": retryAfter(error.retryAt, now) });
+  }
+  if (error instanceof IngestStoppedError) return new HttpError(error.code, error.message);
+  if (error instanceof EngineError && error.code === "schema_drift") {
+    return new HttpError("schema_drift", `${error.message}; ingest is stopped until an operator reopens it`);
+  }
+  if (error instanceof UpstreamCallError) {
+    return new HttpError("upstream_unavailable", `the upstream answered ${error.status}: ${error.message}`);
+  }
+  return error;
 }
 
 /** Seconds until `at` (epoch ms), at least 1, for Retry-After. */

@@ -1,22 +1,12 @@
-import {
-  type Dialect,
-  ERROR_STATUS,
-  type MutationResult,
-  type PushBatch,
-  type PushMutation,
-  parsePushRequest,
-} from "@weir/protocol";
+import type { Dialect, PushBatch } from "@weir/protocol";
 import type { Claims } from "../auth/claims.js";
-import { HttpError } from "../http/http-error.js";
 import { jsonParts } from "../http/http-parts.js";
-import { isUnsupportedVersion } from "../http/refusal.js";
 import { elapsedMs } from "../ports/clock.js";
 import { fireFault } from "./fault.js";
 import type { FlowResult, PushContext } from "./flow-context.js";
 import type { MutatorContext } from "./mutator.js";
+import { alreadyProcessed, checkWriter, type Entry, entry, outOfOrder, parseBatch } from "./push-answers.js";
 import { runMutator } from "./run-mutator.js";
-
-type Entry = { id: { clientID: string; id: number }; result: MutationResult };
 
 /**
  * Push in either dialect. The batch runs in one transaction and commits as one version; an
@@ -25,17 +15,10 @@ type Entry = { id: { clientID: string; id: number }; result: MutationResult };
  * only after it.
  */
 export function runPush(ctx: PushContext, dialect: Dialect, body: unknown, claims: Claims): FlowResult {
-  let batch: ReturnType<typeof parsePushRequest>;
-  try {
-    batch = parsePushRequest(body, dialect);
-  } catch (error) {
-    if (isUnsupportedVersion(error)) return unsupportedVersion(dialect, body, (error as Error).message);
-    throw error;
-  }
+  const batch = parseBatch(dialect, body);
+  if (!("clientGroupID" in batch)) return batch;
   const { knobs, clock } = ctx;
-  if (!knobs.writerEnabled) {
-    throw new HttpError("writer_disabled", "this namespace's writer is disabled; nothing was stored");
-  }
+  checkWriter(knobs);
 
   const started = clock.monotonic();
   // A group whose owner a committed pull or push showed needs no look in the database.
@@ -68,18 +51,7 @@ export function runPush(ctx: PushContext, dialect: Dialect, body: unknown, claim
     return { response: { ...jsonParts({}), drop: true }, log: { ...log, error: "response_dropped" } };
   }
   if (dialect === "replicache") return { response: jsonParts({}), log };
-  if (stoppedAt >= 0) {
-    const rest = batch.mutations.slice(stoppedAt);
-    const first = rest[0]!;
-    const pushResponse = {
-      kind: "PushFailed",
-      origin: "server",
-      reason: "oooMutation",
-      message: `mutation ${first.id} of client ${first.clientID} is out of order`,
-      mutationIDs: rest.map((m) => ({ clientID: m.clientID, id: m.id })),
-    };
-    return { response: jsonParts({ pushResponse }), log: { ...log, error: "ooo" } };
-  }
+  if (stoppedAt >= 0) return outOfOrder(batch, stoppedAt, log);
   return { response: jsonParts({ pushResponse: { mutations: entries } }), log };
 }
 
@@ -173,45 +145,4 @@ function runBatch(
     throw error;
   }
   return outcome;
-}
-
-function entry(mutation: PushMutation, result: MutationResult): Entry {
-  return { id: { clientID: mutation.clientID, id: mutation.id }, result };
-}
-
-function alreadyProcessed(mutation: PushMutation, last: number): MutationResult {
-  return {
-    error: "alreadyProcessed",
-    details: `mutation ${mutation.id} of client ${mutation.clientID} was already processed (last ${last})`,
-  };
-}
-
-function unsupportedVersion(dialect: Dialect, body: unknown, message: string): FlowResult {
-  if (dialect === "replicache") {
-    return { response: jsonParts({ error: "VersionNotSupported", versionType: "push" }), log: {} };
-  }
-  // Both shapes: `{error, message}` for any HTTP client, `pushResponse` for a native one.
-  const pushResponse = {
-    kind: "PushFailed",
-    origin: "server",
-    reason: "unsupportedPushVersion",
-    message,
-    mutationIDs: mutationRefs(body),
-  };
-  return {
-    response: jsonParts(
-      { error: "unsupported_version", message, pushResponse },
-      ERROR_STATUS.unsupported_version,
-    ),
-    log: { error: "unsupported_version" },
-  };
-}
-
-/** The ids a body names, read defensively: it failed validation only on its version. */
-function mutationRefs(body: unknown): { clientID: string; id: number }[] {
-  const mutations = (body as { mutations?: unknown })?.mutations;
-  if (!Array.isArray(mutations)) return [];
-  return mutations.flatMap((m: { clientID?: unknown; id?: unknown }) =>
-    typeof m?.clientID === "string" && typeof m.id === "number" ? [{ clientID: m.clientID, id: m.id }] : [],
-  );
 }

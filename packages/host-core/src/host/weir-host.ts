@@ -290,9 +290,11 @@ export class WeirHost {
     const fresh = service.freshen();
     if (fresh) await fresh;
     const dialect = route.kind.startsWith("replicache") ? "replicache" : "native";
-    const result =
-      route.kind === "pull" || route.kind === "replicache_pull"
-        ? service.pull(dialect, body, claims)
+    const pull = route.kind === "pull" || route.kind === "replicache_pull";
+    const result = pull
+      ? service.pull(dialect, body, claims)
+      : service.delegates
+        ? await service.pushDelegated(dialect, body, claims, request.headers.get("authorization"))
         : service.push(dialect, body, claims);
     Object.assign(record, result.log);
     return result.response;

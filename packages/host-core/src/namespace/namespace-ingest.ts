@@ -151,6 +151,32 @@ export class NamespaceIngest {
     });
   }
 
+  /**
+   * Passes that start after this call, until the cursor reaches `watermark` (one pass without
+   * one) or `waitMs` passed: what a writer committed upstream is then in the namespace. Rejects
+   * with what stopped a pass, or a TimeoutError naming how far it got.
+   */
+  async catchUp(watermark: bigint | undefined, waitMs: number): Promise<void> {
+    const { clock } = this.init;
+    const deadline = clock.monotonic() + waitMs;
+    for (;;) {
+      const result = await this.run();
+      const reached =
+        result.cursorAfter !== null && (watermark === undefined || BigInt(result.cursorAfter) >= watermark);
+      if (result.outcome === "complete" && reached) return;
+      if (result.outcome === "complete" && watermark === undefined) return;
+      if (clock.monotonic() >= deadline || this.closed) {
+        const error = new Error(
+          `ingest reached ${result.cursorAfter ?? "nothing"}, not ${watermark ?? "a complete pass"}, in ${waitMs} ms (${result.outcome}${result.error ? `: ${result.error}` : ""})`,
+        );
+        error.name = "TimeoutError";
+        throw error;
+      }
+      // The upstream may not have the writes yet (its replication lags the app's commit).
+      await this.sleep(20);
+    }
+  }
+
   /** A wake socket opened: poll while any is open. */
   watch(): void {
     if (this.polling || this.closed) return;

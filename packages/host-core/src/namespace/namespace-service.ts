@@ -1,20 +1,23 @@
 import type { Engine, SqlAdapter, Visibility } from "@weir/engine-wasm";
-import type { AdminAction, Dialect } from "@weir/protocol";
+import type { AdminAction, Dialect, MutateRequest } from "@weir/protocol";
 import type { Claims } from "../auth/claims.js";
 import type { ResolvedConfig } from "../config/weir-config.js";
+import { callMutate, type MutateOutcome } from "../delegate/mutate-call.js";
 import { runAdmin } from "../flows/admin-flow.js";
 import { CaughtUpPulls } from "../flows/caught-up-pulls.js";
 import type { TableInfo } from "../flows/column-codec.js";
 import type { Counters } from "../flows/counters.js";
+import { runDelegatedPush } from "../flows/delegated-push-flow.js";
 import { FaultError } from "../flows/fault.js";
 import type {
   AdminContext,
+  DelegatedPushContext,
   FlowResult,
   IngestContext,
   PullContext,
   PushContext,
 } from "../flows/flow-context.js";
-import { type IngestAction, runIngestAdmin, runNotify } from "../flows/ingest-flow.js";
+import { type IngestAction, ingestRefusal, runIngestAdmin, runNotify } from "../flows/ingest-flow.js";
 import type { Knobs } from "../flows/knobs.js";
 import type { Mutator } from "../flows/mutator.js";
 import { runPull } from "../flows/pull-flow.js";
@@ -62,7 +65,9 @@ export interface NamespaceServiceInit {
  * (each takes the narrow context it needs, which this class implements). Flows are synchronous
  * between reading the body and answering, so one namespace's transactions never interleave.
  */
-export class NamespaceService implements PullContext, PushContext, AdminContext, IngestContext {
+export class NamespaceService
+  implements PullContext, PushContext, AdminContext, IngestContext, DelegatedPushContext
+{
   readonly namespace: string;
   /** The namespace as it appears in logs. */
   readonly hash: string;
@@ -84,6 +89,8 @@ export class NamespaceService implements PullContext, PushContext, AdminContext,
   private readonly counterFlush: CounterFlush;
   /** Ingest from the upstream, when the namespace has one. */
   private readonly ingester: NamespaceIngest | null;
+  /** The app's mutate endpoint, when pushes are delegated to it. */
+  private readonly mutateUrl: string | null;
   /** Requests being served, so an idle close never pulls the database from under one. */
   private activeRequests = 0;
   private lastUse: number;
@@ -136,6 +143,7 @@ export class NamespaceService implements PullContext, PushContext, AdminContext,
             ...(init.observeIngest ? { observe: init.observeIngest } : {}),
           })
         : null;
+    this.mutateUrl = this.ingester ? (init.config.mutate?.url(init.namespace) ?? null) : null;
   }
 
   get knobs(): Readonly<Knobs> {
@@ -183,6 +191,56 @@ export class NamespaceService implements PullContext, PushContext, AdminContext,
 
   admin(action: Exclude<AdminAction, IngestAction>, method: string, body: unknown): FlowResult {
     return this.guard(method !== "GET", () => runAdmin(this, action, method, body));
+  }
+
+  /** Whether pushes go to the app's own server (delegated push). */
+  get delegates(): boolean {
+    return this.mutateUrl !== null;
+  }
+
+  /** A push, delegated to the app's mutate endpoint (see runDelegatedPush). */
+  async pushDelegated(
+    dialect: Dialect,
+    body: unknown,
+    claims: Claims,
+    authorization: string | null,
+  ): Promise<FlowResult> {
+    try {
+      return await runDelegatedPush(this, dialect, body, claims, authorization);
+    } finally {
+      this.counterFlush.changed(true, this.clock.monotonic());
+    }
+  }
+
+  forward(body: MutateRequest, authorization: string | null): Promise<MutateOutcome> {
+    const mutate = this.config.mutate!;
+    // While the first snapshot is still being built, the app's writes take longer to come back.
+    const firstSnapshot = this.upstreamCursor() === null;
+    return callMutate({
+      url: this.mutateUrl!,
+      fetch: mutate.fetch ?? ((url, init) => fetch(url, init)),
+      body,
+      authorization,
+      namespace: this.namespace,
+      timeoutMs: firstSnapshot ? mutate.firstSnapshotTimeoutMs : mutate.timeoutMs,
+      attempts: mutate.attempts,
+      now: () => this.clock.now(),
+      sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+    });
+  }
+
+  async ingestEffects(watermark: bigint | undefined): Promise<void> {
+    try {
+      await this.ingester!.catchUp(watermark, this.config.mutate!.effectsWaitMs);
+    } catch (error) {
+      if ((error as Error).name === "TimeoutError") {
+        throw new HttpError(
+          "upstream_unavailable",
+          `the app's writes did not come back from the upstream: ${(error as Error).message}; nothing was acknowledged, push again`,
+        );
+      }
+      throw ingestRefusal(error, this.clock.now());
+    }
   }
 
   /** `POST /<ns>/notify`: ingest what the upstream committed, then answer. */
