@@ -46,6 +46,11 @@ export const CONFORMANCE_PAGE_ROWS = 400;
 /** The breaker's budget: rows ingested in a minute. */
 export const CONFORMANCE_BREAKER_ROWS = 2_000;
 
+/** Namespaces that replicate the suite's upstream: `up-*` (ingest) and `dp-*` (delegated push). */
+export function isReplica(namespace: string): boolean {
+  return namespace.startsWith("up-") || namespace.startsWith("dp-");
+}
+
 /** Small enough that the caps test pages through a few hundred rows. */
 export const CONFORMANCE_MAX_CHANGE_ROWS = 50;
 
@@ -71,18 +76,23 @@ function ownTodo(tx: MutatorTx, id: string) {
 export function conformanceConfig(
   options: {
     onEffect?(effect: { name: string; id: string }): void;
-    /** The suite's upstream (see SuiteUpstream): namespaces named `up-*` replicate it. */
+    /** The suite's upstream (see SuiteUpstream): namespaces named `up-*` and `dp-*` replicate it. */
     upstreamUrl?: string;
+    /** The suite's app (see SuiteApp): namespaces named `dp-*` delegate their pushes to it. */
+    appUrl?: string;
   } = {},
 ): Omit<WeirConfig, "authenticate"> {
-  const { upstreamUrl } = options;
+  const { upstreamUrl, appUrl } = options;
   return {
+    ...(appUrl === undefined
+      ? {}
+      : { mutate: { url: (namespace: string) => (namespace.startsWith("dp-") ? appUrl : null) } }),
     ...(upstreamUrl === undefined
       ? {}
       : {
           upstream: {
             source: (namespace: string) =>
-              namespace.startsWith("up-")
+              isReplica(namespace)
                 ? httpUpstream({ url: `${upstreamUrl}/${namespace}`, token: CONFORMANCE_UPSTREAM_TOKEN })
                 : null,
             notifyToken: CONFORMANCE_NOTIFY_TOKEN,

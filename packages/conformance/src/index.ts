@@ -2,10 +2,12 @@ import { afterAll, beforeAll, describe } from "vitest";
 import { adminSuite } from "./admin-suite.js";
 import { badInputSuite } from "./bad-input-suite.js";
 import { convergenceSuite, correctnessSuite, outsideWritesSuite } from "./correctness-suite.js";
+import { delegatedPushSuite } from "./delegated-push-suite.js";
 import { ingestSuite } from "./ingest-suite.js";
 import { nativeSuite } from "./native-suite.js";
 import { refusalsSuite } from "./refusals-suite.js";
 import { replicacheSuite } from "./replicache-suite.js";
+import { type SuiteApp, startSuiteApp } from "./suite-app.js";
 import { type SuiteUpstream, startSuiteUpstream } from "./suite-upstream.js";
 import type { ConformanceTarget } from "./target.js";
 import { wakeSuite } from "./wake-suite.js";
@@ -27,13 +29,16 @@ export {
   NativeClient,
   type RequestOptions,
 } from "./http-client.js";
+export { type AppMisbehaviour, type SuiteApp, startSuiteApp } from "./suite-app.js";
 export { type SuiteUpstream, SuiteUpstreamNamespace, startSuiteUpstream } from "./suite-upstream.js";
 export type { ConformanceTarget } from "./target.js";
 
 /** What the suite runs beside the host, for `makeTarget` to configure it with. */
 export interface ConformanceEnvironment {
-  /** The suite's upstream: pass it as `conformanceConfig({ upstreamUrl })`. */
+  /** The suite's upstream: pass it as `conformanceConfig({ upstreamUrl, appUrl })`. */
   upstreamUrl: string;
+  /** The suite's app, which delegated pushes go to. */
+  appUrl: string;
 }
 
 export interface ConformanceOptions {
@@ -53,16 +58,19 @@ export function runConformance(
   describe(`conformance: ${name}`, () => {
     let target: ConformanceTarget | undefined;
     let upstream: SuiteUpstream | undefined;
+    let app: SuiteApp | undefined;
     const current = () => {
       if (!target) throw new Error("the conformance target did not start");
       return target;
     };
     beforeAll(async () => {
       upstream = await startSuiteUpstream();
-      target = await makeTarget({ upstreamUrl: upstream.url });
+      app = await startSuiteApp(upstream);
+      target = await makeTarget({ upstreamUrl: upstream.url, appUrl: app.url });
     });
     afterAll(async () => {
       await target?.close();
+      await app?.close();
       await upstream?.close();
     });
     describe("native dialect", () => nativeSuite(current));
@@ -78,6 +86,11 @@ export function runConformance(
       ingestSuite(current, () => {
         if (!upstream) throw new Error("the suite's upstream did not start");
         return upstream;
+      }));
+    describe("delegated push", () =>
+      delegatedPushSuite(current, () => {
+        if (!app) throw new Error("the suite's app did not start");
+        return app;
       }));
   });
 }

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import type { Schema } from "@weir/engine-wasm";
 import { UpstreamCallError, type UpstreamSource } from "@weir/host-core";
 import { createUpstreamServer, type SqliteUpstream, sqliteUpstream } from "@weir/upstream";
-import { CONFORMANCE_SCHEMA, CONFORMANCE_UPSTREAM_TOKEN } from "./conformance-config.js";
+import { CONFORMANCE_SCHEMA, CONFORMANCE_UPSTREAM_TOKEN, isReplica } from "./conformance-config.js";
 
 /**
  * What the suite's upstream serves: the app's tables, and one the app does not model (`audit`),
@@ -136,7 +136,7 @@ export async function startSuiteUpstream(): Promise<SuiteUpstream> {
     return found;
   };
   const server = createUpstreamServer({
-    source: (name) => (name.startsWith("up-") ? namespace(name) : null),
+    source: (name) => (isReplica(name) ? namespace(name) : null),
     token: CONFORMANCE_UPSTREAM_TOKEN,
   });
   const { url } = await server.listen();

@@ -11,6 +11,8 @@ interface Env {
   ALARMED: DurableObjectNamespace;
   /** The conformance suite's upstream, when it runs one. */
   UPSTREAM_URL?: string;
+  /** The conformance suite's app, which `dp-*` namespaces delegate pushes to. */
+  APP_URL?: string;
 }
 
 /** Development authentication: the Authorization header is the user id. */
@@ -26,7 +28,10 @@ const config: EdgeConfig<Env> = { ...conformanceConfig(), authenticate: devAuthe
 /** The conformance app, replicating the suite's upstream in `up-*` namespaces when it runs one. */
 const syncConfig = (env: Env): EdgeConfig<Env> =>
   env.UPSTREAM_URL
-    ? { ...conformanceConfig({ upstreamUrl: env.UPSTREAM_URL }), authenticate: devAuthenticate }
+    ? {
+        ...conformanceConfig({ upstreamUrl: env.UPSTREAM_URL, appUrl: env.APP_URL }),
+        authenticate: devAuthenticate,
+      }
     : config;
 export const SyncObject = createSyncDurableObject(syncConfig);
 

@@ -6,12 +6,12 @@ import { createServer, type WeirServer } from "./index.js";
 for (const storage of ["file", "memory"] as const) {
   runConformance(
     `node-host, ${storage} storage`,
-    async ({ upstreamUrl }): Promise<ConformanceTarget> => {
+    async ({ upstreamUrl, appUrl }): Promise<ConformanceTarget> => {
       const effects: Array<{ name: string; id: string }> = [];
       const dataDir = tempDir();
       const start = async () => {
         const server = createServer({
-          ...conformanceConfig({ onEffect: (effect) => effects.push(effect), upstreamUrl }),
+          ...conformanceConfig({ onEffect: (effect) => effects.push(effect), upstreamUrl, appUrl }),
           devAuth: true,
           storage,
           dataDir,
