@@ -108,10 +108,35 @@ describe("ChangeBuffer", () => {
     const first = readNamespaceChanges(buffer, undefined, 100n, 2);
     expect(first.watermark).toBe(110n);
     expect(first.changes).toHaveLength(3);
+    // Caught up, a page stands where the newest commit record ends (less one): the next commit's
+    // watermark lies above it.
     expect(readNamespaceChanges(buffer, undefined, 110n, 2)).toEqual({
-      watermark: 120n,
+      watermark: 127n,
       changes: [{ watermark: 120n, tableName: "t", op: "INSERT", rowData: { id: 4 }, oldData: null }],
     });
     buffer.close();
+  });
+  it("stands through a keepalive with nothing left to buffer, so a commit at that position still comes after", () => {
+    const path = file();
+    const buffer = new ChangeBuffer(path, identity);
+    buffer.initialize(100n);
+    commit(buffer, 110n, [1], 0);
+    expect(buffer.through).toBe(117n);
+    buffer.advance(200n);
+    expect(buffer.through).toBe(199n);
+    expect(readNamespaceChanges(buffer, undefined, 110n, 10)).toEqual({ watermark: 199n, changes: [] });
+    // An earlier keepalive never moves it back.
+    buffer.advance(150n);
+    expect(buffer.through).toBe(199n);
+    buffer.close();
+    const reopened = new ChangeBuffer(path, identity);
+    expect(reopened.through).toBe(199n);
+    expect(reopened.resumeLsn()).toBe(200n);
+    // The next commit record may start exactly where the stream was: it is above the cursor.
+    commit(reopened, 200n, [2], 0);
+    expect(readNamespaceChanges(reopened, undefined, 199n, 10).changes.map((c) => c.rowData)).toEqual([
+      { id: 2 },
+    ]);
+    reopened.close();
   });
 });

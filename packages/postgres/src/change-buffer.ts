@@ -89,6 +89,8 @@ export class ChangeBuffer {
   private readonly db: Database.Database;
   private floorValue = 0n;
   private headValue = 0n;
+  /** How far the stream was read (see `through`). */
+  private throughValue = 0n;
   private initializedValue = false;
   /** Set when the stored rows were encoded under other options and were dropped at open. */
   resetReason: string | null = null;
@@ -127,6 +129,8 @@ export class ChangeBuffer {
       this.initializedValue = true;
       this.floorValue = BigInt(floor);
       this.headValue = BigInt(this.meta("head") ?? floor);
+      const end = this.meta("end_lsn");
+      this.throughValue = end === null ? 0n : BigInt(end) - 1n;
     }
     const configKey = this.meta("config");
     if (configKey !== null && configKey !== identity.configKey && this.initializedValue) {
@@ -173,6 +177,29 @@ export class ChangeBuffer {
     return this.headValue;
   }
 
+  /**
+   * The highest watermark a cursor may stand at: every commit at or below it is buffered. At
+   * least the head; past it up to the end of the newest commit record, and up to a keepalive
+   * that found nothing left to buffer. An app that commits to PostgreSQL and then reads
+   * `pg_current_wal_insert_lsn()` knows its commit is buffered once this reaches that LSN less
+   * one (delegated push waits for this).
+   */
+  get through(): bigint {
+    // bigints: Math.max does not take them.
+    if (this.throughValue > this.headValue) return this.throughValue;
+    return this.headValue;
+  }
+
+  /**
+   * The stream passed `lsn` with no transaction open or waiting: every commit record that starts
+   * before it is in. Stored as where the stream resumes.
+   */
+  advance(lsn: bigint): void {
+    if (lsn - 1n <= this.through) return;
+    this.setMeta("end_lsn", lsn);
+    this.throughValue = lsn - 1n;
+  }
+
   /** Where the stream resumes: the end of the newest buffered commit, or null for a new buffer. */
   resumeLsn(): bigint | null {
     const value = this.meta("end_lsn");
@@ -201,6 +228,7 @@ export class ChangeBuffer {
         "DELETE FROM change; DELETE FROM route; DELETE FROM tx; DELETE FROM meta WHERE key = 'end_lsn';",
       );
     })();
+    this.throughValue = 0n;
     this.initialize(position);
   }
 
@@ -263,6 +291,8 @@ export class ChangeBuffer {
       this.setMeta("total", BigInt(this.meta("total") ?? "0") + BigInt(total));
     })();
     this.headValue = transactions[transactions.length - 1]!.watermark;
+    // A commit record ends where the next one may start: the next commit's watermark is above.
+    this.throughValue = transactions[transactions.length - 1]!.endLsn - 1n;
   }
 
   /**

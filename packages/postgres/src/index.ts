@@ -13,6 +13,14 @@ export {
   postgresUpstream,
   type UpstreamSchema,
 } from "./postgres-upstream.js";
+export {
+  createPushProcessor,
+  type PostgresMutator,
+  type PushContext,
+  type PushProcessor,
+  type PushProcessorAnswer,
+  type PushProcessorOptions,
+} from "./push-processor.js";
 export type { ReaderState } from "./replication-reader.js";
 export type { SchemaDrift } from "./schema-drift.js";
 export { serveUpstream } from "./serve-upstream.js";

@@ -170,11 +170,11 @@ export async function postgresUpstream(input: PostgresUpstreamOptions): Promise<
         }
         if (closed) throw new UpstreamCallError(503, "upstream_unavailable", "the upstream is closed");
         if (watermark < buffer.floor) throw new UpstreamGoneError(buffer.floor, watermark);
-        if (watermark > buffer.head) {
+        if (watermark > buffer.through) {
           throw new UpstreamCallError(
             409,
             "conflict",
-            `watermark ${watermark} is ahead of this upstream's newest, ${buffer.head}: it comes from another upstream or a replaced buffer`,
+            `watermark ${watermark} is ahead of this upstream's newest, ${buffer.through}: it comes from another upstream or a replaced buffer`,
           );
         }
         cursors.set(namespace, { watermark, at: Date.now() });

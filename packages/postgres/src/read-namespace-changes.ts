@@ -47,7 +47,7 @@ function shape(row: StoredChange, tenant: string | undefined): UpstreamChange | 
  * The answer to `changes(after, limit)` for one namespace (`tenant` undefined when no table has
  * a tenant column). It holds whole transactions: once `limit` changes are in, it finishes the
  * transaction it is in and stops there, so a transaction larger than `limit` arrives whole. The
- * caller has checked that `after` lies between the floor and the head.
+ * caller has checked that `after` lies between the floor and `through`.
  */
 export function readNamespaceChanges(
   buffer: ChangeBuffer,
@@ -56,6 +56,7 @@ export function readNamespaceChanges(
   limit: number,
 ): ChangesPage {
   const head = buffer.head;
+  const through = buffer.through;
   const changes: UpstreamChange[] = [];
   let stopAt: bigint | null = null;
   let cut = false;
@@ -69,6 +70,7 @@ export function readNamespaceChanges(
     changes.push(change);
     if (stopAt === null && changes.length >= limit) stopAt = row.watermark;
   }
-  // Cut short: everything up to the last included transaction is in. Otherwise up to the head.
-  return { watermark: cut && stopAt !== null ? stopAt : head, changes };
+  // Cut short: everything up to the last included transaction is in. Otherwise everything the
+  // stream was read through (read together with the head: nothing is buffered in between).
+  return { watermark: cut && stopAt !== null ? stopAt : through, changes };
 }

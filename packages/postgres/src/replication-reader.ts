@@ -168,10 +168,16 @@ export class ReplicationReader {
       }
     });
     service.on("heartbeat", (lsn: string, _time: number, shouldRespond: boolean) => {
-      // With no transaction open or waiting, every commit before this point is durable.
-      if (this.open === null && this.ready.length === 0) {
+      // With no transaction open or waiting, every commit before this point is durable. After
+      // drift it is not: the drifted transaction lies before it and must be sent again.
+      if (this.state !== "drift" && this.open === null && this.ready.length === 0 && !this.flushScheduled) {
         const at = parseLsn(lsn);
         if (at > this.keepalive) this.keepalive = at;
+        try {
+          buffer.advance(at);
+        } catch (error) {
+          service.emit("error", error);
+        }
       }
       if (shouldRespond) this.sendStatus();
     });

@@ -87,7 +87,8 @@ describe("the change stream through the upstream contract", () => {
     const watermarks = page.changes.map((change) => change.watermark);
     expect(new Set(watermarks).size).toBe(4);
     expect([...watermarks].sort((a, b) => (a < b ? -1 : 1))).toEqual(watermarks);
-    expect(page.watermark).toBe(watermarks[3]);
+    // The page stands past its last commit: at most up to where that commit's record ends.
+    expect(page.watermark).toBeGreaterThanOrEqual(watermarks[3]!);
     // Reading again from the same watermark answers the same changes.
     expect(await source.changes(model.watermark, 1000)).toEqual(page);
 
@@ -99,8 +100,9 @@ describe("the change stream through the upstream contract", () => {
     await waitFor(async () => (await source.changes(model.watermark, 10)).changes.length > 0);
     const truncate = await source.changes(model.watermark, 10);
     expect(truncate.changes).toEqual([
-      { watermark: truncate.watermark, tableName: "item", op: "TRUNCATE", rowData: null, oldData: null },
+      { watermark: expect.any(BigInt), tableName: "item", op: "TRUNCATE", rowData: null, oldData: null },
     ]);
+    expect(truncate.watermark).toBeGreaterThanOrEqual(truncate.changes[0]!.watermark);
     model.apply(truncate.changes[0]!);
     expect(model.rows("item")).toEqual([]);
   });
@@ -131,8 +133,9 @@ describe("the change stream through the upstream contract", () => {
     await waitFor(async () => (await head()) > from);
     const changes = await get(`/tenant-a/changes?watermark=${from}&limit=50`);
     expect(changes.status).toBe(200);
+    expect(changes.body.watermark).toBeGreaterThanOrEqual(Number(await head()));
     expect(changes.body).toEqual({
-      watermark: Number(await head()),
+      watermark: changes.body.watermark,
       changes: [
         {
           watermark: Number(await head()),
@@ -171,7 +174,7 @@ describe("the change stream through the upstream contract", () => {
       ["/a/snapshot?limit=5", 400, "table"],
       ["/a/snapshot?table=nope&limit=5", 404, "unknown table nope"],
       ["/a/snapshot?table=item&limit=5&cursor=garbage", 400, "cursor"],
-      [`/a/changes?watermark=${(await head()) + 1000n}&limit=5`, 409, "ahead"],
+      [`/a/changes?watermark=${(await head()) + (1n << 40n)}&limit=5`, 409, "ahead"],
       ["/a/other", 404, "no route"],
       ["/a/b/c", 404, "no route"],
     ];

@@ -1,0 +1,277 @@
+import {
+  encodeWatermark,
+  type MutateRequest,
+  MutateRequest as MutateRequestSchema,
+  type MutateResponse,
+  type PushFailed,
+  parse,
+} from "@weir/protocol";
+import type pg from "pg";
+import { parseLsn } from "./lsn.js";
+import { quoteIdentifier } from "./quote-identifier.js";
+
+/** What a mutator knows of the mutation it runs. */
+export interface PushContext {
+  namespace: string;
+  clientGroupID: string;
+  clientID: string;
+  mutationID: number;
+  /** The client's `Authorization`, as weir passed it on. */
+  authorization: string | null;
+}
+
+/**
+ * Runs one mutation on the app's PostgreSQL, inside the transaction that also records the
+ * client's last mutation id. A throw is an application error: the mutation's writes roll back,
+ * its id is still recorded, and its message goes back to the client.
+ */
+export type PostgresMutator = (tx: pg.PoolClient, args: unknown, context: PushContext) => Promise<void>;
+
+export interface PushProcessorOptions {
+  /** Where the app's tables are (the database weir's `@weir/postgres` upstream follows). */
+  pool: pg.Pool;
+  mutators: Readonly<Record<string, PostgresMutator>>;
+  /** Checks the caller weir passes on; false answers 403. Every caller is allowed without it. */
+  authorize?(authorization: string | null, namespace: string): boolean | Promise<boolean>;
+  /** The table of each client's last mutation id (default `weir_app_clients`, created when absent). */
+  clientsTable?: string;
+  /** Called after a mutation's transaction committed (for logs and tests). */
+  onCommitted?(context: PushContext): void;
+}
+
+/** The answer the mutate endpoint gives, with its HTTP status. */
+export interface PushProcessorAnswer {
+  status: number;
+  body: unknown;
+}
+
+export interface PushProcessor {
+  /** Runs a delegated push: each mutation in a transaction of its own, exactly once. */
+  process(
+    request: MutateRequest,
+    context: { namespace: string; authorization: string | null },
+  ): Promise<MutateResponse | { pushResponse: PushFailed }>;
+  /** The mutate endpoint as a Fetch-API handler (`Request` in, `Response` out). */
+  handleFetch(request: Request): Promise<Response>;
+  /** The mutate endpoint for `node:http`: `(req, res) => void`. */
+  handleNode(
+    req: import("node:http").IncomingMessage,
+    res: import("node:http").ServerResponse,
+  ): Promise<void>;
+}
+
+/** Retried as a whole: another transaction won a race (serialization failure, deadlock). */
+const RETRIED_SQLSTATES = new Set(["40001", "40P01"]);
+const MAX_TX_ATTEMPTS = 5;
+/** Largest mutate body read, as weir's own push limit. */
+const MAX_BODY_BYTES = 16 * 1024 * 1024;
+
+class RequestError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+type Outcome = { kind: "applied"; result: MutateResponse["mutations"][number]["result"] } | { kind: "ooo" };
+
+/**
+ * The app's side of delegated push on PostgreSQL. weir forwards the mutations that are next for
+ * their clients; each runs in one transaction with the client's last mutation id (locked, then
+ * advanced), so a push weir sends again after a timeout or a crash applies nothing twice. The
+ * answer names every mutation and the WAL position after the last commit, which weir waits for
+ * its upstream to reach before it acknowledges: the client sees the effects with the ack.
+ */
+export function createPushProcessor(options: PushProcessorOptions): PushProcessor {
+  const table = quoteIdentifier(options.clientsTable ?? "weir_app_clients");
+  let created: Promise<void> | null = null;
+  const ensureTable = () => {
+    created ??= options.pool
+      .query(
+        `CREATE TABLE IF NOT EXISTS ${table} (client_group_id text NOT NULL, client_id text NOT NULL, last_mutation_id bigint NOT NULL, PRIMARY KEY (client_group_id, client_id))`,
+      )
+      .then(() => undefined)
+      .catch((error: unknown) => {
+        created = null;
+        throw error;
+      });
+    return created;
+  };
+
+  async function applyOne(
+    client: pg.PoolClient,
+    mutation: MutateRequest["mutations"][number],
+    context: PushContext,
+  ): Promise<Outcome> {
+    await client.query("BEGIN");
+    try {
+      await client.query(
+        `INSERT INTO ${table} (client_group_id, client_id, last_mutation_id) VALUES ($1, $2, 0) ON CONFLICT DO NOTHING`,
+        [context.clientGroupID, context.clientID],
+      );
+      const locked = await client.query<{ last: string }>(
+        `SELECT last_mutation_id::text AS last FROM ${table} WHERE client_group_id = $1 AND client_id = $2 FOR UPDATE`,
+        [context.clientGroupID, context.clientID],
+      );
+      const last = Number(locked.rows[0]!.last);
+      if (mutation.id <= last) {
+        // Applied already (weir sent it again): acknowledged, nothing applied.
+        await client.query("ROLLBACK");
+        return { kind: "applied", result: {} };
+      }
+      if (mutation.id > last + 1) {
+        await client.query("ROLLBACK");
+        return { kind: "ooo" };
+      }
+      let result: MutateResponse["mutations"][number]["result"] = {};
+      const mutator = Object.hasOwn(options.mutators, mutation.name)
+        ? options.mutators[mutation.name]
+        : undefined;
+      await client.query("SAVEPOINT weir_mutation");
+      try {
+        if (!mutator) throw new Error(`no mutator ${mutation.name}`);
+        await mutator(client, mutation.args[0], context);
+        await client.query("RELEASE SAVEPOINT weir_mutation");
+      } catch (error) {
+        if (RETRIED_SQLSTATES.has((error as { code?: string }).code ?? "")) throw error;
+        await client.query("ROLLBACK TO SAVEPOINT weir_mutation");
+        result = { error: "app", message: (error as Error).message };
+      }
+      await client.query(
+        `UPDATE ${table} SET last_mutation_id = $3 WHERE client_group_id = $1 AND client_id = $2`,
+        [context.clientGroupID, context.clientID, mutation.id],
+      );
+      await client.query("COMMIT");
+      options.onCommitted?.(context);
+      return { kind: "applied", result };
+    } catch (error) {
+      await client.query("ROLLBACK").catch(() => undefined);
+      throw error;
+    }
+  }
+
+  async function process(
+    request: MutateRequest,
+    context: { namespace: string; authorization: string | null },
+  ): Promise<MutateResponse | { pushResponse: PushFailed }> {
+    await ensureTable();
+    const client = await options.pool.connect();
+    try {
+      const mutations: MutateResponse["mutations"] = [];
+      for (const [index, mutation] of request.mutations.entries()) {
+        const push: PushContext = {
+          namespace: context.namespace,
+          clientGroupID: request.clientGroupID,
+          clientID: mutation.clientID,
+          mutationID: mutation.id,
+          authorization: context.authorization,
+        };
+        let outcome: Outcome | undefined;
+        for (let attempt = 1; outcome === undefined; attempt++) {
+          try {
+            outcome = await applyOne(client, mutation, push);
+          } catch (error) {
+            const code = (error as { code?: string }).code ?? "";
+            if (!RETRIED_SQLSTATES.has(code) || attempt >= MAX_TX_ATTEMPTS) throw error;
+          }
+        }
+        if (outcome.kind === "ooo") {
+          // The app's record is behind what weir holds (a restored database): refuse the rest.
+          return {
+            pushResponse: {
+              kind: "PushFailed",
+              origin: "server",
+              reason: "oooMutation",
+              message: `mutation ${mutation.id} of client ${mutation.clientID} is not the next one this app expects`,
+              mutationIDs: request.mutations.slice(index).map((m) => ({ clientID: m.clientID, id: m.id })),
+            },
+          };
+        }
+        mutations.push({ id: { clientID: mutation.clientID, id: mutation.id }, result: outcome.result });
+      }
+      // Every commit above starts before this position: weir's upstream has them all once it
+      // is through the position less one (watermarks are commit LSNs).
+      const position = await client.query<{ lsn: string }>("SELECT pg_current_wal_insert_lsn()::text AS lsn");
+      return { mutations, watermark: parseLsn(position.rows[0]!.lsn) - 1n };
+    } finally {
+      client.release();
+    }
+  }
+
+  /** The endpoint's logic, whatever carries the request. */
+  async function answer(
+    method: string,
+    headers: { get(name: string): string | null },
+    readBody: () => Promise<string>,
+  ): Promise<PushProcessorAnswer> {
+    try {
+      if (method !== "POST")
+        throw new RequestError(405, "method_not_allowed", "the mutate endpoint takes POST");
+      const namespace = headers.get("x-weir-namespace");
+      if (!namespace) throw new RequestError(400, "bad_request", "x-weir-namespace names the namespace");
+      const authorization = headers.get("authorization");
+      if (options.authorize && !(await options.authorize(authorization, namespace))) {
+        throw new RequestError(403, "forbidden", "this caller may not write here");
+      }
+      let json: unknown;
+      try {
+        json = JSON.parse(await readBody());
+      } catch (error) {
+        if (error instanceof RequestError) throw error;
+        throw new RequestError(400, "bad_request", "the body is not JSON");
+      }
+      const request = parse(MutateRequestSchema, json);
+      if (!request.ok) throw new RequestError(400, "bad_request", request.message);
+      return { status: 200, body: await process(request.value, { namespace, authorization }) };
+    } catch (error) {
+      if (error instanceof RequestError) {
+        return { status: error.status, body: { error: error.code, message: error.message } };
+      }
+      // The database is unreachable or failed: weir answers the client, who pushes again.
+      return { status: 503, body: { error: "app_unavailable", message: (error as Error).message } };
+    }
+  }
+
+  const encode = (body: unknown) =>
+    JSON.stringify(body, (_key, value) => (typeof value === "bigint" ? encodeWatermark(value) : value));
+
+  return {
+    process,
+    async handleFetch(request) {
+      const result = await answer(request.method, request.headers, async () => {
+        const text = await request.text();
+        if (text.length > MAX_BODY_BYTES)
+          throw new RequestError(413, "payload_too_large", "the body is too large");
+        return text;
+      });
+      return new Response(encode(result.body), {
+        status: result.status,
+        headers: { "content-type": "application/json" },
+      });
+    },
+    async handleNode(req, res) {
+      const headers = {
+        get: (name: string) => {
+          const value = req.headers[name];
+          return value === undefined ? null : Array.isArray(value) ? value.join(", ") : value;
+        },
+      };
+      const result = await answer(req.method ?? "GET", headers, async () => {
+        const chunks: Buffer[] = [];
+        let size = 0;
+        for await (const chunk of req) {
+          size += (chunk as Buffer).length;
+          if (size > MAX_BODY_BYTES)
+            throw new RequestError(413, "payload_too_large", "the body is too large");
+          chunks.push(chunk as Buffer);
+        }
+        return Buffer.concat(chunks).toString("utf8");
+      });
+      res.writeHead(result.status, { "content-type": "application/json" });
+      res.end(encode(result.body));
+    },
+  };
+}
