@@ -1,3 +1,4 @@
+export { isValidNamespace, NAMESPACE_PATTERN } from "@weir/protocol";
 export { authenticateRequest, authorizeNamespace } from "./auth/authenticate-request.js";
 export { checkAdmin } from "./auth/check-admin.js";
 export { checkNotify } from "./auth/check-notify.js";
@@ -39,7 +40,6 @@ export {
   newRequestId,
 } from "./http/internal-error.js";
 export { errorResponse, jsonResponse } from "./http/json-response.js";
-export { isValidNamespace, NAMESPACE_PATTERN } from "./http/namespace-name.js";
 export { tooLarge } from "./http/read-json-body.js";
 export {
   namespaceHash,

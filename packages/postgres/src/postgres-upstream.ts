@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { UpstreamCallError, UpstreamGoneError, type UpstreamSource } from "@weir/host-core";
-import { encodeWatermark } from "@weir/protocol";
+import { encodeWatermark, isValidNamespace, NAMESPACE_PATTERN } from "@weir/protocol";
 import pg from "pg";
 import type { Registry } from "prom-client";
 import { ChangeBuffer } from "./change-buffer.js";
@@ -26,7 +26,6 @@ import type { UpstreamStatus } from "./upstream-status.js";
 
 /** Most changes or rows one call may ask for (a transaction may still run past it). */
 export const MAX_LIMIT = 100_000;
-const MAX_NAMESPACE_LENGTH = 256;
 /** Namespace cursors are written to the buffer at most this often. */
 const CURSOR_SAVE_MS = 5_000;
 
@@ -155,12 +154,8 @@ export async function postgresUpstream(input: PostgresUpstreamOptions): Promise<
   let closed = false;
 
   const source = (namespace: string): UpstreamSource => {
-    if (typeof namespace !== "string" || namespace.length === 0 || namespace.length > MAX_NAMESPACE_LENGTH) {
-      throw new UpstreamCallError(
-        400,
-        "bad_request",
-        `a namespace is 1 to ${MAX_NAMESPACE_LENGTH} characters`,
-      );
+    if (typeof namespace !== "string" || !isValidNamespace(namespace)) {
+      throw new UpstreamCallError(400, "bad_request", `a namespace matches ${NAMESPACE_PATTERN}`);
     }
     return {
       async changes(watermark, limit) {

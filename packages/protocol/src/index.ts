@@ -7,6 +7,7 @@ export * from "./error-codes.js";
 export * from "./fields.js";
 export * from "./ingest-messages.js";
 export * from "./limits.js";
+export { isValidNamespace, NAMESPACE_PATTERN } from "./namespace-name.js";
 export * from "./parse.js";
 export * from "./parse-pull-request.js";
 export * from "./parse-push-request.js";

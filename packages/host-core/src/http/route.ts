@@ -1,6 +1,5 @@
-import { ADMIN_ACTIONS, type AdminAction } from "@weir/protocol";
+import { ADMIN_ACTIONS, type AdminAction, isValidNamespace } from "@weir/protocol";
 import { HttpError } from "./http-error.js";
-import { isValidNamespace } from "./namespace-name.js";
 
 export type SyncKind = "pull" | "push" | "replicache_pull" | "replicache_push";
 
