@@ -1,45 +1,18 @@
-import { spawnSync } from "node:child_process";
-import { mkdtempSync, readdirSync, statSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
-import { Miniflare } from "miniflare";
+import { readdirSync } from "node:fs";
+import type { Miniflare } from "miniflare";
 import { afterAll, beforeAll, expect, it } from "vitest";
+import { bundleWorker, startWorker } from "../test/start-worker.js";
 
-const root = join(dirname(fileURLToPath(import.meta.url)), "..");
-const outdir = mkdtempSync(join(tmpdir(), "weir-cloudflare-"));
+let outdir = "";
 let mf: Miniflare | undefined;
 let url = "";
 
 beforeAll(async () => {
-  const wrangler = spawnSync("pnpm", ["exec", "wrangler", "deploy", "--dry-run", "--outdir", outdir], {
-    cwd: root,
-    encoding: "utf8",
-    env: { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "true" },
-  });
-  if (wrangler.status !== 0) throw new Error(`wrangler failed:\n${wrangler.stdout}\n${wrangler.stderr}`);
-  const files = readdirSync(outdir).filter((file) => !file.endsWith(".map") && !file.endsWith(".md"));
-  const sizes = Object.fromEntries(files.map((file) => [file, statSync(join(outdir, file)).size]));
-  const total = Object.values(sizes).reduce((sum, size) => sum + size, 0);
-  console.log(`wrangler bundle: ${(total / 1024).toFixed(1)} KiB`, sizes);
-
-  mf = new Miniflare({
-    host: "127.0.0.1",
-    port: 0,
-    modules: true,
-    scriptPath: join(outdir, "worker.js"),
-    modulesRoot: outdir,
-    modulesRules: [{ type: "CompiledWasm", include: ["**/*.wasm"] }],
-    compatibilityDate: "2026-04-01",
-    durableObjects: { WEIR: { className: "SyncObject", useSQLite: true } },
-    bindings: { ADMIN_KEY: "example-admin-key" },
-    // workerd blocks once a pipe it logs to is full: drain both.
-    handleRuntimeStdio(stdout, stderr) {
-      stdout.resume();
-      stderr.resume();
-    },
-  });
-  url = (await mf.ready).toString().replace(/\/$/, "");
+  const bundle = bundleWorker();
+  outdir = bundle.outdir;
+  const total = Object.values(bundle.sizes).reduce((sum, size) => sum + size, 0);
+  console.log(`wrangler bundle: ${(total / 1024).toFixed(1)} KiB`, bundle.sizes);
+  ({ mf, url } = await startWorker(outdir, { bindings: { ADMIN_KEY: "example-admin-key" } }));
 });
 
 afterAll(() => mf?.dispose());

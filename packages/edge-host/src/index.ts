@@ -1,5 +1,11 @@
 export type { Claims, Mutator, MutatorContext, MutatorTx, WeirConfig } from "@weir/host-core";
-export { MutatorError } from "@weir/host-core";
+export {
+  type HttpUpstreamOptions,
+  httpUpstream,
+  MutatorError,
+  type UpstreamConfig,
+  type UpstreamFetch,
+} from "@weir/host-core";
 export {
   createSyncDurableObject,
   type SyncDurableObject,
