@@ -1,9 +1,8 @@
 import { mkdtempSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type PostgresUpstream, postgresUpstream, serveUpstream } from "@weir/postgres";
-import { startPostgres, type TestPostgres } from "@weir/postgres/testing";
+import { freePort, startPostgres, type TestPostgres } from "@weir/postgres/testing";
 import type { UpstreamServer } from "@weir/upstream";
 import type { Miniflare } from "miniflare";
 import { afterAll, beforeAll, expect, it } from "vitest";
@@ -21,17 +20,6 @@ let upstream: PostgresUpstream;
 let server: UpstreamServer;
 let mf: Miniflare | undefined;
 let url = "";
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once("error", reject);
-    probe.listen(0, "127.0.0.1", () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => resolve(port));
-    });
-  });
-}
 
 beforeAll(async () => {
   const bundle = bundleWorker();

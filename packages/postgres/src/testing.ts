@@ -66,7 +66,8 @@ function findBinaries(): string | null {
   return versions.length > 0 ? join(POSTGRES_ROOT, versions[0]!, "bin") : null;
 }
 
-function freePort(): Promise<number> {
+/** A TCP port on 127.0.0.1 that nothing listens on now (for a server a test starts later). */
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once("error", reject);
