@@ -20,6 +20,11 @@ export class Output {
     }
   }
 
+  /** Prints one JSON line whatever the mode: the summary of a command made for schedulers. */
+  summary(value: unknown): void {
+    this.stdout.write(`${JSON.stringify(value)}\n`);
+  }
+
   /** A human note on stderr (never in JSON mode, where stdout carries everything). */
   note(text: string): void {
     if (!this.json) this.stderr.write(`${text}\n`);

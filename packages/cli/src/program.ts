@@ -3,6 +3,7 @@ import type { RunState } from "./command-action.js";
 import { registerAcceptLoss } from "./commands/accept-loss.js";
 import { registerAdmin } from "./commands/admin.js";
 import { registerBench } from "./commands/bench.js";
+import { registerIngest } from "./commands/ingest.js";
 import { registerInit } from "./commands/init.js";
 import { registerInspect } from "./commands/inspect.js";
 import { registerMaintain } from "./commands/maintain.js";
@@ -13,7 +14,9 @@ import { cliVersion } from "./version.js";
 /** The `weir` command tree. Every command has `--help`; usage errors exit with code 2. */
 export function buildProgram(state: RunState): Command {
   const program = new Command("weir")
-    .description("weir sync server: serve, inspect, maintain, administer and benchmark namespaces")
+    .description(
+      "weir sync server: serve, inspect, maintain, ingest into, administer and benchmark namespaces",
+    )
     .version(cliVersion(), "-V, --version", "print the version")
     .helpOption("-h, --help", "show help")
     .showHelpAfterError("(run with --help for usage)")
@@ -29,6 +32,7 @@ Examples:
   weir accept-loss .data/todo.sqlite        start a damaged or lost namespace anew
   weir admin http://127.0.0.1:4848/todo status
   weir bench http://127.0.0.1:4848/todo --mode push --clients 32 --duration 10
+  weir ingest .data/todo.sqlite --upstream http://127.0.0.1:4850 --config weir.config.js
   weir upstream postgres --database-url postgres://... --tables todo --tenant-column org_id --token $TOKEN
 
 Exit codes: 0 ok, 1 failure, 2 usage error. Every command takes --help; most take --json.`,
@@ -41,5 +45,6 @@ Exit codes: 0 ok, 1 failure, 2 usage error. Every command takes --help; most tak
   registerAdmin(program, state);
   registerBench(program, state);
   registerUpstream(program, state);
+  registerIngest(program, state);
   return program;
 }

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { runWeir } from "../test/weir-process.js";
 
 const version = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")).version;
-const COMMANDS = ["init", "serve", "inspect", "maintain", "admin", "bench"];
+const COMMANDS = ["init", "serve", "inspect", "maintain", "ingest", "admin", "bench"];
 
 describe("weir", () => {
   it("--version prints the package version and exits 0", async () => {

@@ -11,6 +11,7 @@ export { EngineError } from "./engine-error.js";
 export { EngineFailure } from "./engine-module.js";
 export { engineWasmUrl } from "./engine-wasm-url.js";
 export { schemaProblems, schemaText } from "./schema-text.js";
+export { parseSchemaText, storedSchema } from "./stored-schema.js";
 export type * from "./types.js";
 export {
   type ReducedBatch,

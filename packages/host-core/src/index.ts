@@ -68,15 +68,22 @@ export {
 } from "./ingest/ingest-pass.js";
 export { IngestStoppedError } from "./ingest/ingest-stopped-error.js";
 export { parseRetryAfter, retryDelayMs } from "./ingest/retry-delay.js";
-export { CONTROL_TABLE } from "./namespace/control-store.js";
+export { CONTROL_TABLE, ControlStore } from "./namespace/control-store.js";
 export { type CounterFlushPolicy, DEFAULT_COUNTER_FLUSH } from "./namespace/counter-flush.js";
-export type { IngestEvent, IngestRecord } from "./namespace/namespace-ingest.js";
+export type { IngestEvent } from "./namespace/namespace-ingest.js";
 export type { AcquireContext, Unavailable } from "./namespace/namespace-registry.js";
 export type { NamespaceService } from "./namespace/namespace-service.js";
 export {
   NamespaceUnavailableError,
   type UnavailableReason,
 } from "./namespace/namespace-unavailable-error.js";
+export {
+  assertIngestNotStopped,
+  type IngestRecord,
+  ingestRecord,
+  runRecordedIngestPass,
+  storedBreaker,
+} from "./namespace/recorded-ingest-pass.js";
 export { type StorageFailure, storageFailure } from "./namespace/storage-failure.js";
 export { type Clock, systemClock } from "./ports/clock.js";
 export { consoleJsonLogger, type Logger, type LogLevel, logLine } from "./ports/logger.js";

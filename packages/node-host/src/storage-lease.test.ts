@@ -2,7 +2,7 @@ import { spawn } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
-import { conformanceConfig } from "@weir/conformance";
+import { CONFORMANCE_ADMIN_KEY, conformanceConfig } from "@weir/conformance";
 import { describe, expect, it } from "vitest";
 import { memoryLogger, tempDir } from "../test/helpers.js";
 import { createServer } from "./index.js";
@@ -34,6 +34,22 @@ describe("the server's single-writer lease", () => {
       await server.close();
     }
     expect(readLease(file)).toBeNull();
+  });
+
+  it("makes a data directory that does not exist yet when an admin route opens the first namespace", async () => {
+    const dataDir = join(tempDir(), "not-yet");
+    const server = createServer({ ...conformanceConfig(), devAuth: true, dataDir, logger: memoryLogger() });
+    const { url } = await server.listen();
+    try {
+      const status = await fetch(`${url}/first/admin/status`, {
+        headers: { "x-admin-key": CONFORMANCE_ADMIN_KEY },
+      });
+      expect(status.status).toBe(200);
+      expect(((await status.json()) as { engine: { watermark: number } }).engine.watermark).toBe(0);
+      expect(readLease(join(dataDir, "first.sqlite"))).toMatchObject({ pid: process.pid });
+    } finally {
+      await server.close();
+    }
   });
 
   it("answers 503 naming the holder when another live process holds it", async () => {

@@ -98,6 +98,8 @@ export function fileStorage(dataDir: string, options: FileStorageOptions = {}): 
       refusals.delete(namespace);
       let lease: Lease;
       try {
+        // The catalog makes the data directory, where the lease file goes, on first use.
+        catalog();
         lease = await acquireLease(file, { command: "weir server", waitMs: LEASE_WAIT_MS });
       } catch (error) {
         if (error instanceof LeaseHeldError) throw busy(error);

@@ -154,8 +154,11 @@ export function sqliteUpstream(options: SqliteUpstreamOptions): SqliteUpstream {
   const advance = db.prepare(`UPDATE ${CLOCK} SET published = ?, pruned = ? WHERE id = 1`);
   const prune = db.prepare(`DELETE FROM ${CHANGES} WHERE watermark <= ?`);
   const pending = db.prepare(`SELECT 1 FROM ${CHANGES} WHERE watermark IS NULL LIMIT 1`);
+  // Published watermarks grow with seq (publish numbers every unnumbered change at once), so
+  // (watermark, seq) is seq's order, and the watermark index reads just the page: ordered by seq
+  // alone, SQLite scans the whole log from its start for every page.
   const after = db.prepare(
-    `SELECT watermark, tbl, op, row, old FROM ${CHANGES} WHERE watermark > ? AND watermark IS NOT NULL ORDER BY seq LIMIT ?`,
+    `SELECT watermark, tbl, op, row, old FROM ${CHANGES} WHERE watermark > ? ORDER BY watermark, seq LIMIT ?`,
   );
   const ofWatermark = db.prepare(
     `SELECT watermark, tbl, op, row, old FROM ${CHANGES} WHERE watermark = ? ORDER BY seq`,

@@ -1,37 +1,23 @@
-import { type Engine, EngineError, type Schema } from "@weir/engine-wasm";
+import type { Engine, Schema } from "@weir/engine-wasm";
 import type { ResolvedUpstream } from "../config/upstream-config.js";
-import {
-  BreakerOpenError,
-  type BreakerState,
-  closedBreaker,
-  IngestBreaker,
-} from "../ingest/ingest-breaker.js";
-import { type IngestBudget, type IngestPassResult, runIngestPass } from "../ingest/ingest-pass.js";
-import { IngestStoppedError } from "../ingest/ingest-stopped-error.js";
+import { BreakerOpenError, type IngestBreaker } from "../ingest/ingest-breaker.js";
+import type { IngestBudget, IngestPassResult } from "../ingest/ingest-pass.js";
 import type { Clock } from "../ports/clock.js";
 import type { Logger } from "../ports/logger.js";
 import type { Scheduler } from "../ports/scheduler.js";
 import type { NamespaceStore } from "../ports/storage.js";
 import type { UpstreamSource } from "../ports/upstream-source.js";
 import type { ControlStore } from "./control-store.js";
+import {
+  assertIngestNotStopped,
+  type IngestRecord,
+  ingestRecord,
+  runRecordedIngestPass,
+  storedBreaker,
+  updateIngestRecord,
+} from "./recorded-ingest-pass.js";
 
-/** What is stored of ingest beside the breaker, so a restart keeps it. */
-export interface IngestRecord {
-  /** Upstream calls made, counted before each call (a crash during one counts too). */
-  attempts: number;
-  /** When a pass last caught up with the upstream (epoch ms). */
-  caughtUpAt: number | null;
-  lastPass: {
-    at: number;
-    outcome: IngestPassResult["outcome"];
-    rows: number;
-    error?: string;
-  } | null;
-  /** Set when ingest stopped itself (schema drift): no pass runs until an operator reopens it. */
-  stopped: { code: "schema_drift"; message: string; at: number } | null;
-}
-
-const EMPTY_RECORD: IngestRecord = { attempts: 0, caughtUpAt: null, lastPass: null, stopped: null };
+export type { IngestRecord } from "./recorded-ingest-pass.js";
 
 /** What a host may see of each pass (metrics). */
 export interface IngestEvent {
@@ -84,11 +70,7 @@ export class NamespaceIngest {
 
   constructor(private readonly init: NamespaceIngestInit) {
     const { control, clock, store, engine } = init;
-    this.breaker = new IngestBreaker(
-      control.record<BreakerState>("breaker") ?? closedBreaker(clock.now()),
-      init.upstream.breaker,
-      (state) => control.setRecord("breaker", state),
-    );
+    this.breaker = storedBreaker(control, init.upstream.breaker, clock.now());
     // Fresh since the last pass that caught up, as stored: a restart does not force a pass.
     const caughtUpAt = this.record.caughtUpAt;
     if (caughtUpAt !== null) this.freshAt = clock.monotonic() - Math.max(0, clock.now() - caughtUpAt);
@@ -98,11 +80,11 @@ export class NamespaceIngest {
   }
 
   private get record(): IngestRecord {
-    return this.init.control.record<IngestRecord>("ingest") ?? EMPTY_RECORD;
+    return ingestRecord(this.init.control);
   }
 
   private update(change: Partial<IngestRecord>): void {
-    this.init.control.setRecord("ingest", { ...this.record, ...change });
+    updateIngestRecord(this.init.control, change);
   }
 
   /**
@@ -270,12 +252,11 @@ export class NamespaceIngest {
   }
 
   private async pass(resnapshot: boolean, budget?: IngestBudget): Promise<IngestPassResult> {
-    const { engine, store, schema, source, upstream, clock, logger } = this.init;
-    const stopped = this.record.stopped;
-    if (stopped) throw new IngestStoppedError(stopped.code, stopped.message);
+    const { engine, store, schema, source, upstream, clock, logger, control } = this.init;
+    assertIngestNotStopped(control);
     this.init.enter();
     try {
-      const result = await runIngestPass({
+      const result = await runRecordedIngestPass(control, {
         engine,
         store,
         schema,
@@ -290,37 +271,17 @@ export class NamespaceIngest {
         changesLimit: upstream.changesLimit,
         pageRows: upstream.pageRows,
         ...(budget ? { budget } : {}),
-        onAttempt: () => this.update({ attempts: this.record.attempts + 1 }),
         onCommitted: () => this.init.committed(),
         stopped: () => this.closed,
       });
-      const now = clock.now();
       if (result.outcome === "complete") this.freshAt = clock.monotonic();
-      this.update({
-        ...(result.outcome === "complete" ? { caughtUpAt: now } : {}),
-        lastPass: {
-          at: now,
-          outcome: result.outcome,
-          rows: result.rows,
-          ...(result.error === undefined ? {} : { error: result.error }),
-        },
-      });
       this.observe(result.outcome, result.rows, result.batches);
       return result;
     } catch (error) {
-      const now = clock.now();
       if (error instanceof BreakerOpenError) {
         this.observe("paused", 0, 0);
       } else {
-        const message = (error as Error).message;
-        if (error instanceof EngineError && error.code === "schema_drift") {
-          // A drifted batch fails the same way every time: ingest stops until an operator looks.
-          this.update({ stopped: { code: "schema_drift", message, at: now } });
-        }
-        if (!this.closed) {
-          this.update({ lastPass: { at: now, outcome: "pending_retry", rows: 0, error: message } });
-        }
-        logger.log("error", { msg: "ingest failed", ns: this.init.hash, error: message });
+        logger.log("error", { msg: "ingest failed", ns: this.init.hash, error: (error as Error).message });
         this.observe("failed", 0, 0);
       }
       throw error;

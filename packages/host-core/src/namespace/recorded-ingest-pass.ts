@@ -1,0 +1,95 @@
+import { EngineError } from "@weir/engine-wasm";
+import {
+  type BreakerLimits,
+  BreakerOpenError,
+  type BreakerState,
+  closedBreaker,
+  IngestBreaker,
+} from "../ingest/ingest-breaker.js";
+import { type IngestPassInput, type IngestPassResult, runIngestPass } from "../ingest/ingest-pass.js";
+import { IngestStoppedError } from "../ingest/ingest-stopped-error.js";
+import type { ControlStore } from "./control-store.js";
+
+/** What is stored of ingest beside the breaker, so a restart keeps it. */
+export interface IngestRecord {
+  /** Upstream calls made, counted before each call (a crash during one counts too). */
+  attempts: number;
+  /** When a pass last caught up with the upstream (epoch ms). */
+  caughtUpAt: number | null;
+  lastPass: {
+    at: number;
+    outcome: IngestPassResult["outcome"];
+    rows: number;
+    error?: string;
+  } | null;
+  /** Set when ingest stopped itself (schema drift): no pass runs until an operator reopens it. */
+  stopped: { code: "schema_drift"; message: string; at: number } | null;
+}
+
+const EMPTY_RECORD: IngestRecord = { attempts: 0, caughtUpAt: null, lastPass: null, stopped: null };
+
+/** The namespace's ingest record as last stored. */
+export function ingestRecord(control: ControlStore): IngestRecord {
+  return control.record<IngestRecord>("ingest") ?? EMPTY_RECORD;
+}
+
+export function updateIngestRecord(control: ControlStore, change: Partial<IngestRecord>): void {
+  control.setRecord("ingest", { ...ingestRecord(control), ...change });
+}
+
+/** The namespace's breaker, as stored in its control table, storing itself there as it moves. */
+export function storedBreaker(control: ControlStore, limits: BreakerLimits, now: number): IngestBreaker {
+  return new IngestBreaker(control.record<BreakerState>("breaker") ?? closedBreaker(now), limits, (state) =>
+    control.setRecord("breaker", state),
+  );
+}
+
+/** Throws IngestStoppedError once ingest stopped itself (schema drift), until an operator reopens it. */
+export function assertIngestNotStopped(control: ControlStore): void {
+  const stopped = ingestRecord(control).stopped;
+  if (stopped) throw new IngestStoppedError(stopped.code, stopped.message);
+}
+
+/**
+ * One ingest pass (see runIngestPass) that keeps its record in the namespace's control table:
+ * each upstream call counted before it goes, the last pass and when one caught up, and a stop
+ * after schema drift (a drifted batch fails the same way every time). Whoever holds the
+ * namespace runs it the same way: its server, or a command on its file under the file's lease.
+ */
+export async function runRecordedIngestPass(
+  control: ControlStore,
+  input: Omit<IngestPassInput, "onAttempt">,
+): Promise<IngestPassResult> {
+  assertIngestNotStopped(control);
+  try {
+    const result = await runIngestPass({
+      ...input,
+      onAttempt: () => updateIngestRecord(control, { attempts: ingestRecord(control).attempts + 1 }),
+    });
+    const now = input.now();
+    updateIngestRecord(control, {
+      ...(result.outcome === "complete" ? { caughtUpAt: now } : {}),
+      lastPass: {
+        at: now,
+        outcome: result.outcome,
+        rows: result.rows,
+        ...(result.error === undefined ? {} : { error: result.error }),
+      },
+    });
+    return result;
+  } catch (error) {
+    if (!(error instanceof BreakerOpenError)) {
+      const now = input.now();
+      const message = (error as Error).message;
+      if (error instanceof EngineError && error.code === "schema_drift") {
+        updateIngestRecord(control, { stopped: { code: "schema_drift", message, at: now } });
+      }
+      if (!input.stopped?.()) {
+        updateIngestRecord(control, {
+          lastPass: { at: now, outcome: "pending_retry", rows: 0, error: message },
+        });
+      }
+    }
+    throw error;
+  }
+}
