@@ -192,4 +192,39 @@ describe("runIngestPass", () => {
     await expect(ns.pass(stuck)).rejects.toBeInstanceOf(BreakerOpenError);
     expect(ns.breaker().open).toMatchObject({ reason: "cursor_stalled" });
   });
+  it("asks for the next page while it applies a full one, and applies every page once, in order", async () => {
+    const upstream = new ScriptedUpstream();
+    upstream.commit([{ id: "a", n: 1 }]);
+    const ns = namespace();
+    await ns.pass(upstream);
+    for (let i = 0; i < 6; i++)
+      upstream.commit([
+        { id: `k${i}`, n: i },
+        { id: "a", n: 100 + i },
+      ]);
+    // Each call answers a turn later; a transaction that runs while one is out overlapped it.
+    let outstanding = 0;
+    let overlapped = 0;
+    const slow: UpstreamSource = {
+      changes: async (after, limit) => {
+        outstanding++;
+        await new Promise((resolve) => setImmediate(resolve));
+        try {
+          return await upstream.changes(after, limit);
+        } finally {
+          outstanding--;
+        }
+      },
+      snapshotPage: (table, cursor, limit) => upstream.snapshotPage(table, cursor, limit),
+    };
+    const transaction = ns.store.transaction;
+    ns.store.transaction = <T>(fn: () => T) => {
+      if (outstanding > 0) overlapped++;
+      return transaction(fn);
+    };
+    const result = await ns.pass(slow);
+    expect(result).toMatchObject({ outcome: "complete", cursorAfter: "7", batches: 6 });
+    expect(overlapped).toBeGreaterThan(0);
+    expect(ns.rows()).toEqual([["a", 105], ...[0, 1, 2, 3, 4, 5].map((i) => [`k${i}`, i])]);
+  });
 });

@@ -199,11 +199,30 @@ export async function runIngestPass(input: IngestPassInput): Promise<IngestPassR
     }
   };
 
-  const changesAfter = (watermark: string) =>
-    call(() => source.changes(BigInt(watermark), changesLimit)).then((page: UpstreamChangesPage) => {
-      bytes += changesBytes(page.changes);
-      return page;
-    });
+  /**
+   * The next page, asked while the current one is applied when it came full (more is likely
+   * waiting), so the upstream reads and sends while this side writes. Used only if the cursor
+   * then stands where it was asked from; a page not used is dropped.
+   */
+  let ahead: { after: string; page: Promise<UpstreamChangesPage> } | null = null;
+
+  const changesAfter = async (watermark: string) => {
+    const next = ahead;
+    ahead = null;
+    const page =
+      next !== null && next.after === watermark
+        ? await next.page
+        : await call(() => source.changes(BigInt(watermark), changesLimit));
+    bytes += changesBytes(page.changes);
+    if (page.changes.length >= changesLimit && page.watermark.toString() !== watermark) {
+      const after = page.watermark.toString();
+      const prefetched = call(() => source.changes(page.watermark, changesLimit));
+      // Awaited only if used: a failure of a page never used must not surface on its own.
+      prefetched.catch(() => {});
+      ahead = { after, page: prefetched };
+    }
+    return page;
+  };
 
   const snapshotPage = (table: string, cursor: string | null) =>
     call(() => source.snapshotPage(table, cursor, pageRows), true).then((page: UpstreamSnapshotPage) => {
