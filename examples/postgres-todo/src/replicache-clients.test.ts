@@ -47,7 +47,8 @@ describe("stock Replicache clients through weir, the app server and PostgreSQL",
     await alice2.mutate.createTodo({ id: "a3", text: "write tests", done: false, sort: 3 });
     await bob.mutate.createTodo({ id: "b1", text: "bob's chore", done: false, sort: 1 });
     await Promise.all([sync(alice1), sync(alice2), sync(bob)]);
-    await sync(alice1);
+    // Every mutation is in now: one more pull each brings the others' rows.
+    await Promise.all([sync(alice1), sync(alice2)]);
 
     // Written by the app server: the owner is the caller, the text trimmed by its checks.
     expect(await todoTableRows(stack.db)).toEqual([
