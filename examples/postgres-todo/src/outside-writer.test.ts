@@ -99,4 +99,30 @@ describe("a row written to PostgreSQL by another program", () => {
     await sync(dan);
     expect((await todosOf(dan)).map((todo) => todo.id)).toEqual(["p2"]);
   });
+
+  it("reaches a client after a restart: rows written while the server was down, then the client's own pushes", async () => {
+    const erin = todoClient(stack.base, "erin");
+    await erin.mutate.createTodo({ id: "e1", text: "before the restart", done: false, sort: 1 });
+    await sync(erin);
+    await erin.close();
+
+    await stack.restart(async () => {
+      await stack.db.sql(
+        "INSERT INTO todo (id, owner, text, done, sort) VALUES ('e2', 'erin', 'while it was down', false, 2)",
+      );
+      await stack.db.sql("UPDATE todo SET done = true WHERE id = 'e1'");
+    });
+
+    // A page opened after the restart.
+    const again = todoClient(stack.base, "erin");
+    clients.push(again);
+    await sync(again);
+    expect(await todosOf(again)).toEqual([
+      { id: "e1", owner: "erin", text: "before the restart", done: true, sort: 1 },
+      { id: "e2", owner: "erin", text: "while it was down", done: false, sort: 2 },
+    ]);
+    await again.mutate.deleteTodo({ id: "e2" });
+    await sync(again);
+    expect((await stack.db.sql("SELECT id FROM todo WHERE owner = 'erin'")).rows).toEqual([{ id: "e1" }]);
+  });
 });

@@ -93,6 +93,9 @@ export async function startPostgresTodo(options: PostgresTodoOptions): Promise<P
     const { url } = await server.listen({ host, port: options.port ?? 0 });
     // weir first, so that no push is in flight when the app server and the upstream go.
     opened.push(() => server.close());
+    // The upstream streamed what PostgreSQL committed while weir was down before weir was there
+    // to hear of it: the namespace's first pull or push ingests it first.
+    server.host?.upstreamCommitted([NAMESPACE]);
     return { url: url.replace(/\/$/, ""), appUrl: app.url, weir: server, upstream, close: closeAll };
   } catch (error) {
     await closeAll();

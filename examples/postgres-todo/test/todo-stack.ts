@@ -9,6 +9,11 @@ export interface TodoStack {
   todo: PostgresTodo;
   /** `<weir>/todo`, the namespace's routes. */
   base: string;
+  /**
+   * Stops the example gracefully, runs `whileDown`, and starts it again on the same database and
+   * files (on new ports).
+   */
+  restart(whileDown?: () => Promise<void>): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -19,27 +24,31 @@ export interface TodoStack {
 export async function startTodoStack(options: { pollMs?: number } = {}): Promise<TodoStack> {
   const db = await startPostgres();
   const dataDir = mkdtempSync(join(tmpdir(), "postgres-todo-test-"));
+  const start = () =>
+    startPostgresTodo({ databaseUrl: db.url, dataDir, logger: { log: () => {} }, ...options });
   let todo: PostgresTodo;
   try {
-    todo = await startPostgresTodo({
-      databaseUrl: db.url,
-      dataDir,
-      logger: { log: () => {} },
-      ...options,
-    });
+    todo = await start();
   } catch (error) {
     await db.stop();
     rmSync(dataDir, { recursive: true, force: true });
     throw error;
   }
-  return {
+  const stack: TodoStack = {
     db,
     todo,
     base: `${todo.url}/todo`,
+    async restart(whileDown) {
+      await stack.todo.close();
+      await whileDown?.();
+      stack.todo = await start();
+      stack.base = `${stack.todo.url}/todo`;
+    },
     async close() {
-      await todo.close();
+      await stack.todo.close();
       await db.stop();
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
+  return stack;
 }
