@@ -1,3 +1,4 @@
+import { mkdirSync } from "node:fs";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { join } from "node:path";
 import { NAMESPACE, todoSchema } from "@weir/example-todo/schema";
@@ -54,6 +55,8 @@ export async function startPostgresTodo(options: PostgresTodoOptions): Promise<P
   try {
     await requireLogicalWal(pool);
     await ensureTodoTable(pool);
+    // The change buffer opens first, before weir would create the directory.
+    mkdirSync(options.dataDir, { recursive: true });
     let weir: WeirServer | undefined;
     const upstream = await postgresUpstream({
       databaseUrl: options.databaseUrl,

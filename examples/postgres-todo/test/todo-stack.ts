@@ -23,7 +23,9 @@ export interface TodoStack {
  */
 export async function startTodoStack(options: { pollMs?: number } = {}): Promise<TodoStack> {
   const db = await startPostgres();
-  const dataDir = mkdtempSync(join(tmpdir(), "postgres-todo-test-"));
+  const tempDir = mkdtempSync(join(tmpdir(), "postgres-todo-test-"));
+  // A directory that does not exist yet: the example makes it.
+  const dataDir = join(tempDir, "data");
   const start = () =>
     startPostgresTodo({ databaseUrl: db.url, dataDir, logger: { log: () => {} }, ...options });
   let todo: PostgresTodo;
@@ -31,7 +33,7 @@ export async function startTodoStack(options: { pollMs?: number } = {}): Promise
     todo = await start();
   } catch (error) {
     await db.stop();
-    rmSync(dataDir, { recursive: true, force: true });
+    rmSync(tempDir, { recursive: true, force: true });
     throw error;
   }
   const stack: TodoStack = {
@@ -47,7 +49,7 @@ export async function startTodoStack(options: { pollMs?: number } = {}): Promise
     async close() {
       await stack.todo.close();
       await db.stop();
-      rmSync(dataDir, { recursive: true, force: true });
+      rmSync(tempDir, { recursive: true, force: true });
     },
   };
   return stack;
