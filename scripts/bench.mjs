@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // `pnpm bench <suite>`: runs one benchmark suite. A suite is `bench/<suite>.mjs` at the root or
-// `packages/<package>/bench/<suite>.mjs`; its last line of output is one JSON object.
+// `packages/<package>/bench/<suite>.mjs` (or `examples/<example>/bench/<suite>.mjs`); its last
+// line of output is one JSON object.
 import { spawnSync } from "node:child_process";
 import { existsSync, readdirSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -9,20 +10,23 @@ import { fileURLToPath } from "node:url";
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const suite = process.argv[2];
 
+/** The folders a suite may be in: the root's bench/, then each package's and each example's. */
+function benchDirs() {
+  const dirs = [join(root, "bench")];
+  for (const parent of ["packages", "examples"])
+    for (const name of readdirSync(join(root, parent))) dirs.push(join(root, parent, name, "bench"));
+  return dirs;
+}
+
 function candidates(name) {
-  const found = [join(root, "bench", `${name}.mjs`)];
-  for (const pkg of readdirSync(join(root, "packages")))
-    found.push(join(root, "packages", pkg, "bench", `${name}.mjs`));
-  return found.filter((file) => existsSync(file));
+  return benchDirs()
+    .map((dir) => join(dir, `${name}.mjs`))
+    .filter((file) => existsSync(file));
 }
 
 function suites() {
   const names = new Set();
-  const dirs = [
-    join(root, "bench"),
-    ...readdirSync(join(root, "packages")).map((pkg) => join(root, "packages", pkg, "bench")),
-  ];
-  for (const dir of dirs) {
+  for (const dir of benchDirs()) {
     if (!existsSync(dir)) continue;
     for (const file of readdirSync(dir)) if (file.endsWith(".mjs")) names.add(file.slice(0, -4));
   }

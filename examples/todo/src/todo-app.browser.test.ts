@@ -111,6 +111,9 @@ describe("the todo app in Chromium", () => {
     await first.locator("form.new-todo input").fill("buy oat milk");
     await first.locator("form.new-todo input").press("Enter");
     await item(first, "buy oat milk").waitFor();
+    // Confirmed by the server: the item and the footer say so.
+    await first.locator('.todo-list li[data-synced="true"]', { hasText: "buy oat milk" }).waitFor();
+    await first.locator('[data-saved="true"]').waitFor();
     // The second window polls only once a minute: the todo arrives because the wake socket
     // told it to pull.
     await item(second, "buy oat milk").waitFor();

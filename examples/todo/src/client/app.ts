@@ -3,7 +3,7 @@ import { mutators } from "../mutators.js";
 import { NAMESPACE, type Todo, todoSchema } from "../schema.js";
 import { pushThenPull } from "./push-then-pull.js";
 import { replicacheMutators } from "./replicache-mutators.js";
-import { renderTodoList, sortTodos } from "./todo-list-view.js";
+import { markSynced, renderTodoList, sortTodos } from "./todo-list-view.js";
 import { connectWakeSocket } from "./wake-socket.js";
 
 // `?user=` picks a user for this tab (handy for two users side by side); otherwise the name
@@ -70,19 +70,44 @@ function showTodos(user: string): void {
   const empty = $<HTMLElement>("p.empty");
   const count = $<HTMLElement>("[data-count]");
   const status = $<HTMLElement>("[data-status]");
+  const saved = $<HTMLElement>("[data-saved]");
   let todos: Todo[] = [];
 
+  // Which todos have local changes the server has not confirmed. A confirming pull changes no
+  // row the page shows (the server's rows equal the local ones), so no subscription fires for
+  // it: while anything is pending, look again a few times a second (a local read).
+  // A look that started before the list last rendered may miss the mutation behind that
+  // render: its answer is dropped (the render started a look of its own).
+  let renders = 0;
+  let recheck: ReturnType<typeof setTimeout> | undefined;
+  const refreshPending = async () => {
+    clearTimeout(recheck);
+    const seen = renders;
+    const pending = await rep.experimentalPendingMutations();
+    if (seen !== renders) return;
+    markSynced(list, new Set(pending.map((m) => (m.args as { id?: unknown } | null)?.id).filter(isString)));
+    saved.dataset.saved = String(pending.length === 0);
+    saved.textContent =
+      pending.length === 0
+        ? "all saved"
+        : `saving ${pending.length} ${pending.length === 1 ? "change" : "changes"}`;
+    if (pending.length > 0) recheck = setTimeout(() => void refreshPending(), 250);
+  };
+
   const report = (error: unknown) => console.error(error);
+  const settle = (mutation: Promise<void>) => mutation.catch(report).finally(() => void refreshPending());
   const actions = {
-    toggle: (todo: Todo) => rep.mutate.updateTodo({ id: todo.id, done: !todo.done }).catch(report),
-    rename: (todo: Todo, text: string) => rep.mutate.updateTodo({ id: todo.id, text }).catch(report),
-    remove: (todo: Todo) => rep.mutate.deleteTodo({ id: todo.id }).catch(report),
+    toggle: (todo: Todo) => settle(rep.mutate.updateTodo({ id: todo.id, done: !todo.done })),
+    rename: (todo: Todo, text: string) => settle(rep.mutate.updateTodo({ id: todo.id, text })),
+    remove: (todo: Todo) => settle(rep.mutate.deleteTodo({ id: todo.id })),
   };
 
   rep.subscribe(async (tx) => (await tx.scan({ prefix: "todo/" }).values().toArray()) as unknown as Todo[], {
     onData: (rows) => {
       todos = sortTodos(rows);
+      renders++;
       renderTodoList(list, todos, actions);
+      void refreshPending();
       empty.hidden = todos.length > 0;
       const left = todos.filter((todo) => !todo.done).length;
       count.textContent = `${left} ${left === 1 ? "item" : "items"} left`;
@@ -96,7 +121,7 @@ function showTodos(user: string): void {
     const text = input.value.trim();
     if (!text) return;
     const sort = todos.reduce((max, todo) => Math.max(max, todo.sort), 0) + 1;
-    rep.mutate.createTodo({ id: newID(), text, done: false, sort }).catch(report);
+    settle(rep.mutate.createTodo({ id: newID(), text, done: false, sort }));
     input.value = "";
   };
   input.focus();
@@ -111,6 +136,10 @@ function showTodos(user: string): void {
       status.textContent = state;
     },
   });
+}
+
+function isString(value: unknown): value is string {
+  return typeof value === "string";
 }
 
 const user = currentUser();

@@ -32,6 +32,17 @@ export function renderTodoList(list: HTMLUListElement, todos: readonly Todo[], a
   for (const li of existing.values()) li.remove();
 }
 
+/**
+ * Marks each item whose todo a local mutation changed that the server has not confirmed yet
+ * (`data-synced="false"`), and every other item `data-synced="true"`.
+ */
+export function markSynced(list: HTMLUListElement, pendingIDs: ReadonlySet<string>): void {
+  for (const li of list.querySelectorAll<HTMLLIElement>(":scope > li")) {
+    const synced = String(!pendingIDs.has(li.dataset.id ?? ""));
+    if (li.dataset.synced !== synced) li.dataset.synced = synced;
+  }
+}
+
 function createItem(id: string): HTMLLIElement {
   const li = document.createElement("li");
   li.dataset.id = id;

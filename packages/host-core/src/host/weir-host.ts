@@ -134,13 +134,14 @@ export class WeirHost {
   /**
    * An upstream in this process committed changes for these namespaces (the in-process form of
    * `POST /<ns>/notify`): each one open ingests now, and wakes its clients. A namespace that is
-   * not open has no client to wake; it catches up when it next serves a pull or push.
+   * not open has no client to wake; its next pull or push, once it opens, ingests first.
    */
   upstreamCommitted(namespaces: Iterable<string>): void {
     for (const name of namespaces) {
       const service = this.registry.get(name);
       // A failed pass is logged by the namespace; the next notify or poll tries again.
       if (service?.hasUpstream) service.ingest({}).catch(() => {});
+      else if (!service) this.registry.upstreamCommittedWhileClosed(name);
     }
   }
 

@@ -303,6 +303,39 @@ describe("a namespace with an upstream", () => {
     await host.close();
   });
 
+  it("ingests before the first pull after a restart when the upstream said it committed while the namespace was not open", async () => {
+    const upstream = new ScriptedUpstream();
+    const store = { ...memoryStore(), close: () => {} };
+    const start = () => testHost(config(upstream), { storage: memoryStorage(() => store) });
+    const pull = (host: WeirHost, group: string) =>
+      send(host, "POST", "/ns/pull", {
+        user: "alice",
+        body: { clientGroupID: group, clientID: "c", cookie: null },
+      });
+    const first = await start();
+    upstream.commit([{ id: "a", n: 1 }]);
+    await notify(first);
+    await first.close();
+
+    // Restarted well within the freshness of the last pass (60 s here), which it keeps.
+    const second = await start();
+    upstream.commit([{ id: "b", n: 2 }]);
+    second.upstreamCommitted(["ns"]);
+    expect(second.openNamespaces).toBe(0);
+    expect((await pull(second, "g1")).json.rowsPatch).toEqual([
+      { op: "clear" },
+      { op: "put", tableName: "item", value: { id: "a", n: 1 } },
+      { op: "put", tableName: "item", value: { id: "b", n: 2 } },
+    ]);
+    await second.close();
+
+    // Without word from the upstream, the stored freshness holds: the replica answers.
+    const third = await start();
+    upstream.commit([{ id: "c", n: 3 }]);
+    expect((await pull(third, "g2")).json.rowsPatch).toHaveLength(3);
+    await third.close();
+  });
+
   it("polls the upstream while wake sockets are open, and stops when they close", async () => {
     let sockets = 1;
     const { upstream, host, status } = await setup({ pollMs: 20 }, () => sockets);

@@ -159,6 +159,14 @@ export class NamespaceIngest {
     }
   }
 
+  /**
+   * The upstream committed changes for this namespace while it was not open: the stored last
+   * pass is not fresh, so the next pull or push ingests first.
+   */
+  committedWhileClosed(): void {
+    this.freshAt = Number.NEGATIVE_INFINITY;
+  }
+
   /** A wake socket opened: poll while any is open. */
   watch(): void {
     if (this.polling || this.closed) return;

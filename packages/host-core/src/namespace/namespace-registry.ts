@@ -6,6 +6,9 @@ import type { NamespaceService } from "./namespace-service.js";
 import { NamespaceUnavailableError, type UnavailableReason } from "./namespace-unavailable-error.js";
 import { storageFailure } from "./storage-failure.js";
 
+/** Names kept of namespaces an upstream committed for while they were closed. */
+const MAX_COMMITTED_WHILE_CLOSED = 10_000;
+
 export interface RegistryInit {
   storage: Storage;
   clock: Clock;
@@ -39,6 +42,8 @@ export class NamespaceRegistry {
   private readonly open = new Map<string, NamespaceService>();
   private readonly opening = new Map<string, Promise<NamespaceService>>();
   private readonly refused = new Map<string, Unavailable>();
+  /** Namespaces an upstream in the process committed for while they were not open. */
+  private readonly committedWhileClosed = new Set<string>();
 
   constructor(private readonly init: RegistryInit) {}
 
@@ -57,6 +62,20 @@ export class NamespaceRegistry {
       this.opening.set(name, opening);
     }
     return opening;
+  }
+
+  /**
+   * An upstream in the process committed changes for a namespace that is not open: when it
+   * opens, its first pull or push ingests first, however recent its stored last pass (a restart
+   * keeps that pass's freshness). The newest 10,000 names are kept.
+   */
+  upstreamCommittedWhileClosed(name: string): void {
+    this.committedWhileClosed.delete(name);
+    this.committedWhileClosed.add(name);
+    if (this.committedWhileClosed.size > MAX_COMMITTED_WHILE_CLOSED) {
+      const oldest = this.committedWhileClosed.values().next().value;
+      if (oldest !== undefined) this.committedWhileClosed.delete(oldest);
+    }
   }
 
   get size(): number {
@@ -139,6 +158,7 @@ export class NamespaceRegistry {
       }
       throw error;
     }
+    if (this.committedWhileClosed.delete(name)) service.upstreamCommittedWhileClosed();
     this.open.set(name, service);
     if (this.refused.delete(name)) {
       this.init.logger.log("info", { msg: "namespace available again", ns: service.hash });

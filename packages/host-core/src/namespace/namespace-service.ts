@@ -267,6 +267,11 @@ export class NamespaceService
     return this.ingester.run(options);
   }
 
+  /** The upstream committed changes for this namespace while it was not open. */
+  upstreamCommittedWhileClosed(): void {
+    this.ingester?.committedWhileClosed();
+  }
+
   reopenBreaker(): { wasOpen: boolean } {
     if (!this.ingester) throw new HttpError("not_found", "this namespace has no upstream");
     return this.ingester.reopen();
