@@ -245,6 +245,7 @@ export class NamespaceService
 
   /** `POST /<ns>/notify`: ingest what the upstream committed, then answer. */
   notify(body: unknown): Promise<FlowResult> {
+    this.ingester?.upstreamMoved();
     return runNotify(this, body, this.clock.now());
   }
 
@@ -265,6 +266,13 @@ export class NamespaceService
   ingest(options: { resnapshot?: boolean }): Promise<IngestPassResult> {
     if (!this.ingester) return Promise.reject(new HttpError("not_found", "this namespace has no upstream"));
     return this.ingester.run(options);
+  }
+
+  /** The upstream committed rows for this namespace (an in-process notify): ingest them now. */
+  upstreamCommitted(): Promise<IngestPassResult> {
+    if (!this.ingester) return Promise.reject(new HttpError("not_found", "this namespace has no upstream"));
+    this.ingester.upstreamMoved();
+    return this.ingester.run({});
   }
 
   reopenBreaker(): { wasOpen: boolean } {
