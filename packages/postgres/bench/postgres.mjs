@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 // `pnpm bench postgres`: @weir/postgres against a private PostgreSQL cluster (fsync on) on this
 // machine. Measures snapshot reads through the contract, how fast committed changes become
-// available in /changes, and how long a commit takes to reach the notifier. The last line of
-// output is one JSON object with the figures. Run `npm test` (or a build) first.
+// available in /changes, and how long a commit takes to reach the notifier; then, end to end
+// through a weir server (lib/end-to-end.mjs), initial sync, changes, commit to wake and delegated
+// push. The last line of output is one JSON object with the figures. Run a build first.
 import { mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:http";
 import { tmpdir } from "node:os";
@@ -13,6 +14,7 @@ import pg from "pg";
 import { to as copyTo } from "pg-copy-streams";
 import { postgresUpstream, serveUpstream } from "../dist/index.js";
 import { startPostgres } from "../dist/testing.js";
+import { endToEnd } from "./lib/end-to-end.mjs";
 
 const SNAPSHOT_ROWS = Number(process.env.WEIR_BENCH_SNAPSHOT_ROWS ?? 1_000_000);
 const PAGE = 10_000;
@@ -185,6 +187,9 @@ try {
   await server.close();
   await upstream.dropReplication();
   weir.close();
+
+  // 4. End to end through a weir server: initial sync, changes, wake, delegated push.
+  await endToEnd(db, results, log);
 } finally {
   await db.stop();
   rmSync(dir, { recursive: true, force: true });

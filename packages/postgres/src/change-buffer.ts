@@ -89,6 +89,8 @@ export class ChangeBuffer {
   private readonly db: Database.Database;
   private floorValue = 0n;
   private headValue = 0n;
+  private readAll: Database.Statement | undefined;
+  private readTenant: Database.Statement | undefined;
   /** How far the stream was read (see `through`). */
   private throughValue = 0n;
   private initializedValue = false;
@@ -302,19 +304,20 @@ export class ChangeBuffer {
    * temporary tree), so a read stops early without reading the rest. Callers consume it synchronously, so no commit lands in between.
    */
   *read(after: bigint, head: bigint, tenant: string | undefined): Generator<StoredChange> {
-    const statement =
-      tenant === undefined
-        ? this.db.prepare(
-            `SELECT ${COLUMNS} FROM change WHERE watermark > ? AND watermark <= ? ORDER BY watermark, seq`,
-          )
-        : this.db.prepare(
-            `SELECT r.watermark, c.table_name, c.op, c.row_data, c.old_key, c.key_changed, c.new_tenant, c.old_tenant, c.shared, r.seq
-               FROM route r JOIN change c ON c.watermark = r.watermark AND c.seq = r.seq
-              WHERE r.tenant = @tenant AND r.watermark > @after AND r.watermark <= @head
-             UNION ALL
-             SELECT ${COLUMNS}, seq FROM change WHERE shared = 1 AND watermark > @after AND watermark <= @head
-             ORDER BY 1, 10`,
-          );
+    // Prepared once: a namespace reads on every ingest pass, and preparing the tenant's read
+    // costs more than running it when little is new.
+    this.readAll ??= this.db.prepare(
+      `SELECT ${COLUMNS} FROM change WHERE watermark > ? AND watermark <= ? ORDER BY watermark, seq`,
+    );
+    this.readTenant ??= this.db.prepare(
+      `SELECT r.watermark, c.table_name, c.op, c.row_data, c.old_key, c.key_changed, c.new_tenant, c.old_tenant, c.shared, r.seq
+         FROM route r JOIN change c ON c.watermark = r.watermark AND c.seq = r.seq
+        WHERE r.tenant = @tenant AND r.watermark > @after AND r.watermark <= @head
+       UNION ALL
+       SELECT ${COLUMNS}, seq FROM change WHERE shared = 1 AND watermark > @after AND watermark <= @head
+       ORDER BY 1, 10`,
+    );
+    const statement = tenant === undefined ? this.readAll : this.readTenant;
     const rows =
       tenant === undefined ? statement.iterate(after, head) : statement.iterate({ tenant, after, head });
     yield* rows as IterableIterator<StoredChange>;

@@ -63,6 +63,16 @@ export interface PushProcessor {
 /** Retried as a whole: another transaction won a race (serialization failure, deadlock). */
 const RETRIED_SQLSTATES = new Set(["40001", "40P01"]);
 const MAX_TX_ATTEMPTS = 5;
+/**
+ * The WAL position that every commit so far (this session's, and those whose row locks it waited
+ * for) ends at or before. A commit with `synchronous_commit` on returns once its record is flushed,
+ * so the flush position covers it, and the replication stream reaches it promptly: PostgreSQL
+ * decodes WAL only once it is flushed, and records after a commit (a page pruned, a row locked by
+ * a transaction still running) may wait long for a flush. With asynchronous commit the record may
+ * not be flushed yet, so the insert position is the bound.
+ */
+const POSITION_QUERY =
+  "SELECT (CASE WHEN current_setting('synchronous_commit') = 'off' THEN pg_current_wal_insert_lsn() ELSE pg_current_wal_flush_lsn() END)::text AS lsn";
 /** Largest mutate body read, as weir's own push limit. */
 const MAX_BODY_BYTES = 16 * 1024 * 1024;
 
@@ -76,7 +86,14 @@ class RequestError extends Error {
   }
 }
 
-type Outcome = { kind: "applied"; result: MutateResponse["mutations"][number]["result"] } | { kind: "ooo" };
+type Outcome =
+  | {
+      kind: "applied";
+      result: MutateResponse["mutations"][number]["result"];
+      /** The WAL position read right after this mutation's commit, when asked for. */
+      position: bigint | null;
+    }
+  | { kind: "ooo" };
 
 /**
  * The app's side of delegated push on PostgreSQL. weir forwards the mutations that are next for
@@ -101,26 +118,30 @@ export function createPushProcessor(options: PushProcessorOptions): PushProcesso
     return created;
   };
 
+  /**
+   * One mutation in three round trips: the transaction's start, the client's row locked and the
+   * savepoint in one multi-statement query; the mutator; then the id advanced and the commit in
+   * another, which also reads the WAL position after the commit when `readPosition` (the push's
+   * last mutation, whose position becomes the answer's watermark). Values in those two queries
+   * are literals (a multi-statement query takes no parameters): the ids are escaped by `pg`, the
+   * mutation id is a safe integer.
+   */
   async function applyOne(
     client: pg.PoolClient,
     mutation: MutateRequest["mutations"][number],
     context: PushContext,
+    readPosition: boolean,
   ): Promise<Outcome> {
-    await client.query("BEGIN");
+    const where = `client_group_id = ${client.escapeLiteral(context.clientGroupID)} AND client_id = ${client.escapeLiteral(context.clientID)}`;
     try {
-      await client.query(
-        `INSERT INTO ${table} (client_group_id, client_id, last_mutation_id) VALUES ($1, $2, 0) ON CONFLICT DO NOTHING`,
-        [context.clientGroupID, context.clientID],
-      );
-      const locked = await client.query<{ last: string }>(
-        `SELECT last_mutation_id::text AS last FROM ${table} WHERE client_group_id = $1 AND client_id = $2 FOR UPDATE`,
-        [context.clientGroupID, context.clientID],
-      );
-      const last = Number(locked.rows[0]!.last);
+      const opened = (await client.query(
+        `BEGIN; INSERT INTO ${table} (client_group_id, client_id, last_mutation_id) VALUES (${client.escapeLiteral(context.clientGroupID)}, ${client.escapeLiteral(context.clientID)}, 0) ON CONFLICT DO NOTHING; SELECT last_mutation_id::text AS last FROM ${table} WHERE ${where} FOR UPDATE; SAVEPOINT weir_mutation`,
+      )) as unknown as Array<pg.QueryResult<{ last: string }>>;
+      const last = Number(opened[2]!.rows[0]!.last);
       if (mutation.id <= last) {
         // Applied already (weir sent it again): acknowledged, nothing applied.
         await client.query("ROLLBACK");
-        return { kind: "applied", result: {} };
+        return { kind: "applied", result: {}, position: null };
       }
       if (mutation.id > last + 1) {
         await client.query("ROLLBACK");
@@ -130,23 +151,25 @@ export function createPushProcessor(options: PushProcessorOptions): PushProcesso
       const mutator = Object.hasOwn(options.mutators, mutation.name)
         ? options.mutators[mutation.name]
         : undefined;
-      await client.query("SAVEPOINT weir_mutation");
+      let release = "RELEASE SAVEPOINT weir_mutation";
       try {
         if (!mutator) throw new Error(`no mutator ${mutation.name}`);
         await mutator(client, mutation.args[0], context);
-        await client.query("RELEASE SAVEPOINT weir_mutation");
       } catch (error) {
         if (RETRIED_SQLSTATES.has((error as { code?: string }).code ?? "")) throw error;
-        await client.query("ROLLBACK TO SAVEPOINT weir_mutation");
+        release = "ROLLBACK TO SAVEPOINT weir_mutation";
         result = { error: "app", message: (error as Error).message };
       }
-      await client.query(
-        `UPDATE ${table} SET last_mutation_id = $3 WHERE client_group_id = $1 AND client_id = $2`,
-        [context.clientGroupID, context.clientID, mutation.id],
-      );
-      await client.query("COMMIT");
+      const position = readPosition ? `; ${POSITION_QUERY}` : "";
+      const closed = (await client.query(
+        `${release}; UPDATE ${table} SET last_mutation_id = ${Math.trunc(mutation.id)} WHERE ${where}; COMMIT${position}`,
+      )) as unknown as Array<pg.QueryResult<{ lsn: string }>>;
       options.onCommitted?.(context);
-      return { kind: "applied", result };
+      return {
+        kind: "applied",
+        result,
+        position: readPosition ? parseLsn(closed[3]!.rows[0]!.lsn) : null,
+      };
     } catch (error) {
       await client.query("ROLLBACK").catch(() => undefined);
       throw error;
@@ -161,6 +184,7 @@ export function createPushProcessor(options: PushProcessorOptions): PushProcesso
     const client = await options.pool.connect();
     try {
       const mutations: MutateResponse["mutations"] = [];
+      let position: bigint | null = null;
       for (const [index, mutation] of request.mutations.entries()) {
         const push: PushContext = {
           namespace: context.namespace,
@@ -172,7 +196,7 @@ export function createPushProcessor(options: PushProcessorOptions): PushProcesso
         let outcome: Outcome | undefined;
         for (let attempt = 1; outcome === undefined; attempt++) {
           try {
-            outcome = await applyOne(client, mutation, push);
+            outcome = await applyOne(client, mutation, push, index === request.mutations.length - 1);
           } catch (error) {
             const code = (error as { code?: string }).code ?? "";
             if (!RETRIED_SQLSTATES.has(code) || attempt >= MAX_TX_ATTEMPTS) throw error;
@@ -191,11 +215,17 @@ export function createPushProcessor(options: PushProcessorOptions): PushProcesso
           };
         }
         mutations.push({ id: { clientID: mutation.clientID, id: mutation.id }, result: outcome.result });
+        position = outcome.position;
       }
-      // Every commit above starts before this position: weir's upstream has them all once it
-      // is through the position less one (watermarks are commit LSNs).
-      const position = await client.query<{ lsn: string }>("SELECT pg_current_wal_insert_lsn()::text AS lsn");
-      return { mutations, watermark: parseLsn(position.rows[0]!.lsn) - 1n };
+      // Every commit of the push starts before this position: weir's upstream has them all once
+      // it is through the position less one (watermarks are commit LSNs). Read after the last
+      // commit, or now when the last mutation was a replay (which another request may have
+      // committed only while this one waited for its lock).
+      if (position === null) {
+        const now = await client.query<{ lsn: string }>(POSITION_QUERY);
+        position = parseLsn(now.rows[0]!.lsn);
+      }
+      return { mutations, watermark: position - 1n };
     } finally {
       client.release();
     }

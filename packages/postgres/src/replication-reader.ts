@@ -78,6 +78,8 @@ export class ReplicationReader {
   private ready: (CommittedTransaction & { tenants: Set<string>; shared: boolean })[] = [];
   private flushScheduled = false;
   private keepalive = 0n;
+  /** A keepalive that came between transactions while earlier ones waited for their flush. */
+  private heldKeepalive = 0n;
   private stopped = false;
   private wait: { timer: NodeJS.Timeout; resolve: () => void } | null = null;
   private statusTimer: NodeJS.Timeout | null = null;
@@ -170,14 +172,14 @@ export class ReplicationReader {
     service.on("heartbeat", (lsn: string, _time: number, shouldRespond: boolean) => {
       // With no transaction open or waiting, every commit before this point is durable. After
       // drift it is not: the drifted transaction lies before it and must be sent again.
-      if (this.state !== "drift" && this.open === null && this.ready.length === 0 && !this.flushScheduled) {
+      if (this.state !== "drift" && this.open === null) {
         const at = parseLsn(lsn);
-        if (at > this.keepalive) this.keepalive = at;
-        try {
-          buffer.advance(at);
-        } catch (error) {
-          service.emit("error", error);
-        }
+        // Commits received before it are still waiting for their flush: the position holds once
+        // they are durable (PostgreSQL may send no other keepalive before the next write, and a
+        // push waits for this one).
+        if (this.ready.length > 0 || this.flushScheduled) {
+          if (at > this.heldKeepalive) this.heldKeepalive = at;
+        } else this.passKeepalive(at);
       }
       if (shouldRespond) this.sendStatus();
     });
@@ -284,10 +286,25 @@ export class ReplicationReader {
     }
   }
 
+  /** Every commit before `at` is durable: the buffer stands there (see the heartbeat handler). */
+  private passKeepalive(at: bigint): void {
+    if (at > this.keepalive) this.keepalive = at;
+    try {
+      this.options.buffer.advance(at);
+    } catch (error) {
+      this.service?.emit("error", error);
+    }
+  }
+
   private flush(): void {
     this.flushScheduled = false;
     const transactions = this.ready;
-    if (transactions.length === 0) return;
+    const held = this.heldKeepalive;
+    this.heldKeepalive = 0n;
+    if (transactions.length === 0) {
+      if (held > 0n && this.state !== "drift") this.passKeepalive(held);
+      return;
+    }
     this.ready = [];
     const service = this.service;
     try {
@@ -297,6 +314,8 @@ export class ReplicationReader {
       service?.emit("error", error);
       return;
     }
+    // Transactions after the held keepalive commit later than it, so it holds whatever came since.
+    if (held > 0n && this.state !== "drift") this.passKeepalive(held);
     const last = transactions[transactions.length - 1]!;
     this.sendStatus();
     const tenants = new Set<string>();

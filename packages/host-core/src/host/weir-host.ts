@@ -140,7 +140,7 @@ export class WeirHost {
     for (const name of namespaces) {
       const service = this.registry.get(name);
       // A failed pass is logged by the namespace; the next notify or poll tries again.
-      if (service?.hasUpstream) service.ingest({}).catch(() => {});
+      if (service?.hasUpstream) service.upstreamCommitted().catch(() => {});
       else if (!service) this.registry.upstreamCommittedWhileClosed(name);
     }
   }

@@ -67,6 +67,8 @@ export class NamespaceIngest {
   private freshAt = Number.NEGATIVE_INFINITY;
   private polling = false;
   private closed = false;
+  /** catchUp calls waiting for the upstream to commit more. */
+  private readonly commitWaiters = new Set<() => void>();
 
   constructor(private readonly init: NamespaceIngestInit) {
     const { control, clock, store, engine } = init;
@@ -145,8 +147,7 @@ export class NamespaceIngest {
       const result = await this.run();
       const reached =
         result.cursorAfter !== null && (watermark === undefined || BigInt(result.cursorAfter) >= watermark);
-      if (result.outcome === "complete" && reached) return;
-      if (result.outcome === "complete" && watermark === undefined) return;
+      if (result.outcome === "complete" && (reached || watermark === undefined)) return;
       if (clock.monotonic() >= deadline || this.closed) {
         const error = new Error(
           `ingest reached ${result.cursorAfter ?? "nothing"}, not ${watermark ?? "a complete pass"}, in ${waitMs} ms (${result.outcome}${result.error ? `: ${result.error}` : ""})`,
@@ -154,8 +155,9 @@ export class NamespaceIngest {
         error.name = "TimeoutError";
         throw error;
       }
-      // The upstream may not have the writes yet (its replication lags the app's commit).
-      await this.sleep(20);
+      // The upstream may not have the writes yet (its replication lags the app's commit): look
+      // again once it says it committed more (an in-process notify), or after 20 ms.
+      await this.nextCommit(20);
     }
   }
 
@@ -165,6 +167,25 @@ export class NamespaceIngest {
    */
   committedWhileClosed(): void {
     this.freshAt = Number.NEGATIVE_INFINITY;
+  }
+
+  /** The upstream committed (the host's in-process notify): a catchUp waiting for it looks again. */
+  upstreamMoved(): void {
+    const waiting = [...this.commitWaiters];
+    this.commitWaiters.clear();
+    for (const resolve of waiting) resolve();
+  }
+
+  private nextCommit(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.commitWaiters.delete(done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      this.commitWaiters.add(done);
+    });
   }
 
   /** A wake socket opened: poll while any is open. */

@@ -245,6 +245,7 @@ export class NamespaceService
 
   /** `POST /<ns>/notify`: ingest what the upstream committed, then answer. */
   notify(body: unknown): Promise<FlowResult> {
+    this.ingester?.upstreamMoved();
     return runNotify(this, body, this.clock.now());
   }
 
@@ -270,6 +271,13 @@ export class NamespaceService
   /** The upstream committed changes for this namespace while it was not open. */
   upstreamCommittedWhileClosed(): void {
     this.ingester?.committedWhileClosed();
+  }
+
+  /** The upstream committed rows for this namespace (an in-process notify): ingest them now. */
+  upstreamCommitted(): Promise<IngestPassResult> {
+    if (!this.ingester) return Promise.reject(new HttpError("not_found", "this namespace has no upstream"));
+    this.ingester.upstreamMoved();
+    return this.ingester.run({});
   }
 
   reopenBreaker(): { wasOpen: boolean } {
