@@ -10,6 +10,7 @@ import {
   createTableSql,
   createTriggersSql,
   dropTriggersSql,
+  PRIOR_SEQ,
   parseSchema,
   priorTableName,
   Schema,
@@ -109,12 +110,27 @@ function upgradeLogLayout(): bool {
   return true;
 }
 
+/**
+ * An earlier engine named the prior tables' key `seq`, which an app column of that
+ * name collided with (its table could not be installed). No app column starts with `_weir`.
+ */
+function upgradePriorKeys(): void {
+  const tables = queryRows(
+    "SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE '\\_weir\\_prior\\_%' ESCAPE '\\' " +
+      "AND sql LIKE '%(seq INTEGER PRIMARY KEY%'",
+  );
+  for (let i = 0; i < tables.length; i++) {
+    exec("ALTER TABLE " + ident(tables[i][0]) + " RENAME COLUMN seq TO " + PRIOR_SEQ);
+  }
+}
+
 export function install(schemaText: string, engineVersion: string): string {
   // A connection setting, so set on every install: without it the rows REPLACE deletes would
   // not fire the delete trigger, and clients could keep rows they may no longer see.
   exec("PRAGMA recursive_triggers = ON");
   execAll(BOOKKEEPING_SQL);
   const upgraded = upgradeLogLayout();
+  upgradePriorKeys();
   const rows = queryRows("SELECT schema FROM _weir_state WHERE id = 1");
   const next = parseSchema(schemaText);
   if (rows.length == 0) {

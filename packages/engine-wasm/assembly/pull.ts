@@ -27,7 +27,7 @@ import {
   Statement,
 } from "./host";
 import { delOp, keyMatch, putOp } from "./projection";
-import { priorTableName, Schema, Table } from "./schema";
+import { PRIOR_SEQ, priorTableName, Schema, Table } from "./schema";
 import { firstSeq, WATERMARK } from "./state";
 import { ident, jsonString, params, parseI64, stringsParams } from "./text";
 import { Filter, parseVisibility, Visibility } from "./visibility";
@@ -141,7 +141,9 @@ function changesSql(
       const states =
         "SELECT c.pk AS _weir_pk, c.version AS _weir_version, " +
         quoteTable(table) +
-        ".seq IS NOT NULL AS _weir_existed, " +
+        "." +
+        PRIOR_SEQ +
+        " IS NOT NULL AS _weir_existed, " +
         priorColumns(table) +
         " FROM (" +
         firsts +
@@ -151,7 +153,9 @@ function changesSql(
         quoteTable(table) +
         " ON " +
         quoteTable(table) +
-        ".seq = c.s";
+        "." +
+        PRIOR_SEQ +
+        " = c.s";
       seen =
         "SELECT _weir_pk, min(_weir_version) AS _weir_first, max(_weir_existed AND " +
         filter.condition() +

@@ -1,6 +1,6 @@
 // Retention: the change log keeps the newest versions only; older cookies get a full reset.
 import { exec, queryRows } from "./host";
-import { parseSchema, priorTableName } from "./schema";
+import { PRIOR_SEQ, parseSchema, priorTableName } from "./schema";
 import { firstSeq, raiseFloorToWatermark, readVersions } from "./state";
 import { params, parseI64 } from "./text";
 
@@ -35,7 +35,8 @@ export function prune(retain: i64, limit: i64): string {
   // and has none.
   const installed = parseSchema(queryRows("SELECT schema FROM _weir_state WHERE id = 1")[0][0]);
   for (let i = 0; i < installed.tables.length; i++) {
-    exec("DELETE FROM " + priorTableName(installed.tables[i]) + " WHERE seq " + bound + " ?", params([upTo]));
+    const prior = priorTableName(installed.tables[i]);
+    exec("DELETE FROM " + prior + " WHERE " + PRIOR_SEQ + " " + bound + " ?", params([upTo]));
   }
   const more =
     full &&

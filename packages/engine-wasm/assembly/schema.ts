@@ -131,8 +131,11 @@ export function priorTableName(table: Table): string {
   return ident("_weir_prior_" + table.name);
 }
 
+/** The prior table's key: the change's seq, under a reserved name no app column can take. */
+export const PRIOR_SEQ = "_weir_seq";
+
 export function createPriorTableSql(table: Table): string {
-  const defs: string[] = ["seq INTEGER PRIMARY KEY"];
+  const defs: string[] = [PRIOR_SEQ + " INTEGER PRIMARY KEY"];
   for (let i = 0; i < table.columns.length; i++) {
     const column = table.columns[i];
     defs.push(ident(column.name) + " " + column.sqlType());
@@ -142,7 +145,7 @@ export function createPriorTableSql(table: Table): string {
 
 /** Keeps the OLD row under the seq the change's log row is about to take. */
 function keepPrior(table: Table): string {
-  const names: string[] = ["seq"];
+  const names: string[] = [PRIOR_SEQ];
   const values: string[] = [NEXT_SEQ];
   for (let i = 0; i < table.columns.length; i++) {
     const name = ident(table.columns[i].name);

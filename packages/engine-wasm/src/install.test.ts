@@ -65,6 +65,60 @@ describe.each(DATABASES)("install on $kind", ({ open }) => {
     expect(after.rowsPatch).toEqual([{ op: "del", tableName: "todo", id: { id: "t" } }]);
   });
 
+  it("installs a table with a column named seq, and sends its del once the row leaves a user's view", async () => {
+    const engine = await testEngine();
+    const db = open();
+    const schema = {
+      tables: { entry: { columns: { id: "string", owner: "string", seq: "integer" }, primaryKey: ["id"] } },
+    } satisfies Schema;
+    db.transaction(() => engine.install(db.adapter, schema));
+    db.adapter.exec("INSERT INTO entry (id, owner, seq) VALUES ('e', 'u', 7)", []);
+    db.transaction(() => engine.commit(db.adapter));
+    const visibility = { entry: { sql: "owner = ?", params: ["u"] } };
+    const first = JSON.parse(
+      db.transaction(() =>
+        engine.pull(db.adapter, { clientGroupID: "g", userID: "u", cookie: null, visibility }),
+      ).body,
+    );
+    expect(first.rowsPatch).toContainEqual({
+      op: "put",
+      tableName: "entry",
+      value: { id: "e", owner: "u", seq: 7 },
+    });
+    db.adapter.exec("UPDATE entry SET owner = 'v', seq = 8", []);
+    db.transaction(() => engine.commit(db.adapter));
+    const after = JSON.parse(
+      db.transaction(() =>
+        engine.pull(db.adapter, { clientGroupID: "g", userID: "u", cookie: first.cookie, visibility }),
+      ).body,
+    );
+    expect(after.rowsPatch).toEqual([{ op: "del", tableName: "entry", id: { id: "e" } }]);
+  });
+
+  it("renames the key of prior tables an earlier engine named seq, and keeps judging deletes", async () => {
+    const engine = await testEngine();
+    const db = open();
+    db.transaction(() => engine.install(db.adapter, todoSchema));
+    db.adapter.exec('ALTER TABLE "_weir_prior_todo" RENAME COLUMN _weir_seq TO seq', []);
+    expect(db.transaction(() => engine.install(db.adapter, todoSchema))).toEqual({ outcome: "unchanged" });
+    const columns = db.adapter.query(
+      "SELECT name FROM pragma_table_info('_weir_prior_todo') ORDER BY cid",
+      [],
+    );
+    expect(columns[0]).toEqual(["_weir_seq"]);
+    db.adapter.exec("INSERT INTO todo (id, owner, text, done, sort) VALUES ('t', 'u', '', 0, 0)", []);
+    db.transaction(() => engine.commit(db.adapter));
+    db.adapter.exec("DELETE FROM todo", []);
+    db.transaction(() => engine.commit(db.adapter));
+    const visibility = { todo: { sql: "owner = ?", params: ["u"] } };
+    const pulled = JSON.parse(
+      db.transaction(() =>
+        engine.pull(db.adapter, { clientGroupID: "g", userID: "u", cookie: 1, visibility }),
+      ).body,
+    );
+    expect(pulled.rowsPatch).toEqual([{ op: "del", tableName: "todo", id: { id: "t" } }]);
+  });
+
   it("migrates an added table or nullable column, and resets clients once", async () => {
     const engine = await testEngine();
     const db = open();

@@ -41,7 +41,7 @@ describe.each(DATABASES)("retention on $kind", ({ open }) => {
     for (let i = 0; i < 4; i++) ns.sql("UPDATE todo SET text = 'y' WHERE id = ?", [`r${i}`]);
     const priors = () =>
       ns.db.adapter
-        .query('SELECT seq >> 24 FROM "_weir_prior_todo" ORDER BY seq', [])
+        .query('SELECT _weir_seq >> 24 FROM "_weir_prior_todo" ORDER BY _weir_seq', [])
         .map((row) => Number(row[0]));
     expect(priors()).toEqual([5, 6, 7, 8]);
     expect(ns.db.transaction(() => ns.engine.prune(ns.db.adapter, 2))).toMatchObject({ floor: 6 });
