@@ -35,6 +35,16 @@ export interface PushProcessorOptions {
   authorize?(authorization: string | null, namespace: string): boolean | Promise<boolean>;
   /** The table of each client's last mutation id (default `weir_app_clients`, created when absent). */
   clientsTable?: string;
+  /**
+   * Whether a mutation's commit waits for its WAL to reach the disk (default false). weir
+   * acknowledges a mutation only once its effects came back through logical replication, and
+   * PostgreSQL decodes WAL only once it is flushed, so an acknowledged mutation is durable
+   * either way: a crash before the flush loses a mutation no client was told of, together with
+   * its client's last mutation id, and the client's push applies it once when sent again. Not
+   * waiting lets many mutations share one flush. Set true when something else reads the app's
+   * answers as durable.
+   */
+  synchronousCommit?: boolean;
   /** Called after a mutation's transaction committed (for logs and tests). */
   onCommitted?(context: PushContext): void;
 }
@@ -71,8 +81,10 @@ const MAX_TX_ATTEMPTS = 5;
  * a transaction still running) may wait long for a flush. With asynchronous commit the record may
  * not be flushed yet, so the insert position is the bound.
  */
-const POSITION_QUERY =
+const POSITION_QUERY_SYNC =
   "SELECT (CASE WHEN current_setting('synchronous_commit') = 'off' THEN pg_current_wal_insert_lsn() ELSE pg_current_wal_flush_lsn() END)::text AS lsn";
+/** With asynchronous commits (the processor's default): the insert position bounds them all. */
+const POSITION_QUERY_ASYNC = "SELECT pg_current_wal_insert_lsn()::text AS lsn";
 /** Largest mutate body read, as weir's own push limit. */
 const MAX_BODY_BYTES = 16 * 1024 * 1024;
 
@@ -104,6 +116,11 @@ type Outcome =
  */
 export function createPushProcessor(options: PushProcessorOptions): PushProcessor {
   const table = quoteIdentifier(options.clientsTable ?? "weir_app_clients");
+  const synchronous = options.synchronousCommit === true;
+  const begin = synchronous ? "BEGIN" : "BEGIN; SET LOCAL synchronous_commit = off";
+  // Statements before the client's row is read: its SELECT's result is at this index.
+  const lockedAt = synchronous ? 2 : 3;
+  const positionQuery = synchronous ? POSITION_QUERY_SYNC : POSITION_QUERY_ASYNC;
   let created: Promise<void> | null = null;
   const ensureTable = () => {
     created ??= options.pool
@@ -135,9 +152,9 @@ export function createPushProcessor(options: PushProcessorOptions): PushProcesso
     const where = `client_group_id = ${client.escapeLiteral(context.clientGroupID)} AND client_id = ${client.escapeLiteral(context.clientID)}`;
     try {
       const opened = (await client.query(
-        `BEGIN; INSERT INTO ${table} (client_group_id, client_id, last_mutation_id) VALUES (${client.escapeLiteral(context.clientGroupID)}, ${client.escapeLiteral(context.clientID)}, 0) ON CONFLICT DO NOTHING; SELECT last_mutation_id::text AS last FROM ${table} WHERE ${where} FOR UPDATE; SAVEPOINT weir_mutation`,
+        `${begin}; INSERT INTO ${table} (client_group_id, client_id, last_mutation_id) VALUES (${client.escapeLiteral(context.clientGroupID)}, ${client.escapeLiteral(context.clientID)}, 0) ON CONFLICT DO NOTHING; SELECT last_mutation_id::text AS last FROM ${table} WHERE ${where} FOR UPDATE; SAVEPOINT weir_mutation`,
       )) as unknown as Array<pg.QueryResult<{ last: string }>>;
-      const last = Number(opened[2]!.rows[0]!.last);
+      const last = Number(opened[lockedAt]!.rows[0]!.last);
       if (mutation.id <= last) {
         // Applied already (weir sent it again): acknowledged, nothing applied.
         await client.query("ROLLBACK");
@@ -160,7 +177,7 @@ export function createPushProcessor(options: PushProcessorOptions): PushProcesso
         release = "ROLLBACK TO SAVEPOINT weir_mutation";
         result = { error: "app", message: (error as Error).message };
       }
-      const position = readPosition ? `; ${POSITION_QUERY}` : "";
+      const position = readPosition ? `; ${positionQuery}` : "";
       const closed = (await client.query(
         `${release}; UPDATE ${table} SET last_mutation_id = ${Math.trunc(mutation.id)} WHERE ${where}; COMMIT${position}`,
       )) as unknown as Array<pg.QueryResult<{ lsn: string }>>;
@@ -222,7 +239,7 @@ export function createPushProcessor(options: PushProcessorOptions): PushProcesso
       // commit, or now when the last mutation was a replay (which another request may have
       // committed only while this one waited for its lock).
       if (position === null) {
-        const now = await client.query<{ lsn: string }>(POSITION_QUERY);
+        const now = await client.query<{ lsn: string }>(positionQuery);
         position = parseLsn(now.rows[0]!.lsn);
       }
       return { mutations, watermark: position - 1n };

@@ -127,6 +127,20 @@ describe("the PostgreSQL push processor", () => {
     expect(await changesUntil(before, answer.watermark!)).toEqual(["a", "c"]);
   });
 
+  it("commits synchronously when asked, and the upstream reaches that answer's watermark too", async () => {
+    const synchronous = createPushProcessor({ pool, mutators, synchronousCommit: true });
+    const settled = BigInt((await upstream.status()).buffer.newestWatermark);
+    const now = await pool.query("SELECT pg_current_wal_insert_lsn()::text AS lsn");
+    const before = parseLsn(now.rows[0].lsn) - 1n;
+    await changesUntil(settled, before);
+    const answer = await synchronous.process(
+      push([{ id: 1, name: "createTodo", args: { id: "s1", title: "durable" } }]),
+      { namespace: "app", authorization: "alice" },
+    );
+    if (!("mutations" in answer)) throw new Error("expected mutations");
+    expect(await changesUntil(before, answer.watermark!)).toEqual(["s1"]);
+  });
+
   it("applies nothing twice when the same push comes again, one after the other or at once", async () => {
     const request = push([
       { id: 1, name: "createTodo", args: { id: "d1", title: "x" } },
@@ -170,7 +184,10 @@ describe("the PostgreSQL push processor", () => {
     // A refused mutation writes only the clients table, which is not published: nothing of it is
     // buffered, and the stream must still pass its watermark without waiting for other WAL
     // (PostgreSQL writes some every 15 s, so 5 s tells a keepalive from that).
-    const before = BigInt((await upstream.status()).buffer.newestWatermark);
+    // Earlier tests' commits (asynchronous) are passed first, so only this test's are after `before`.
+    const now = await pool.query("SELECT pg_current_wal_insert_lsn()::text AS lsn");
+    const before = parseLsn(now.rows[0].lsn) - 1n;
+    await changesUntil(BigInt((await upstream.status()).buffer.newestWatermark), before);
     const answer = await processor.process(push([{ id: 1, name: "createThenRefuse", args: { id: "r9" } }]), {
       namespace: "app",
       authorization: "alice",
