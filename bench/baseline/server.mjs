@@ -2,7 +2,8 @@
 // What a team writes instead of adopting a sync server: Replicache's "global version" backend
 // strategy, by the book, on better-sqlite3 over node:http. It speaks Replicache's pull and push
 // (v1) under /<namespace>/replicache/, keeps one global version, a version and a deleted flag
-// per row, and each client's last mutation id. A push runs in one transaction with a savepoint
+// per row, and each client's last mutation id. It has the bench's two tables: `item`, and the
+// todo example's `todo` with its three mutators, their argument checks and the owner rule. A push runs in one transaction with a savepoint
 // per mutation, as weir's hosts do, so that the two differ in the work done per mutation and
 // not in how often they commit. It is the yardstick of `pnpm bench node`, not part of weir.
 //
@@ -33,6 +34,10 @@ db.exec(`
   CREATE TABLE IF NOT EXISTS item (
     id TEXT PRIMARY KEY, value REAL NOT NULL, version INTEGER NOT NULL, deleted INTEGER NOT NULL DEFAULT 0);
   CREATE INDEX IF NOT EXISTS item_by_version ON item (version);
+  CREATE TABLE IF NOT EXISTS todo (
+    id TEXT PRIMARY KEY, owner TEXT NOT NULL, text TEXT NOT NULL, done INTEGER NOT NULL,
+    sort REAL NOT NULL, version INTEGER NOT NULL, deleted INTEGER NOT NULL DEFAULT 0);
+  CREATE INDEX IF NOT EXISTS todo_by_owner ON todo (owner, version);
 `);
 
 const sql = {
@@ -50,6 +55,19 @@ const sql = {
      ON CONFLICT (id) DO UPDATE SET value = excluded.value, version = excluded.version, deleted = 0`,
   ),
   changedItems: db.prepare("SELECT id, value, deleted FROM item WHERE version > ?"),
+  todo: db.prepare("SELECT owner, deleted FROM todo WHERE id = ?"),
+  insertTodo: db.prepare(
+    `INSERT INTO todo (id, owner, text, done, sort, version) VALUES (?, ?, ?, ?, ?, ?)
+     ON CONFLICT (id) DO UPDATE SET owner = excluded.owner, text = excluded.text, done = excluded.done,
+       sort = excluded.sort, version = excluded.version, deleted = 0`,
+  ),
+  updateTodo: db.prepare(
+    "UPDATE todo SET text = coalesce(?, text), done = coalesce(?, done), version = ? WHERE id = ?",
+  ),
+  deleteTodo: db.prepare("UPDATE todo SET deleted = 1, version = ? WHERE id = ?"),
+  changedTodos: db.prepare(
+    "SELECT id, owner, text, done, sort, deleted FROM todo WHERE owner = ? AND version > ?",
+  ),
   changedClients: db.prepare(
     "SELECT id, last_mutation_id FROM replicache_client WHERE client_group_id = ? AND version > ?",
   ),
@@ -63,7 +81,64 @@ class HttpError extends Error {
   }
 }
 
+class MutatorRefusal extends Error {}
+
+// The todo example's argument checks, as a careful hand-written server has them: a plain object
+// with exactly the known fields, ids of 1 to 64 characters, a trimmed text of 1 to 500, a
+// boolean done, a finite sort.
+function checkFields(args, required, optional = []) {
+  if (typeof args !== "object" || args === null || Array.isArray(args)) throw new MutatorRefusal("args");
+  for (const key of Object.keys(args)) {
+    if (!required.includes(key) && !optional.includes(key)) throw new MutatorRefusal(`unknown field ${key}`);
+  }
+  for (const key of required) if (!(key in args)) throw new MutatorRefusal(`missing ${key}`);
+}
+function checkID(id) {
+  if (typeof id !== "string" || id.length < 1 || id.length > 64) throw new MutatorRefusal("id");
+  return id;
+}
+function checkText(text) {
+  if (typeof text !== "string") throw new MutatorRefusal("text");
+  const trimmed = text.trim();
+  if (trimmed.length < 1 || trimmed.length > 500) throw new MutatorRefusal("text");
+  return trimmed;
+}
+function checkDone(done) {
+  if (typeof done !== "boolean") throw new MutatorRefusal("done");
+  return done ? 1 : 0;
+}
+/** A todo the caller may change: it exists, is not deleted, and is theirs. */
+function ownTodo(id, userID) {
+  const todo = sql.todo.get(id);
+  return todo !== undefined && todo.deleted === 0 && todo.owner === userID;
+}
+
 const mutators = {
+  createTodo(args, version, userID) {
+    checkFields(args, ["id", "text", "done", "sort"]);
+    const id = checkID(args.id);
+    const text = checkText(args.text);
+    const done = checkDone(args.done);
+    if (typeof args.sort !== "number" || !Number.isFinite(args.sort)) throw new MutatorRefusal("sort");
+    const existing = sql.todo.get(id);
+    if (existing !== undefined && existing.deleted === 0)
+      throw new MutatorRefusal(`todo ${id} already exists`);
+    // The owner comes from the caller, never from the arguments.
+    sql.insertTodo.run(id, userID, text, done, args.sort, version);
+  },
+  updateTodo(args, version, userID) {
+    checkFields(args, ["id"], ["text", "done"]);
+    const id = checkID(args.id);
+    const text = args.text === undefined ? null : checkText(args.text);
+    const done = args.done === undefined ? null : checkDone(args.done);
+    if (!ownTodo(id, userID)) throw new MutatorRefusal(`no todo ${id}`);
+    sql.updateTodo.run(text, done, version, id);
+  },
+  deleteTodo(args, version, userID) {
+    checkFields(args, ["id"]);
+    const id = checkID(args.id);
+    if (ownTodo(id, userID)) sql.deleteTodo.run(version, id);
+  },
   benchPut(args, version) {
     sql.putItem.run(String(args.id), Number(args.value), version);
   },
@@ -82,16 +157,16 @@ function claimGroup(clientGroupID, userID) {
 
 // Nested in the push's transaction, a better-sqlite3 transaction is a savepoint: a failing
 // mutator rolls back alone.
-const runMutator = db.transaction((mutator, args, version) => mutator(args, version));
+const runMutator = db.transaction((mutator, args, version, userID) => mutator(args, version, userID));
 
-const processMutation = db.transaction((clientGroupID, mutation) => {
+const processMutation = db.transaction((clientGroupID, mutation, userID) => {
   const version = sql.version.get() + 1;
   const last = sql.lastMutationID.get(mutation.clientID) ?? 0;
   if (mutation.id <= last) return; // already processed
   if (mutation.id > last + 1) throw new HttpError(200, {}); // out of order: ignored, the client retries
   const mutator = mutators[mutation.name];
   try {
-    if (mutator) runMutator(mutator, mutation.args, version);
+    if (mutator) runMutator(mutator, mutation.args, version, userID);
   } catch {
     // A failing mutator still advances the id so that the client does not retry forever.
   }
@@ -103,7 +178,7 @@ const pushTx = db.transaction((body, userID) => {
   claimGroup(body.clientGroupID, userID);
   for (const mutation of body.mutations) {
     try {
-      processMutation(body.clientGroupID, mutation);
+      processMutation(body.clientGroupID, mutation, userID);
     } catch (error) {
       if (error instanceof HttpError && error.status === 200) break;
       throw error;
@@ -126,6 +201,13 @@ const pullTx = db.transaction((body, userID) => {
   for (const row of sql.changedItems.iterate(from)) {
     if (row.deleted) patch.push({ op: "del", key: `item/${row.id}` });
     else patch.push({ op: "put", key: `item/${row.id}`, value: { id: row.id, value: row.value } });
+  }
+  for (const row of sql.changedTodos.iterate(userID, from)) {
+    if (row.deleted) patch.push({ op: "del", key: `todo/${row.id}` });
+    else {
+      const value = { id: row.id, owner: row.owner, text: row.text, done: row.done === 1, sort: row.sort };
+      patch.push({ op: "put", key: `todo/${row.id}`, value });
+    }
   }
   const lastMutationIDChanges = {};
   for (const client of sql.changedClients.iterate(body.clientGroupID, from)) {

@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import { DEFAULT_ARGS_TEMPLATE, type MutationArgs, mutationArgsArg } from "./mutation-args.js";
 import { type BenchDialect, SyncTarget } from "./sync-target.js";
 
 export type BenchMode = "push" | "pull" | "full-pull" | "seed" | "wake";
@@ -12,8 +13,10 @@ export interface BenchOptions {
   mutationsPerPush: number;
   durationSec: number;
   warmupSec: number;
-  /** Writes one row from `{ id, value }`. */
+  /** Writes one row from `args` (by default `{ id, value }`). */
   mutator: string;
+  /** The arguments of each mutation `mutator` is sent. */
+  args: MutationArgs;
   /** Writes `count` rows from `{ prefix, start, count }`. */
   seedMutator: string;
   rows: number;
@@ -30,6 +33,7 @@ export const DEFAULT_BENCH_OPTIONS: Omit<BenchOptions, "mode"> = {
   durationSec: 10,
   warmupSec: 1,
   mutator: "benchPut",
+  args: mutationArgsArg(DEFAULT_ARGS_TEMPLATE),
   seedMutator: "benchSeed",
   rows: 100_000,
   repeat: 3,

@@ -19,11 +19,11 @@ export interface PushLoadResult {
 
 /**
  * N clients, each in its own client group, push batches of M one-row mutations as fast as the
- * server answers. Each mutation writes one new row through the `mutator` with args
- * `{ id, value }`.
+ * server answers. Each mutation writes one new row through the `mutator` with the args
+ * `--args` makes of its row id and number (by default `{ id, value }`).
  */
 export async function runPushLoad(ctx: BenchContext): Promise<PushLoadResult> {
-  const { clients, mutationsPerPush, mutator } = ctx.options;
+  const { clients, mutationsPerPush, mutator, args } = ctx.options;
   const targets = Array.from({ length: clients }, () => ctx.target());
   const nextID = new Array<number>(clients).fill(1);
   const loop = new TimedLoop({
@@ -37,7 +37,7 @@ export async function runPushLoad(ctx: BenchContext): Promise<PushLoadResult> {
         clientID,
         id: first + i,
         name: mutator,
-        args: { id: `${clientID}-${first + i}`, value: first + i },
+        args: args(`${clientID}-${first + i}`, first + i),
       }));
       await targets[worker]!.push(`${ctx.runID}-g${worker}`, mutations);
       // Only an acknowledged push moves on; after a failure the same ids are sent again.

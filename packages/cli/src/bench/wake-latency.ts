@@ -27,7 +27,7 @@ const OPEN_BATCH = 50;
  * socket and times each socket's `wake` against the push's acknowledgement.
  */
 export async function runWakeLatency(ctx: BenchContext): Promise<WakeLatencyResult> {
-  const { sockets: count, rounds, mutator } = ctx.options;
+  const { sockets: count, rounds, mutator, args } = ctx.options;
   const wakeUrl = new URL(`${ctx.url.pathname}/wake`, ctx.url);
   wakeUrl.protocol = ctx.url.protocol === "https:" ? "wss:" : "ws:";
   const sockets: WebSocket[] = [];
@@ -80,7 +80,7 @@ export async function runWakeLatency(ctx: BenchContext): Promise<WakeLatencyResu
       roundOpen = true;
       const sentAt = performance.now();
       await target.push(`${ctx.runID}-wakegroup`, [
-        { clientID, id: round, name: mutator, args: { id: `${clientID}-${round}`, value: round } },
+        { clientID, id: round, name: mutator, args: args(`${clientID}-${round}`, round) },
       ]);
       const ackedAt = performance.now();
       await Promise.race([arrived, sleep(ROUND_TIMEOUT_MS)]);

@@ -113,6 +113,28 @@ describe("weir bench", () => {
     expect(result.firstError).toContain("app");
   });
 
+  it("--args shapes each mutation's arguments: a value the column refuses fails every push", async () => {
+    const args = (template: string) =>
+      runWeir([
+        "bench",
+        `${server.origin}/args`,
+        ...short,
+        "--dialect",
+        "native",
+        "--args",
+        template,
+        "--json",
+      ]);
+    const fine = await args('{"id":"$id","value":"$n"}');
+    expect(fine.code).toBe(0);
+    const refused = await args('{"id":"$id","value":"not a number"}');
+    expect(refused.code).toBe(1);
+    expect(jsonOf<{ firstError: string }>(refused).firstError).toContain("app");
+    const malformed = await args("{id");
+    expect(malformed.code).toBe(2);
+    expect(malformed.stderr).toContain("JSON template");
+  });
+
   it("exits 1 when no server answers", async () => {
     const run = await runWeir(["bench", "http://127.0.0.1:9/none", "--mode", "full-pull", "--repeat", "1"]);
     expect(run.code).toBe(1);

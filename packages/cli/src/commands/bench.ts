@@ -8,6 +8,7 @@ import {
 } from "../bench/bench-context.js";
 import type { FullPullResult } from "../bench/full-pull.js";
 import type { LatencySummary } from "../bench/latency-recorder.js";
+import { DEFAULT_ARGS_TEMPLATE, mutationArgsArg } from "../bench/mutation-args.js";
 import type { PullLoadResult } from "../bench/pull-load.js";
 import type { PushLoadResult } from "../bench/push-load.js";
 import type { SeedResult } from "../bench/seed.js";
@@ -20,13 +21,13 @@ const MODES: readonly BenchMode[] = ["push", "pull", "full-pull", "seed", "wake"
 
 const BENCH_HELP = `
 Modes:
-  push       N clients push batches of M one-row mutations (--mutator, args {id, value}) in closed loops
+  push       N clients push batches of M one-row mutations (--mutator, --args) in closed loops
   pull       N clients pull with the current cookie (caught up) in closed loops
   full-pull  a new client pulls everything (--repeat times, median rate)
   seed       write --rows rows through --seed-mutator (args {prefix, start, count}, 1,000 rows per mutation)
   wake       open --sockets wake sockets; per round push one mutation and time push ack -> wake on each socket
 
-The server must define the mutators the mode sends. Exit code 1 if any request failed.`;
+--args defaults to ${DEFAULT_ARGS_TEMPLATE}. The server must define the mutators the mode sends. Exit code 1 if any request failed.`;
 
 type BenchCommandOptions = Omit<BenchOptions, "mode"> & { mode: BenchMode; json?: boolean };
 
@@ -45,7 +46,13 @@ export function registerBench(program: Command, state: RunState): void {
     .option("-m, --mutations <n>", "mutations per push", integerArg(1, 10_000), d.mutationsPerPush)
     .option("-d, --duration <seconds>", "measured time (push, pull)", secondsArg, d.durationSec)
     .option("--warmup <seconds>", "unmeasured time before it", nonNegativeSecondsArg, d.warmupSec)
-    .option("--mutator <name>", "one-row mutator, args {id, value}", d.mutator)
+    .option("--mutator <name>", "one-row mutator (push, wake)", d.mutator)
+    .option(
+      "--args <json>",
+      'its arguments, a JSON template: "$id" becomes the row id, "$n" the mutation\'s number',
+      mutationArgsArg,
+      d.args,
+    )
     .option("--seed-mutator <name>", "many-row mutator, args {prefix, start, count}", d.seedMutator)
     .option("--rows <n>", "rows to write (seed)", integerArg(1), d.rows)
     .option("--repeat <n>", "full pulls to time (full-pull)", integerArg(1, 1000), d.repeat)

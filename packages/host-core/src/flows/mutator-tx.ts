@@ -15,9 +15,37 @@ export interface MutatorTxInput {
 
 const quote = (name: string) => `"${name}"`;
 
-/** The SQL of the last write of each kind to a table, with the columns it named. */
-type LastWrites = Map<string, { columns: readonly string[]; sql: string }>;
-const lastWrites = new WeakMap<TableInfo, LastWrites>();
+/** What every statement on a table shares, built once per table rather than per call. */
+interface TablePlan {
+  /** The columns in schema order, as `get` answers them. */
+  columns: readonly string[];
+  get: string;
+  /** The WHERE clause on the key. */
+  where: string;
+  exists: string;
+  delete: string;
+  /** The last write of each kind, with the columns it named (see `sqlFor`). */
+  writes: Map<string, { columns: readonly string[]; sql: string }>;
+}
+const plans = new WeakMap<TableInfo, TablePlan>();
+
+function planOf(info: TableInfo): TablePlan {
+  let plan = plans.get(info);
+  if (plan) return plan;
+  const columns = [...info.columns.keys()];
+  const where = info.primaryKey.map((column) => `${quote(column)} = ?`).join(" AND ");
+  const table = quote(info.name);
+  plan = {
+    columns,
+    get: `SELECT ${columns.map((c) => selectExact(info, c)).join(", ")} FROM ${table} WHERE ${where}`,
+    where,
+    exists: `SELECT 1 FROM ${table} WHERE ${where}`,
+    delete: `DELETE FROM ${table} WHERE ${where}`,
+    writes: new Map(),
+  };
+  plans.set(info, plan);
+  return plan;
+}
 
 /**
  * The SQL of a write naming these columns, built by `build` unless the table's previous write of
@@ -25,18 +53,185 @@ const lastWrites = new WeakMap<TableInfo, LastWrites>();
  * string is also a cheaper key for the adapter's statement cache than an equal new one.
  */
 function sqlFor(info: TableInfo, kind: string, columns: readonly string[], build: () => string): string {
-  let writes = lastWrites.get(info);
-  if (!writes) {
-    writes = new Map();
-    lastWrites.set(info, writes);
-  }
+  const writes = planOf(info).writes;
   const last = writes.get(kind);
-  if (last && last.columns.length === columns.length && last.columns.every((c, i) => c === columns[i])) {
-    return last.sql;
-  }
+  if (last && sameColumns(last.columns, columns)) return last.sql;
   const sql = build();
   writes.set(kind, { columns, sql });
   return sql;
+}
+
+function sameColumns(a: readonly string[], b: readonly string[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+/** A row's given columns and their stored values, in the row's order (undefined columns left out). */
+interface RowValues {
+  columns: string[];
+  values: SqlValue[];
+}
+
+/**
+ * The `tx` of one mutation. A class rather than closures: a push makes one per mutation, and
+ * its methods then cost no allocation. Once closed (the mutation ended) every call throws.
+ */
+class MutationTx implements MutatorTx {
+  #open = true;
+
+  static close(tx: MutationTx): void {
+    tx.#open = false;
+  }
+
+  constructor(
+    private readonly db: SqlAdapter,
+    private readonly tables: ReadonlyMap<string, TableInfo>,
+    readonly claims: Claims,
+    readonly clientID: string,
+    private readonly deferred: Array<() => void | Promise<void>>,
+  ) {}
+
+  get(tableName: string, key: RowKey): Row | undefined {
+    const info = this.table(tableName);
+    const plan = planOf(info);
+    const found = this.db.query(plan.get, keyValues(info, key))[0];
+    if (!found) return undefined;
+    const row: Row = {};
+    const { columns } = plan;
+    for (let i = 0; i < columns.length; i++) {
+      const column = columns[i]!;
+      row[column] = decodeValue(info.columns.get(column)!, found[i] ?? null);
+    }
+    return row;
+  }
+
+  insert(tableName: string, row: Row): void {
+    const info = this.table(tableName);
+    const { columns, values } = rowValues(info, row);
+    const sql = sqlFor(
+      info,
+      "insert",
+      columns,
+      () =>
+        `INSERT INTO ${quote(info.name)} (${columns.map(quote).join(", ")}) VALUES (${columns.map(() => "?").join(", ")})`,
+    );
+    execAsAppError(this.db, sql, values);
+  }
+
+  update(tableName: string, row: Row): boolean {
+    const info = this.table(tableName);
+    const key = keyValues(info, row as Record<string, unknown>);
+    const given = rowValues(info, row);
+    const columns: string[] = [];
+    const values: SqlValue[] = [];
+    for (let i = 0; i < given.columns.length; i++) {
+      if (info.primaryKey.includes(given.columns[i]!)) continue;
+      columns.push(given.columns[i]!);
+      values.push(given.values[i]!);
+    }
+    if (columns.length === 0) return this.db.query(planOf(info).exists, key).length > 0;
+    const sql = sqlFor(
+      info,
+      "update",
+      columns,
+      () =>
+        `UPDATE ${quote(info.name)} SET ${columns.map((c) => `${quote(c)} = ?`).join(", ")} WHERE ${planOf(info).where}`,
+    );
+    for (const value of key) values.push(value);
+    return execAsAppError(this.db, sql, values) > 0;
+  }
+
+  upsert(tableName: string, row: Row): void {
+    const info = this.table(tableName);
+    // A row with every required column is one INSERT ... ON CONFLICT. A partial one is not:
+    // SQLite checks NOT NULL on the inserted row before the conflict, so it would fail.
+    const { columns, values } = rowValues(info, row);
+    if (info.required.every((column) => columns.includes(column))) {
+      const sql = sqlFor(info, "upsert", columns, () => {
+        const sets = columns.filter((column) => !info.primaryKey.includes(column));
+        const onConflict =
+          sets.length === 0
+            ? "DO NOTHING"
+            : `DO UPDATE SET ${sets.map((c) => `${quote(c)} = excluded.${quote(c)}`).join(", ")}`;
+        return `INSERT INTO ${quote(info.name)} (${columns.map(quote).join(", ")}) VALUES (${columns.map(() => "?").join(", ")}) ON CONFLICT (${info.primaryKey.map(quote).join(", ")}) ${onConflict}`;
+      });
+      execAsAppError(this.db, sql, values);
+      return;
+    }
+    const key = keyValues(info, row as Record<string, unknown>);
+    if (this.db.query(planOf(info).exists, key).length > 0) this.update(tableName, row);
+    else this.insert(tableName, row);
+  }
+
+  delete(tableName: string, key: RowKey): boolean {
+    const info = this.table(tableName);
+    return this.db.exec(planOf(info).delete, keyValues(info, key)) > 0;
+  }
+
+  query(sql: string, params: readonly SqlValue[] = []): SqlValue[][] {
+    this.assertOpen();
+    return this.db.query(sql, params);
+  }
+
+  exec(sql: string, params: readonly SqlValue[] = []): number {
+    this.assertOpen();
+    return this.db.exec(sql, params);
+  }
+
+  defer(effect: () => void | Promise<void>): void {
+    this.assertOpen();
+    if (typeof effect !== "function") throw new TypeError("tx.defer expects a function");
+    this.deferred.push(effect);
+  }
+
+  private table(name: string): TableInfo {
+    this.assertOpen();
+    const info = this.tables.get(name);
+    if (!info) throw new MutatorError(`unknown table ${JSON.stringify(name)}`);
+    return info;
+  }
+
+  private assertOpen(): void {
+    if (!this.#open)
+      throw new Error("this tx was used after its mutation ended (mutators must be synchronous)");
+  }
+}
+
+function encode(info: TableInfo, column: string, value: unknown): SqlValue {
+  const columnInfo = info.columns.get(column);
+  if (!columnInfo) throw new MutatorError(`${info.name} has no column ${JSON.stringify(column)}`);
+  return encodeValue(info.name, column, columnInfo, value);
+}
+
+function keyValues(info: TableInfo, key: RowKey): SqlValue[] {
+  if (typeof key !== "object" || key === null) {
+    if (info.primaryKey.length !== 1) {
+      throw new MutatorError(
+        `${info.name} has a composite key: pass an object of ${info.primaryKey.join(", ")}`,
+      );
+    }
+    return [encode(info, info.primaryKey[0]!, key)];
+  }
+  return info.primaryKey.map((column) => {
+    if (!(column in key)) throw new MutatorError(`${info.name}: the key needs ${column}`);
+    return encode(info, column, (key as Record<string, unknown>)[column]);
+  });
+}
+
+function rowValues(info: TableInfo, row: Row): RowValues {
+  if (typeof row !== "object" || row === null || Array.isArray(row)) {
+    throw new MutatorError(`${info.name}: a row must be an object`);
+  }
+  const columns: string[] = [];
+  const values: SqlValue[] = [];
+  for (const column of Object.keys(row)) {
+    const value = row[column];
+    if (value === undefined) continue;
+    columns.push(column);
+    values.push(encode(info, column, value));
+  }
+  return { columns, values };
 }
 
 /** The `tx` a mutator writes through, over the mutation's open transaction. */
@@ -44,156 +239,10 @@ export function createMutatorTx({ db, tables, claims, clientID, deferred }: Muta
   api: MutatorTx;
   close(): void;
 } {
-  let open = true;
-  const table = (name: string): TableInfo => {
-    if (!open) throw new Error("this tx was used after its mutation ended (mutators must be synchronous)");
-    const info = tables.get(name);
-    if (!info) throw new MutatorError(`unknown table ${JSON.stringify(name)}`);
-    return info;
-  };
-
-  const keyValues = (info: TableInfo, key: RowKey): SqlValue[] => {
-    if (typeof key !== "object" || key === null) {
-      if (info.primaryKey.length !== 1) {
-        throw new MutatorError(
-          `${info.name} has a composite key: pass an object of ${info.primaryKey.join(", ")}`,
-        );
-      }
-      return [encode(info, info.primaryKey[0]!, key)];
-    }
-    return info.primaryKey.map((column) => {
-      if (!(column in key)) throw new MutatorError(`${info.name}: the key needs ${column}`);
-      return encode(info, column, (key as Record<string, unknown>)[column]);
-    });
-  };
-
-  const encode = (info: TableInfo, column: string, value: unknown): SqlValue => {
-    const columnInfo = info.columns.get(column);
-    if (!columnInfo) throw new MutatorError(`${info.name} has no column ${JSON.stringify(column)}`);
-    return encodeValue(info.name, column, columnInfo, value);
-  };
-
-  const rowEntries = (info: TableInfo, row: Row): [string, SqlValue][] => {
-    if (typeof row !== "object" || row === null || Array.isArray(row)) {
-      throw new MutatorError(`${info.name}: a row must be an object`);
-    }
-    return Object.entries(row)
-      .filter(([, value]) => value !== undefined)
-      .map(([column, value]) => [column, encode(info, column, value)]);
-  };
-
-  const whereKey = (info: TableInfo) => info.primaryKey.map((column) => `${quote(column)} = ?`).join(" AND ");
-
-  const api: MutatorTx = {
-    claims,
-    clientID,
-    get(tableName, key) {
-      const info = table(tableName);
-      const columns = [...info.columns.keys()];
-      const sql = sqlFor(
-        info,
-        "get",
-        columns,
-        () =>
-          `SELECT ${columns.map((c) => selectExact(info, c)).join(", ")} FROM ${quote(info.name)} WHERE ${whereKey(info)}`,
-      );
-      const found = db.query(sql, keyValues(info, key))[0];
-      if (!found) return undefined;
-      const row: Row = {};
-      columns.forEach((column, i) => {
-        row[column] = decodeValue(info.columns.get(column)!, found[i] ?? null);
-      });
-      return row;
-    },
-    insert(tableName, row) {
-      const info = table(tableName);
-      const entries = rowEntries(info, row);
-      const columns = entries.map(([column]) => column);
-      const sql = sqlFor(
-        info,
-        "insert",
-        columns,
-        () =>
-          `INSERT INTO ${quote(info.name)} (${columns.map(quote).join(", ")}) VALUES (${columns.map(() => "?").join(", ")})`,
-      );
-      asAppError(() =>
-        db.exec(
-          sql,
-          entries.map(([, value]) => value),
-        ),
-      );
-    },
-    update(tableName, row) {
-      const info = table(tableName);
-      const key = keyValues(info, row as Record<string, unknown>);
-      const sets = rowEntries(info, row).filter(([column]) => !info.primaryKey.includes(column));
-      if (sets.length === 0) {
-        return db.query(`SELECT 1 FROM ${quote(info.name)} WHERE ${whereKey(info)}`, key).length > 0;
-      }
-      const columns = sets.map(([column]) => column);
-      const sql = sqlFor(
-        info,
-        "update",
-        columns,
-        () =>
-          `UPDATE ${quote(info.name)} SET ${columns.map((c) => `${quote(c)} = ?`).join(", ")} WHERE ${whereKey(info)}`,
-      );
-      return asAppError(() => db.exec(sql, [...sets.map(([, value]) => value), ...key])) > 0;
-    },
-    upsert(tableName, row) {
-      const info = table(tableName);
-      // A row with every required column is one INSERT ... ON CONFLICT. A partial one is not:
-      // SQLite checks NOT NULL on the inserted row before the conflict, so it would fail.
-      const entries = rowEntries(info, row);
-      if (info.required.every((column) => entries.some(([given]) => given === column))) {
-        const columns = entries.map(([column]) => column);
-        const sql = sqlFor(info, "upsert", columns, () => {
-          const sets = columns.filter((column) => !info.primaryKey.includes(column));
-          const onConflict =
-            sets.length === 0
-              ? "DO NOTHING"
-              : `DO UPDATE SET ${sets.map((c) => `${quote(c)} = excluded.${quote(c)}`).join(", ")}`;
-          return `INSERT INTO ${quote(info.name)} (${columns.map(quote).join(", ")}) VALUES (${columns.map(() => "?").join(", ")}) ON CONFLICT (${info.primaryKey.map(quote).join(", ")}) ${onConflict}`;
-        });
-        asAppError(() =>
-          db.exec(
-            sql,
-            entries.map(([, value]) => value),
-          ),
-        );
-        return;
-      }
-      const key = keyValues(info, row as Record<string, unknown>);
-      const exists = db.query(`SELECT 1 FROM ${quote(info.name)} WHERE ${whereKey(info)}`, key).length > 0;
-      if (exists) api.update(tableName, row);
-      else api.insert(tableName, row);
-    },
-    delete(tableName, key) {
-      const info = table(tableName);
-      return db.exec(`DELETE FROM ${quote(info.name)} WHERE ${whereKey(info)}`, keyValues(info, key)) > 0;
-    },
-    query(sql, params = []) {
-      assertOpen();
-      return db.query(sql, params);
-    },
-    exec(sql, params = []) {
-      assertOpen();
-      return db.exec(sql, params);
-    },
-    defer(effect) {
-      assertOpen();
-      if (typeof effect !== "function") throw new TypeError("tx.defer expects a function");
-      deferred.push(effect);
-    },
-  };
-  const assertOpen = () => {
-    if (!open) throw new Error("this tx was used after its mutation ended (mutators must be synchronous)");
-  };
+  const api = new MutationTx(db, tables, claims, clientID, deferred);
   return {
     api,
-    close: () => {
-      open = false;
-    },
+    close: () => MutationTx.close(api),
   };
 }
 
@@ -219,9 +268,10 @@ export function isConstraintError(error: unknown): boolean {
   return /constraint failed/i.test(error.message);
 }
 
-function asAppError<T>(fn: () => T): T {
+/** Runs a write; SQLite refusing the data (a constraint) is the mutation's fault, an application error. */
+function execAsAppError(db: SqlAdapter, sql: string, values: readonly SqlValue[]): number {
   try {
-    return fn();
+    return db.exec(sql, values);
   } catch (error) {
     if (isConstraintError(error)) throw new MutatorError((error as Error).message);
     throw error;

@@ -12,6 +12,7 @@ import { errorAnswer } from "../http/error-answer.js";
 import { HttpError, ShuttingDownError } from "../http/http-error.js";
 import { partsFromRequest, type RequestParts, type ResponseParts, toResponse } from "../http/http-parts.js";
 import { readJsonBody } from "../http/read-json-body.js";
+import { requestPath } from "../http/request-path.js";
 import {
   knownNamespaceHash,
   namespaceHash,
@@ -192,7 +193,7 @@ export class WeirHost {
     let admitted: Admitted | null = null;
     let response: ResponseParts;
     try {
-      const route = matchRoute(request.method, new URL(request.url).pathname);
+      const route = matchRoute(request.method, requestPath(request.url));
       record.kind = route.kind;
       namespace = route.namespace;
       if (this.closing) throw new ShuttingDownError();
