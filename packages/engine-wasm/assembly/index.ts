@@ -6,6 +6,7 @@ import * as inspect from "./inspect";
 import { install as installSchema } from "./install";
 import * as pulls from "./pull";
 import * as push from "./push";
+import * as queries from "./query";
 import * as retention from "./retention";
 import { parseSchema, Schema } from "./schema";
 import { commitPending } from "./state";
@@ -141,4 +142,9 @@ export function applySnapshotPage(
 
 export function finalizeSnapshot(schema: i32, fence: f64): string {
   return upstream.finalizeSnapshot(schemas[schema], <i64>fence);
+}
+
+/** The rows a query plan holds for the caller (the visibility's values are the extra parameters). */
+export function evaluateQuery(schema: i32, plan: string, visibility: string): string {
+  return queries.evaluateQuery(schemas[schema], plan, visibility);
 }

@@ -60,3 +60,23 @@ export const UPSTREAM_ALREADY_APPLIED = "already_applied";
 /** A boolean in an answer. */
 export const TRUE = "1";
 export const FALSE = "0";
+
+/**
+ * A query plan (a checked query AST, see src/query-plan.ts and assembly/query-plan.ts): tokens
+ * joined by "\x01". A column is "#<name>", a null "N", any other value "=<JSON>" (JSON text
+ * escapes every control character, so no value holds the separator).
+ */
+export const PLAN_TOKEN_SEPARATOR = "\x01";
+export const PLAN_QUERY = "Q";
+export const PLAN_NONE = "-";
+export const PLAN_START = "S";
+export const PLAN_AND = "A";
+export const PLAN_OR = "O";
+export const PLAN_COMPARE = "C";
+export const PLAN_EXISTS = "E";
+export const PLAN_COLUMN = "#";
+export const PLAN_NULL = "N";
+export const PLAN_VALUE = "=";
+/** Comparisons the plan names that SQL writes otherwise: LIKE as GLOB (case-sensitive). */
+export const PLAN_GLOB = "GLOB";
+export const PLAN_NOT_GLOB = "NOT GLOB";

@@ -51,6 +51,8 @@ export interface EngineModule {
   beginSnapshot(schema: number, watermark: string, fence: number): string;
   applySnapshotPage(schema: number, table: string, nextCursor: string, last: boolean, fence: number): string;
   finalizeSnapshot(schema: number, fence: number): string;
+  /** "<table>\t<key>" lines; the visibility's values are the host's extra parameters. */
+  evaluateQuery(schema: number, plan: string, visibility: string): string;
   state(): string;
   listChanges(since: number, limit: number): string;
   clients(): string;
@@ -96,6 +98,7 @@ function exportsOf(instance: WebAssembly.Instance) {
     prune: fn("prune"),
     invalidate: fn("invalidate"),
     state: fn("state"),
+    evaluateQuery: fn("evaluateQuery"),
     listChanges: fn("listChanges"),
     clients: fn("clients"),
     commit: fn("commit"),
@@ -219,6 +222,10 @@ export async function instantiateEngine(
       wasm!.invalidate();
     },
     state: () => lift(wasm!.state()),
+    evaluateQuery: (schema, plan, visibility) => {
+      const planText = lower(plan);
+      return lift(wasm!.evaluateQuery(schema, planText, lower(visibility)));
+    },
     listChanges: (since, limit) => lift(wasm!.listChanges(since, limit)),
     clients: () => lift(wasm!.clients()),
     collect: () => wasm!.raw.__collect(),

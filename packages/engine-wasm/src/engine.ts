@@ -1,4 +1,4 @@
-import type { Dialect } from "@weir/protocol";
+import { type Dialect, parseQueryAST } from "@weir/protocol";
 import {
   COLUMN_SEPARATOR,
   FORMAT_NATIVE,
@@ -18,10 +18,12 @@ import {
 } from "./abi.js";
 import { checkEngineResult, EngineError } from "./engine-error.js";
 import { EngineFailure, type EngineModule, instantiateEngine } from "./engine-module.js";
+import { queryPlan } from "./query-plan.js";
 import { schemaText } from "./schema-text.js";
 import { SqlBridge } from "./sql-bridge.js";
 import type {
   EngineState,
+  HeldRow,
   MutationRef,
   Preflight,
   PreflightStatus,
@@ -33,6 +35,7 @@ import type {
   SqlValue,
   UpstreamApplyResult,
   UpstreamState,
+  Visibility,
 } from "./types.js";
 import type { TableWrites } from "./upstream-batch.js";
 import { visibilityText } from "./visibility-text.js";
@@ -425,6 +428,32 @@ export class Engine {
   /** Every client resets once, on its next pull. */
   invalidate(db: SqlAdapter): void {
     this.call(db, [], () => this.wasm.invalidate());
+  }
+
+  /**
+   * The rows a query AST (of the subset `parseQueryAST` accepts) holds for a caller, evaluated
+   * from scratch in one statement: its root rows (node 0) in the query's order, then the rows of
+   * its related subqueries (node: the subquery's position in depth-first order, from 1). A `bad_request` names the part of the AST the engine cannot answer.
+   */
+  queryRows(db: SqlAdapter, ast: unknown, options: { visibility?: Visibility } = {}): HeldRow[] {
+    const schema = this.installedOn(db);
+    const parsed = parseQueryAST(ast);
+    if (!parsed.ok) throw new EngineError("bad_request", parsed.message);
+    const plan = queryPlan(schema, parsed.value);
+    const visibility = visibilityText(schema, options.visibility);
+    const text = this.call(db, visibility.values, () =>
+      checkEngineResult(this.wasm.evaluateQuery(this.handle(schema), plan, visibility.text)),
+    );
+    if (text === "") return [];
+    return text.split(ROW_SEPARATOR).map((line) => {
+      const first = line.indexOf(COLUMN_SEPARATOR);
+      const second = line.indexOf(COLUMN_SEPARATOR, first + 1);
+      return {
+        node: Number(line.slice(0, first)),
+        table: line.slice(first + 1, second),
+        key: JSON.parse(line.slice(second + 1)) as unknown[],
+      };
+    });
   }
 
   state(db: SqlAdapter): EngineState {

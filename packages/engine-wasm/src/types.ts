@@ -139,3 +139,11 @@ export interface UpstreamApplyResult {
   /** Whether a new version was committed (only rows of modelled tables make one). */
   committed: boolean;
 }
+
+/** A row a query holds: its table and its primary key's values in key order. */
+export interface HeldRow {
+  /** 0 for the root query's rows, else the related subquery's position in depth-first order. */
+  node: number;
+  table: string;
+  key: unknown[];
+}

@@ -8,5 +8,6 @@
  * - 3: the upstream contract's answers (changes, snapshot pages, 410 gone) and its watermarks.
  * - 4: notify and its answer, the ingest admin answers, `ingest_paused`; delegated push (the
  *   mutate call and its answer, `app_unavailable`, `mutate_failed`).
+ * - 5: the query AST (`QueryAST`, `QueryCondition`): the subset of Zero's that weir evaluates.
  */
-export const PROTOCOL_VERSION = 4;
+export const PROTOCOL_VERSION = 5;
