@@ -45,6 +45,8 @@ export function pull(
   maxBytes: f64,
   visibility: string,
   caughtUpOnly: bool,
+  queriesSupplied: bool,
+  queryPatch: string,
 ): string {
   return pulls.pull(
     schemas[schema],
@@ -56,6 +58,8 @@ export function pull(
     <i64>maxBytes,
     visibility,
     caughtUpOnly,
+    queriesSupplied,
+    queryPatch,
   );
 }
 

@@ -8,6 +8,8 @@ import {
   PULL_FLOOR,
   PULL_INCLUDED,
   PULL_MUTATION_IDS,
+  PULL_QUERIES_RECOMPUTED,
+  PULL_QUERY_ROWS_EXAMINED,
   PULL_RESET,
   PULL_UNCHANGED,
   PULL_WATERMARK,
@@ -27,6 +29,7 @@ import {
   Statement,
 } from "./host";
 import { delOp, keyMatch, putOp } from "./projection";
+import { membershipCookie, queryPull } from "./query-pull";
 import { priorTableName, Schema, Table } from "./schema";
 import { firstSeq, WATERMARK } from "./state";
 import { ident, jsonString, params, parseI64, stringsParams } from "./text";
@@ -45,6 +48,8 @@ class PullPlan {
   included: i64 = 0;
   lastMutationIDs: i32 = 0;
   patch: string = "";
+  evaluated: i64 = 0;
+  recomputed: i64 = 0;
 }
 
 /** Checks that the group belongs to the user (registering it on first use). "" or a failure. */
@@ -285,6 +290,8 @@ export function pull(
   maxBytes: i64,
   visibilityText: string,
   caughtUpOnly: bool,
+  queriesSupplied: bool,
+  queryPatch: string,
 ): string {
   // One row: watermark, floor, and whether the group is the user's (1), another's (0) or new ("").
   const state = queryStatement(PULL_STATE, stringsParams(userID, groupID));
@@ -301,14 +308,49 @@ export function pull(
       "the cookie is ahead of this server: drop the local copy and pull again",
     );
   }
+  // A group that pulls with queries (now or before) answers by its queries' membership, unless
+  // it is caught up and changes none of them.
+  let storedCookie: i64 = -2;
+  let byQueries = queriesSupplied;
+  if (queriesSupplied || cookie != watermark) {
+    storedCookie = owner.length == 0 ? -2 : membershipCookie(groupID);
+    byQueries = queriesSupplied || storedCookie != -2;
+  }
+  const unchanged = cookie == watermark && (!byQueries || (queryPatch.length == 0 && storedCookie == cookie));
   // A caller that asks only for the caught-up answer runs without a transaction: it gets that
-  // answer from this one statement, or NEEDS_TRANSACTION when the pull has more to do.
-  if (caughtUpOnly && (owner.length == 0 || cookie != watermark)) return NEEDS_TRANSACTION;
+  // answer from these reads, or NEEDS_TRANSACTION when the pull has more to do.
+  if (caughtUpOnly && (owner.length == 0 || !unchanged)) return NEEDS_TRANSACTION;
   if (owner.length == 0) claimGroup(groupID, userID);
 
   const plan = new PullPlan();
   let body: string;
-  if (cookie == watermark) {
+  if (!unchanged && byQueries) {
+    const answer = queryPull(
+      schema,
+      groupID,
+      cookie,
+      watermark,
+      floor,
+      storedCookie,
+      format,
+      parseVisibility(visibilityText),
+      queryPatch,
+    );
+    plan.cookie = watermark;
+    plan.reset = answer.reset;
+    plan.included = answer.included;
+    plan.evaluated = answer.evaluated;
+    plan.recomputed = answer.recomputed;
+    const ids = lastMutationIDs(groupID, answer.reset ? NULL_COOKIE : cookie, watermark, plan);
+    body =
+      '{"cookie":' +
+      watermark.toString() +
+      ',"lastMutationIDChanges":' +
+      ids +
+      (format == FORMAT_REPLICACHE ? ',"patch":[' : ',"gotQueries":' + answer.gotQueries + ',"rowsPatch":[') +
+      (answer.reset ? '{"op":"clear"}' + ROWS_AFTER_OP_HERE : ROWS_HERE) +
+      "]}";
+  } else if (cookie == watermark) {
     plan.cookie = watermark;
     body =
       format == FORMAT_REPLICACHE
@@ -330,13 +372,15 @@ export function pull(
       "]}";
   }
   // The meta fields at their positions (src/abi.ts).
-  const meta = new Array<string>(PULL_UNCHANGED + 1);
+  const meta = new Array<string>(PULL_QUERIES_RECOMPUTED + 1);
   meta[PULL_COOKIE] = plan.cookie.toString();
   meta[PULL_RESET] = plan.reset ? TRUE : FALSE;
   meta[PULL_INCLUDED] = plan.included.toString();
   meta[PULL_MUTATION_IDS] = plan.lastMutationIDs.toString();
   meta[PULL_WATERMARK] = watermark.toString();
   meta[PULL_FLOOR] = floor.toString();
-  meta[PULL_UNCHANGED] = cookie == watermark ? TRUE : FALSE;
+  meta[PULL_UNCHANGED] = unchanged ? TRUE : FALSE;
+  meta[PULL_QUERY_ROWS_EXAMINED] = plan.evaluated.toString();
+  meta[PULL_QUERIES_RECOMPUTED] = plan.recomputed.toString();
   return meta.join(COLUMN_SEPARATOR) + ROW_SEPARATOR + body;
 }

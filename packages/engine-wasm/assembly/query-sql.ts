@@ -200,13 +200,12 @@ export class QuerySql {
    * rows come first, in the query's order.
    */
   statement(): string {
-    return (
-      "WITH " +
-      this.ctes.join(", ") +
-      " SELECT n, t, k FROM (" +
-      this.selects.join(" UNION ALL ") +
-      ") ORDER BY n, p"
-    );
+    return this.heldStatement() + " ORDER BY n, p";
+  }
+
+  /** The same rows in no particular order. */
+  heldStatement(): string {
+    return "WITH " + this.ctes.join(", ") + " SELECT n, t, k FROM (" + this.selects.join(" UNION ALL ") + ")";
   }
 }
 

@@ -35,6 +35,14 @@ export const PULL_MUTATION_IDS = 3;
 export const PULL_WATERMARK = 4;
 export const PULL_FLOOR = 5;
 export const PULL_UNCHANGED = 6;
+/** A query-aware pull: the rows its query evaluations produced, and how many queries it evaluated. */
+export const PULL_QUERY_ROWS_EXAMINED = 7;
+export const PULL_QUERIES_RECOMPUTED = 8;
+
+/** A query patch: lines of "clear", "del\t<hash>" or "put\t<hash>\t<name>\t<args>\t<plan>" (extras' indexes). */
+export const QUERY_OP_CLEAR = "clear";
+export const QUERY_OP_DEL = "del";
+export const QUERY_OP_PUT = "put";
 
 /** Visibility filters: "<table>\x01<param count>\x01<sql>" entries joined by "\x02". */
 export const FILTER_ENTRY_SEPARATOR = "\x02";

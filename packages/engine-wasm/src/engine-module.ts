@@ -27,6 +27,8 @@ export interface EngineModule {
     maxBytes: number,
     visibility: string,
     caughtUpOnly: boolean,
+    queriesSupplied: boolean,
+    queryPatch: string,
   ): string;
   claimGroup(groupID: string, userID: string): string;
   preflight(groupID: string, clientID: string, id: number): string;
@@ -175,13 +177,38 @@ export async function instantiateEngine(
     engineVersion: () => lift(wasm!.engineVersion()),
     registerSchema: (text) => wasm!.registerSchema(lower(text)),
     install: (schema) => lift(wasm!.install(schema)),
-    pull: (schema, groupID, userID, cookie, format, maxRows, maxBytes, visibility, caughtUpOnly) => {
+    pull: (
+      schema,
+      groupID,
+      userID,
+      cookie,
+      format,
+      maxRows,
+      maxBytes,
+      visibility,
+      caughtUpOnly,
+      queriesSupplied,
+      queryPatch,
+    ) => {
       // The minimal runtime collects only when asked, so arguments need no pinning.
       const group = lower(groupID);
       const user = lower(userID);
       const filters = lower(visibility);
+      const patch = lower(queryPatch);
       return lift(
-        wasm!.pull(schema, group, user, cookie, format, maxRows, maxBytes, filters, caughtUpOnly ? 1 : 0),
+        wasm!.pull(
+          schema,
+          group,
+          user,
+          cookie,
+          format,
+          maxRows,
+          maxBytes,
+          filters,
+          caughtUpOnly ? 1 : 0,
+          queriesSupplied ? 1 : 0,
+          patch,
+        ),
       );
     },
     claimGroup: (groupID, userID) => {

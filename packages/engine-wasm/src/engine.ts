@@ -9,6 +9,8 @@ import {
   PULL_FLOOR,
   PULL_INCLUDED,
   PULL_MUTATION_IDS,
+  PULL_QUERIES_RECOMPUTED,
+  PULL_QUERY_ROWS_EXAMINED,
   PULL_RESET,
   PULL_UNCHANGED,
   PULL_WATERMARK,
@@ -18,6 +20,7 @@ import {
 } from "./abi.js";
 import { checkEngineResult, EngineError } from "./engine-error.js";
 import { EngineFailure, type EngineModule, instantiateEngine } from "./engine-module.js";
+import { queryPatchText } from "./query-patch.js";
 import { queryPlan } from "./query-plan.js";
 import { schemaText } from "./schema-text.js";
 import { SqlBridge } from "./sql-bridge.js";
@@ -184,7 +187,14 @@ export class Engine {
     const maxBytes = input.maxChangeBytes ?? DEFAULT_MAX_CHANGE_BYTES;
     if (!(maxRows >= 1 && maxBytes >= 1)) throw new EngineError("internal", "pull caps must be at least 1");
     const cookie = input.cookie === null ? NULL_COOKIE : input.cookie;
-    return this.call(db, visibility.values, () => {
+    const patch = input.queries
+      ? queryPatchText(schema, input.queries.patch, visibility.values.length)
+      : null;
+    if (patch && input.dialect === "replicache") {
+      throw new EngineError("bad_request", "queries are pulled in the native dialect");
+    }
+    const extras = patch ? [...visibility.values, ...patch.values] : visibility.values;
+    return this.call(db, extras, () => {
       const result = checkEngineResult(
         this.wasm.pull(
           this.handle(schema),
@@ -196,6 +206,8 @@ export class Engine {
           maxBytes,
           visibility.text,
           caughtUpOnly,
+          patch !== null,
+          patch?.text ?? "",
         ),
       );
       if (result === NEEDS_TRANSACTION) return null;
@@ -223,6 +235,8 @@ export class Engine {
         lastMutationIDs: Number(meta[PULL_MUTATION_IDS]),
         watermark: Number(meta[PULL_WATERMARK]),
         floor: Number(meta[PULL_FLOOR]),
+        queryRowsExamined: Number(meta[PULL_QUERY_ROWS_EXAMINED]),
+        queriesRecomputed: Number(meta[PULL_QUERIES_RECOMPUTED]),
       };
     });
   }

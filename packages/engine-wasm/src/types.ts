@@ -62,7 +62,19 @@ export interface PullInput {
   /** Defaults 10,000 and 2,000,000. A full reset is not capped. */
   maxChangeRows?: number;
   maxChangeBytes?: number;
+  /**
+   * A query-aware pull (native dialect): the group's rows become those its active queries hold,
+   * and `patch` changes which are active. A group that pulled with queries once answers by its
+   * queries from then on, with or without this field.
+   */
+  queries?: { patch: readonly QueryPatchOp[] };
 }
+
+/** A change to a group's active queries; a put carries the AST the server resolved its name to. */
+export type QueryPatchOp =
+  | { op: "put"; hash: string; name: string; args: unknown; ast: unknown }
+  | { op: "del"; hash: string }
+  | { op: "clear" };
 
 export interface PullResult {
   /** The complete response body in the requested dialect, ready to send. */
@@ -77,6 +89,9 @@ export interface PullResult {
   lastMutationIDs: number;
   watermark: number;
   floor: number;
+  /** A query-aware pull: the rows its query evaluations produced, and the queries it evaluated. */
+  queryRowsExamined: number;
+  queriesRecomputed: number;
 }
 
 export interface MutationRef {
