@@ -59,29 +59,22 @@ export function expectedNode(testCase: CorpusCase): number {
   throw new Error(`${testCase.name}: no subquery of ${testCase.rootTable}`);
 }
 
+interface Permissions {
+  visibility: Record<string, { sql: string; params: string[] }>;
+}
+
+const permissions = JSON.parse(
+  readFileSync(new URL("./corpus-permissions.json", import.meta.url), "utf8"),
+) as Permissions;
+
 /**
- * The chat app's read permissions, which Zero applied on its server when the corpus was
- * harvested and which are not part of the query ASTs, as weir's visibility filters: a user sees
- * the friendships they are part of, a private channel when an admin of its server or holding a
- * role the channel grants, in a solo channel only their own and bots' messages, and no beta
- * invites at all.
+ * The chat app's read permissions as visibility filters for `user` (corpus-permissions.json:
+ * Zero applied them on its server when the corpus was harvested; they are not in the ASTs).
  */
 export function corpusVisibility(user: string): Visibility {
-  return {
-    friendship: { sql: "requestingId = ? OR acceptingId = ?", params: [user, user] },
-    channel: {
-      sql:
-        "private = 0 OR EXISTS (SELECT 1 FROM userRole AS r WHERE r.serverId = channel.serverId AND r.userId = ? " +
-        "AND (r.canAdmin = 1 OR EXISTS (SELECT 1 FROM channelPermission AS p " +
-        "WHERE p.channelId = channel.id AND p.roleId = r.roleId)))",
-      params: [user],
-    },
-    message: {
-      sql:
-        "creatorId = ? OR type = 'bot' OR NOT EXISTS (SELECT 1 FROM channel AS c " +
-        "WHERE c.id = message.channelId AND c.solo = 1)",
-      params: [user],
-    },
-    privateBetaInvite: { sql: "0" },
-  };
+  const visibility: Visibility = {};
+  for (const [table, { sql, params }] of Object.entries(permissions.visibility)) {
+    visibility[table] = { sql, params: params.map((param) => (param === "$user" ? user : param)) };
+  }
+  return visibility;
 }

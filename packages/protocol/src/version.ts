@@ -9,5 +9,7 @@
  * - 4: notify and its answer, the ingest admin answers, `ingest_paused`; delegated push (the
  *   mutate call and its answer, `app_unavailable`, `mutate_failed`).
  * - 5: the query AST (`QueryAST`, `QueryCondition`): the subset of Zero's that weir evaluates.
+ * - 6: query-aware pull: the native pull's `queries: { patch }` (`QueryPatchOperation`), the
+ *   answer's `gotQueries` and `unknownQueries`.
  */
-export const PROTOCOL_VERSION = 5;
+export const PROTOCOL_VERSION = 6;

@@ -35,6 +35,13 @@ const ConfigShape = v.object({
   quotas: v.optional(QuotaConfigShape),
   upstream: v.optional(UpstreamConfigShape),
   mutate: v.optional(MutateConfigShape),
+  queries: v.optional(
+    v.record(
+      v.pipe(v.string(), v.minLength(1), v.maxLength(128)),
+      v.function("a query must be a function (args, claims) => ast"),
+    ),
+  ),
+  tolerateUnknownQueries: v.optional(v.boolean()),
 });
 
 /** Checks a config and fills its defaults; throws a ConfigError naming every problem. */

@@ -41,7 +41,17 @@ export interface WeirConfig {
   upstream?: UpstreamConfig;
   /** Delegated push to the app's own server (see MutateConfig); needs `upstream`. */
   mutate?: MutateConfig;
+  /**
+   * Named queries for query-aware pull: each resolves a client's args, with the caller's claims,
+   * to a query AST (the subset of Zero's, see docs/protocol.md). Clients send names, never ASTs.
+   */
+  queries?: Record<string, QueryDefinition>;
+  /** Answer a query name the server does not define by reporting it (`unknownQueries`), not 400. */
+  tolerateUnknownQueries?: boolean;
 }
+
+/** A named query: its AST for these args and claims (throw to refuse the args: 400). */
+export type QueryDefinition = (args: unknown, claims: Claims) => unknown;
 
 export interface ResolvedConfig extends Omit<WeirConfig, "quotas" | "upstream" | "mutate"> {
   maxChangeRows: number;
