@@ -47,6 +47,7 @@ export function pull(
   caughtUpOnly: bool,
   queriesSupplied: bool,
   queryPatch: string,
+  maxQueryRows: f64,
 ): string {
   return pulls.pull(
     schemas[schema],
@@ -60,6 +61,7 @@ export function pull(
     caughtUpOnly,
     queriesSupplied,
     queryPatch,
+    <i64>maxQueryRows,
   );
 }
 

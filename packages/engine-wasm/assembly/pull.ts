@@ -292,6 +292,7 @@ export function pull(
   caughtUpOnly: bool,
   queriesSupplied: bool,
   queryPatch: string,
+  maxQueryRows: i64,
 ): string {
   // One row: watermark, floor, and whether the group is the user's (1), another's (0) or new ("").
   const state = queryStatement(PULL_STATE, stringsParams(userID, groupID));
@@ -335,7 +336,16 @@ export function pull(
       format,
       parseVisibility(visibilityText),
       queryPatch,
+      maxQueryRows,
     );
+    if (answer.exceeded) {
+      return fail(
+        "query_budget_exceeded",
+        "the group's queries produced more than " +
+          maxQueryRows.toString() +
+          " rows in one pull: narrow them (a limit, a condition) or raise the server's maxQueryRows",
+      );
+    }
     plan.cookie = watermark;
     plan.reset = answer.reset;
     plan.included = answer.included;

@@ -41,8 +41,13 @@ export function planTables(plan: QueryNode): string {
  * or a reference to the host's extra parameter).
  */
 export class Membership {
-  /** Rows the statements of this pull examined (their results' sizes). */
+  /** Rows the evaluations of this pull produced, and how many they may (the pull's budget). */
   evaluated: i64 = 0;
+  budget: i64 = I64.MAX_VALUE;
+
+  exceeded(): bool {
+    return this.evaluated > this.budget;
+  }
 
   constructor(
     public schema: Schema,

@@ -21,6 +21,8 @@ export class QueryAnswer {
   gotQueries: string = "[]";
   evaluated: i64 = 0;
   recomputed: i64 = 0;
+  /** The evaluations passed the pull's budget of rows: the pull is refused (and rolled back). */
+  exceeded: bool = false;
 }
 
 class StoredQuery {
@@ -85,7 +87,7 @@ function applyPatch(membership: Membership, group: string, patchText: string, ev
         jsonString(tables),
       ]),
     );
-    if (evaluate) membership.evaluate(hash, plan);
+    if (evaluate && !membership.exceeded()) membership.evaluate(hash, plan);
   }
 }
 
@@ -195,27 +197,35 @@ export function queryPull(
   format: i32,
   visibility: Visibility,
   patchText: string,
+  maxQueryRows: i64,
 ): QueryAnswer {
   const group = jsonString(groupID);
   const answer = new QueryAnswer();
   const membership = new Membership(schema, visibility, group);
+  membership.budget = maxQueryRows;
   const full = cookie == NULL_COOKIE || cookie < floor || storedCookie != cookie;
   if (full) {
     applyPatch(membership, group, patchText, false);
     const queries = storedQueries(group);
-    for (let q = 0; q < queries.length; q++) membership.evaluate(queries[q].hash, queries[q].plan);
-    answer.recomputed = queries.length;
+    for (let q = 0; q < queries.length && !membership.exceeded(); q++) {
+      membership.evaluate(queries[q].hash, queries[q].plan);
+      answer.recomputed++;
+    }
   } else {
     if (cookie < watermark) {
       const touched = touchedTables(cookie, watermark);
       const queries = storedQueries(group);
-      for (let q = 0; q < queries.length; q++) {
+      for (let q = 0; q < queries.length && !membership.exceeded(); q++) {
         if (!readsAny(queries[q], touched)) continue;
         membership.evaluate(queries[q].hash, queries[q].plan);
         answer.recomputed++;
       }
     }
     applyPatch(membership, group, patchText, true);
+  }
+  if (membership.evaluated > maxQueryRows) {
+    answer.exceeded = true;
+    return answer;
   }
   const bound: string[] = [];
   const text = queryPayload(answerSql(schema, format, group, full, cookie, watermark, bound), params(bound));

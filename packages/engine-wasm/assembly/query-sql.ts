@@ -175,7 +175,8 @@ export class QuerySql {
         this.params.push(node.limit);
       } else body = inner;
     }
-    this.ctes.push(alias + " AS (" + body + ")");
+    // MATERIALIZED: a node is read by its children as well as by the answer; evaluated once.
+    this.ctes.push(alias + " AS MATERIALIZED (" + body + ")");
     const position = parent == null ? "row_number() OVER (ORDER BY " + ordering(node, alias) + ")" : "0";
     this.selects.push(
       "SELECT " +

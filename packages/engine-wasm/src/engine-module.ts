@@ -29,6 +29,7 @@ export interface EngineModule {
     caughtUpOnly: boolean,
     queriesSupplied: boolean,
     queryPatch: string,
+    maxQueryRows: number,
   ): string;
   claimGroup(groupID: string, userID: string): string;
   preflight(groupID: string, clientID: string, id: number): string;
@@ -189,6 +190,7 @@ export async function instantiateEngine(
       caughtUpOnly,
       queriesSupplied,
       queryPatch,
+      maxQueryRows,
     ) => {
       // The minimal runtime collects only when asked, so arguments need no pinning.
       const group = lower(groupID);
@@ -208,6 +210,7 @@ export async function instantiateEngine(
           caughtUpOnly ? 1 : 0,
           queriesSupplied ? 1 : 0,
           patch,
+          maxQueryRows,
         ),
       );
     },

@@ -46,6 +46,8 @@ import { countPuts, splice } from "./wire-text.js";
 
 export const DEFAULT_MAX_CHANGE_ROWS = 10_000;
 export const DEFAULT_MAX_CHANGE_BYTES = 2_000_000;
+/** The rows a query-aware pull's evaluations may produce before it is refused. */
+export const DEFAULT_MAX_QUERY_ROWS = 1_000_000;
 const FORMATS: Record<Dialect, number> = { native: FORMAT_NATIVE, replicache: FORMAT_REPLICACHE };
 
 /** A mutation of a push batch, within its client group. */
@@ -186,6 +188,12 @@ export class Engine {
     const maxRows = input.maxChangeRows ?? DEFAULT_MAX_CHANGE_ROWS;
     const maxBytes = input.maxChangeBytes ?? DEFAULT_MAX_CHANGE_BYTES;
     if (!(maxRows >= 1 && maxBytes >= 1)) throw new EngineError("internal", "pull caps must be at least 1");
+    if (
+      input.maxQueryRows !== undefined &&
+      !(Number.isSafeInteger(input.maxQueryRows) && input.maxQueryRows >= 1)
+    ) {
+      throw new EngineError("internal", "maxQueryRows must be a positive integer");
+    }
     const cookie = input.cookie === null ? NULL_COOKIE : input.cookie;
     const patch = input.queries
       ? queryPatchText(schema, input.queries.patch, visibility.values.length)
@@ -208,6 +216,7 @@ export class Engine {
           caughtUpOnly,
           patch !== null,
           patch?.text ?? "",
+          input.maxQueryRows ?? DEFAULT_MAX_QUERY_ROWS,
         ),
       );
       if (result === NEEDS_TRANSACTION) return null;

@@ -90,6 +90,17 @@ describe.each(DATABASES)("query-aware pull on $kind", ({ open }) => {
     expect(() => ns.pull({ cookie: 999, clientGroupID: "g", queries: { patch: [] } })).toThrow(/ahead/);
   });
 
+  it("refuses a pull whose evaluations pass the rows budget, changing nothing", async () => {
+    const { ns, pull } = await chat();
+    pull([put("a", channelMessages("c1", 1))]);
+    const big = { clientGroupID: "g", cookie: null, maxQueryRows: 4 };
+    expect(() => ns.pull({ ...big, queries: { patch: [put("b", { table: "message" })] } })).toThrow(
+      expect.objectContaining({ code: "query_budget_exceeded" }),
+    );
+    expect(ns.db.adapter.query("SELECT hash FROM _weir_queries", [])).toEqual([["a"]]);
+    expect(ns.pull({ ...big, queries: { patch: [] } }).json).toMatchObject({ gotQueries: ["a"] });
+  });
+
   it("refuses an AST the schema cannot answer, storing nothing", async () => {
     const { ns, pull } = await chat();
     expect(() => pull([put("x", { table: "nope" })])).toThrow(/query q: table: the table "nope"/);

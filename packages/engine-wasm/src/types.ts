@@ -68,6 +68,11 @@ export interface PullInput {
    * queries from then on, with or without this field.
    */
   queries?: { patch: readonly QueryPatchOp[] };
+  /**
+   * A query-aware pull's budget: the rows its query evaluations may produce (default 1,000,000);
+   * past it the pull is refused (`query_budget_exceeded`) and changes nothing.
+   */
+  maxQueryRows?: number;
 }
 
 /** A change to a group's active queries; a put carries the AST the server resolved its name to. */

@@ -42,6 +42,7 @@ const ConfigShape = v.object({
     ),
   ),
   tolerateUnknownQueries: v.optional(v.boolean()),
+  maxQueryRows: Count(1),
 });
 
 /** Checks a config and fills its defaults; throws a ConfigError naming every problem. */
@@ -69,5 +70,6 @@ export function resolveConfig(config: WeirConfig): ResolvedConfig {
     quotas: resolveQuotas(config.quotas),
     upstream: config.upstream ? resolveUpstream(config.upstream) : null,
     mutate: config.mutate ? resolveMutate(config.mutate) : null,
+    maxQueryRows: config.maxQueryRows ?? CONFIG_DEFAULTS.maxQueryRows,
   };
 }

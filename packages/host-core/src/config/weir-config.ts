@@ -48,6 +48,8 @@ export interface WeirConfig {
   queries?: Record<string, QueryDefinition>;
   /** Answer a query name the server does not define by reporting it (`unknownQueries`), not 400. */
   tolerateUnknownQueries?: boolean;
+  /** The rows one query-aware pull's evaluations may produce (default 1,000,000); past it 422. */
+  maxQueryRows?: number;
 }
 
 /** A named query: its AST for these args and claims (throw to refuse the args: 400). */
@@ -63,4 +65,5 @@ export interface ResolvedConfig extends Omit<WeirConfig, "quotas" | "upstream" |
   quotas: ResolvedQuotas;
   upstream: ResolvedUpstream | null;
   mutate: ResolvedMutate | null;
+  maxQueryRows: number;
 }

@@ -42,6 +42,8 @@ export interface PullContext extends NamespaceData {
   readonly queries: Readonly<Record<string, QueryDefinition>> | undefined;
   readonly tolerateUnknownQueries: boolean;
   readonly caps: { readonly maxChangeRows: number; readonly maxChangeBytes: number };
+  /** A query-aware pull's budget of rows its evaluations may produce. */
+  readonly maxQueryRows: number;
   /** The visibility filters for these claims, unless an operator switched visibility off. */
   visibilityFor(claims: Claims): Visibility | undefined;
 }

@@ -56,6 +56,7 @@ export function runPull(ctx: PullContext, dialect: Dialect, body: unknown, claim
     maxChangeRows: ctx.caps.maxChangeRows,
     maxChangeBytes: ctx.caps.maxChangeBytes,
     ...(queries ? { queries: { patch: queries.patch } } : {}),
+    maxQueryRows: ctx.maxQueryRows,
   };
   // Otherwise a caught-up pull is one read statement and needs no transaction (unless a fault is
   // armed inside it). Any other pull reads several tables, which must be seen at one instant.

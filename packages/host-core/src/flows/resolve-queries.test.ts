@@ -123,6 +123,17 @@ describe("query-aware pull over HTTP", () => {
     expect(after.json.gotQueries).toEqual([]);
   });
 
+  it("answers 422 when a pull's query evaluations pass the server's budget", async () => {
+    mutationID = 0;
+    const host = await testHost({ ...chat, maxQueryRows: 1 });
+    await seed(host, ["INSERT INTO message VALUES ('m1', 'c1', 1), ('m2', 'c1', 2)"]);
+    const answer = await pull(host, null, [
+      { op: "put", hash: "h", name: "channel", args: { channelId: "c1" } },
+    ]);
+    expect(answer).toMatchObject({ status: 422, json: { error: "query_budget_exceeded" } });
+    expect((await pull(host, null, [])).json.gotQueries).toEqual([]);
+  });
+
   it("reports an unknown name and ignores it when the config tolerates it", async () => {
     const host = await testHost({ ...chat, tolerateUnknownQueries: true });
     const answer = await pull(host, null, [

@@ -81,6 +81,7 @@ export class NamespaceService
   readonly tables: ReadonlyMap<string, TableInfo>;
   readonly queries: Readonly<Record<string, QueryDefinition>> | undefined;
   readonly tolerateUnknownQueries: boolean;
+  readonly maxQueryRows: number;
   private readonly config: ResolvedConfig;
   private readonly control: ControlStore;
   private readonly wake: Wake;
@@ -111,6 +112,7 @@ export class NamespaceService
     this.mutators = init.config.mutators;
     this.queries = init.config.queries;
     this.tolerateUnknownQueries = init.config.tolerateUnknownQueries ?? false;
+    this.maxQueryRows = init.config.maxQueryRows;
     this.tables = init.tables;
     this.wake = init.wake;
     this.clock = init.clock;
