@@ -29,7 +29,7 @@ import {
   Statement,
 } from "./host";
 import { delOp, keyMatch, putOp } from "./projection";
-import { membershipCookie, queryPull } from "./query-pull";
+import { queryPull } from "./query-pull";
 import { priorTableName, Schema, Table } from "./schema";
 import { firstSeq, WATERMARK } from "./state";
 import { ident, jsonString, params, parseI64, stringsParams } from "./text";
@@ -38,8 +38,8 @@ import { Filter, parseVisibility, Visibility } from "./visibility";
 const PULL_STATE = new Statement(
   "SELECT " +
     WATERMARK +
-    ", floor, (SELECT user_id = ? FROM _weir_client_groups WHERE id = ?) " +
-    "FROM _weir_state WHERE id = 1",
+    ", s.floor, g.user_id = ?, q.cookie FROM _weir_state AS s LEFT JOIN _weir_client_groups AS g ON g.id = ? " +
+    "LEFT JOIN _weir_query_groups AS q ON q.group_id = g.id WHERE s.id = 1",
 );
 
 class PullPlan {
@@ -294,14 +294,19 @@ export function pull(
   queryPatch: string,
   maxQueryRows: i64,
 ): string {
-  // One row: watermark, floor, and whether the group is the user's (1), another's (0) or new ("").
+  // One row: watermark, floor, whether the group is the user's (1), another's (0) or new (""), and
+  // the cookie its query membership is at (none: it never pulled with queries).
   const state = queryStatement(PULL_STATE, stringsParams(userID, groupID));
   if (state.length == 0) return fail("internal", "the engine is not installed in this database");
   const firstTab = state.indexOf(COLUMN_SEPARATOR);
   const secondTab = state.indexOf(COLUMN_SEPARATOR, firstTab + 1);
   const watermark = parseI64(state.substring(0, firstTab));
   const floor = parseI64(state.substring(firstTab + 1, secondTab));
-  const owner = state.substring(secondTab + 1);
+  const thirdTab = state.indexOf(COLUMN_SEPARATOR, secondTab + 1);
+  const owner = state.substring(secondTab + 1, thirdTab);
+  // The cookie the group's query membership is at; -2 when it never pulled with queries.
+  const membership = state.substring(thirdTab + 1);
+  const storedCookie: i64 = membership.length == 0 ? -2 : parseI64(membership);
   if (owner == "0") return fail("forbidden", "the client group belongs to another user");
   if (cookie > watermark) {
     return fail(
@@ -311,12 +316,7 @@ export function pull(
   }
   // A group that pulls with queries (now or before) answers by its queries' membership, unless
   // it is caught up and changes none of them.
-  let storedCookie: i64 = -2;
-  let byQueries = queriesSupplied;
-  if (queriesSupplied || cookie != watermark) {
-    storedCookie = owner.length == 0 ? -2 : membershipCookie(groupID);
-    byQueries = queriesSupplied || storedCookie != -2;
-  }
+  const byQueries = queriesSupplied || storedCookie != -2;
   const unchanged = cookie == watermark && (!byQueries || (queryPatch.length == 0 && storedCookie == cookie));
   // A caller that asks only for the caught-up answer runs without a transaction: it gets that
   // answer from these reads, or NEEDS_TRANSACTION when the pull has more to do.

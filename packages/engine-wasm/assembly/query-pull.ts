@@ -43,15 +43,6 @@ function storedQueries(group: string): Array<StoredQuery> {
   return queries;
 }
 
-/** The stored cookie of the group's membership, or -2 when the group never pulled with queries. */
-export function membershipCookie(groupID: string): i64 {
-  const rows = queryRows(
-    "SELECT cookie FROM _weir_query_groups WHERE group_id = ?",
-    params([jsonString(groupID)]),
-  );
-  return rows.length == 0 ? -2 : I64.parseInt(rows[0][0], 10);
-}
-
 function applyPatch(membership: Membership, group: string, patchText: string, evaluate: bool): void {
   if (patchText.length == 0) return;
   const lines = patchText.split(ROW_SEPARATOR);
@@ -184,7 +175,8 @@ function answerSql(
 }
 
 /**
- * Runs the query side of a pull for `groupID`; `storedCookie` is `membershipCookie`'s answer.
+ * Runs the query side of a pull for `groupID`; `storedCookie` is the cookie its membership is
+ * at (-2: none).
  * Leaves the rows to send with the host (queryPayload) and answers what the body needs.
  */
 export function queryPull(
