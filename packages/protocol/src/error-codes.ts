@@ -31,5 +31,6 @@ export const ERROR_STATUS = {
   server_busy: 503,
   shutting_down: 503,
   query_budget_exceeded: 422,
+  queries_disabled: 503,
 } as const;
 export type ErrorCode = keyof typeof ERROR_STATUS;

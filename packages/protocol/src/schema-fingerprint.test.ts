@@ -16,7 +16,7 @@ const FINGERPRINTS: Record<number, string> = {
   3: "20adc7de829760a1a572cf8fd7970898d9002b6c995e6bca1e91ae5bc2d6c989",
   4: "e9c4fad1386e6a12e887190cbb18f5d1a7835c5f048e75e6b5235a3c9ffbabae",
   5: "aa6e00c872932f309b5f3a70402363ed5e4b510f4822beb8b716e9c6aaa86f97",
-  6: "0a643b3ebfe24e31145b4077cb391cb9de6aeed40d03a37b2f56cf7cf3c7e54f",
+  6: "574562be6d4dd7b29f2d7bea3153644b249d0f31c317af515df1c7289095f5bb",
 };
 
 function isSchema(value: unknown): value is GenericSchema {

@@ -10,6 +10,6 @@
  *   mutate call and its answer, `app_unavailable`, `mutate_failed`).
  * - 5: the query AST (`QueryAST`, `QueryCondition`): the subset of Zero's that weir evaluates.
  * - 6: query-aware pull: the native pull's `queries: { patch }` (`QueryPatchOperation`), the
- *   answer's `gotQueries` and `unknownQueries`.
+ *   answer's `gotQueries` and `unknownQueries`; the queries admin knob (`QueriesRequest`).
  */
 export const PROTOCOL_VERSION = 6;
