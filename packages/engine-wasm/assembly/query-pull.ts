@@ -11,7 +11,7 @@ import { Membership, planTables } from "./query-membership";
 import { readPlan } from "./query-plan";
 import { Schema, Table } from "./schema";
 import { firstSeq } from "./state";
-import { extraParam, ident, jsonString, literal, params } from "./text";
+import { extraParam, ident, jsonString, literal, params, unionAll } from "./text";
 import { Visibility } from "./visibility";
 
 export class QueryAnswer {
@@ -171,7 +171,7 @@ function answerSql(
     bound.push(firstSeq(watermark + 1).toString());
     bound.push(group);
   }
-  return "SELECT 0, patch FROM (" + parts.join(" UNION ALL ") + ") WHERE patch IS NOT NULL";
+  return "SELECT 0, patch FROM (" + unionAll(parts) + ") WHERE patch IS NOT NULL";
 }
 
 /**

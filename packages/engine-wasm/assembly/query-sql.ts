@@ -17,7 +17,7 @@ import {
   QueryNode,
 } from "./query-plan";
 import { Table } from "./schema";
-import { ident, literal } from "./text";
+import { ident, literal, unionAll } from "./text";
 import { Visibility } from "./visibility";
 
 export class QuerySql {
@@ -206,7 +206,7 @@ export class QuerySql {
 
   /** The same rows in no particular order. */
   heldStatement(): string {
-    return "WITH " + this.ctes.join(", ") + " SELECT n, t, k FROM (" + this.selects.join(" UNION ALL ") + ")";
+    return "WITH " + this.ctes.join(", ") + " SELECT n, t, k FROM (" + unionAll(this.selects) + ")";
   }
 }
 

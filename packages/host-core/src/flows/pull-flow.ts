@@ -1,5 +1,6 @@
-import { type Dialect, parsePullRequest, WireError } from "@weir/protocol";
+import { type Dialect, parsePullRequest } from "@weir/protocol";
 import type { Claims } from "../auth/claims.js";
+import { HttpError } from "../http/http-error.js";
 import { jsonParts } from "../http/http-parts.js";
 import { isUnsupportedVersion } from "../http/refusal.js";
 import { elapsedMs } from "../ports/clock.js";
@@ -22,7 +23,7 @@ export function runPull(ctx: PullContext, dialect: Dialect, body: unknown, claim
   const { engine, store, knobs, counters, clock } = ctx;
   const started = clock.monotonic();
   if (input.queries && !knobs.queriesEnabled) {
-    throw new WireError("queries_disabled", "query-aware pull is switched off for this namespace");
+    throw new HttpError("queries_disabled", "query-aware pull is switched off for this namespace");
   }
   // Named queries resolve to ASTs here, on the server, before anything is read or written.
   const queries = input.queries ? resolveQueries(ctx, input.queries.patch, claims) : null;
