@@ -7,6 +7,7 @@ import { install as installSchema } from "./install";
 import * as pulls from "./pull";
 import * as push from "./push";
 import * as queries from "./query";
+import * as queryPulls from "./query-pull";
 import * as retention from "./retention";
 import { parseSchema, Schema } from "./schema";
 import { commitPending } from "./state";
@@ -148,6 +149,11 @@ export function applySnapshotPage(
 
 export function finalizeSnapshot(schema: i32, fence: f64): string {
   return upstream.finalizeSnapshot(schemas[schema], <i64>fence);
+}
+
+/** A group's stored queries and query transform version (JSON). */
+export function groupQueries(groupID: string): string {
+  return queryPulls.groupQueries(groupID);
 }
 
 /** The rows a query plan holds for the caller (the visibility's values are the extra parameters). */

@@ -13,6 +13,7 @@ import {
   PULL_RESET,
   PULL_UNCHANGED,
   PULL_WATERMARK,
+  QUERY_OP_VERSION,
   ROWS_AFTER_OP_HERE,
   ROWS_HERE,
   TRUE,
@@ -317,7 +318,11 @@ export function pull(
   // A group that pulls with queries (now or before) answers by its queries' membership, unless
   // it is caught up and changes none of them.
   const byQueries = queriesSupplied || storedCookie != -2;
-  const unchanged = cookie == watermark && (!byQueries || (queryPatch.length == 0 && storedCookie == cookie));
+  // A patch of the transform version alone changes no query.
+  const versionOnly =
+    queryPatch.startsWith(QUERY_OP_VERSION + COLUMN_SEPARATOR) && !queryPatch.includes(ROW_SEPARATOR);
+  const patchesQueries = queryPatch.length > 0 && !versionOnly;
+  const unchanged = cookie == watermark && (!byQueries || (!patchesQueries && storedCookie == cookie));
   // A caller that asks only for the caught-up answer runs without a transaction: it gets that
   // answer from these reads, or NEEDS_TRANSACTION when the pull has more to do.
   if (caughtUpOnly && (owner.length == 0 || !unchanged)) return NEEDS_TRANSACTION;

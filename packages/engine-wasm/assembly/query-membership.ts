@@ -15,7 +15,10 @@ import { Visibility } from "./visibility";
 
 export const MEMBERSHIP_SQL: Array<string> = [
   // A group that pulls with queries, and the cookie its membership is at.
-  "CREATE TABLE IF NOT EXISTS _weir_query_groups (group_id TEXT PRIMARY KEY, cookie INTEGER NOT NULL) WITHOUT ROWID",
+  // A group that pulls with queries: the cookie its membership is at, and the host's version of
+  // the query transform its ASTs were resolved with.
+  "CREATE TABLE IF NOT EXISTS _weir_query_groups (group_id TEXT PRIMARY KEY, cookie INTEGER NOT NULL, " +
+    "transform_version TEXT) WITHOUT ROWID",
   "CREATE TABLE IF NOT EXISTS _weir_queries (group_id TEXT NOT NULL, hash TEXT NOT NULL, name TEXT NOT NULL, " +
     "args TEXT NOT NULL, plan TEXT NOT NULL, tables TEXT NOT NULL, PRIMARY KEY (group_id, hash)) WITHOUT ROWID",
   "CREATE TABLE IF NOT EXISTS _weir_query_rows (group_id TEXT NOT NULL, hash TEXT NOT NULL, tbl TEXT NOT NULL, " +

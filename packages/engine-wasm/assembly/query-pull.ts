@@ -4,7 +4,14 @@
 // rows still held that changed since the cookie, with their current values. A client whose
 // membership is not at its cookie (a null cookie, one below the floor, one the group's stored
 // membership was not answered at) gets `clear` and every row its queries hold.
-import { COLUMN_SEPARATOR, NULL_COOKIE, QUERY_OP_CLEAR, QUERY_OP_DEL, ROW_SEPARATOR } from "../src/abi";
+import {
+  COLUMN_SEPARATOR,
+  NULL_COOKIE,
+  QUERY_OP_CLEAR,
+  QUERY_OP_DEL,
+  QUERY_OP_VERSION,
+  ROW_SEPARATOR,
+} from "../src/abi";
 import { exec, queryPayload, queryRows } from "./host";
 import { delOp, keyMatch, putOp } from "./projection";
 import { Membership, planTables } from "./query-membership";
@@ -48,6 +55,7 @@ function applyPatch(membership: Membership, group: string, patchText: string, ev
   const lines = patchText.split(ROW_SEPARATOR);
   for (let i = 0; i < lines.length; i++) {
     const fields = lines[i].split(COLUMN_SEPARATOR);
+    if (fields[0] == QUERY_OP_VERSION) continue;
     if (fields[0] == QUERY_OP_CLEAR) {
       const queries = storedQueries(group);
       for (let q = 0; q < queries.length; q++) membership.release(queries[q].hash);
@@ -233,5 +241,27 @@ export function queryPull(
     "INSERT INTO _weir_query_groups (group_id, cookie) VALUES (?, ?) ON CONFLICT (group_id) DO UPDATE SET cookie = excluded.cookie",
     params([group, watermark.toString()]),
   );
+  const version = transformVersion(patchText);
+  if (version.length > 0) {
+    exec("UPDATE _weir_query_groups SET transform_version = ? WHERE group_id = ?", params([version, group]));
+  }
   return answer;
+}
+
+/** The patch's "version\t<extra>" line, as a parameter ("" when it has none). */
+function transformVersion(patchText: string): string {
+  if (!patchText.startsWith(QUERY_OP_VERSION + COLUMN_SEPARATOR)) return "";
+  const end = patchText.indexOf(ROW_SEPARATOR);
+  const field = patchText.substring(QUERY_OP_VERSION.length + 1, end < 0 ? patchText.length : end);
+  return extraParam(I32.parseInt(field, 10));
+}
+
+/** The group's stored queries and transform version, as JSON: {"version":..,"queries":[{hash,name,args}]}. */
+export function groupQueries(groupID: string): string {
+  return queryRows(
+    "SELECT json_object('version', (SELECT transform_version FROM _weir_query_groups WHERE group_id = ?), " +
+      "'queries', (SELECT json_group_array(json_object('hash', hash, 'name', name, 'args', json(args))) " +
+      "FROM _weir_queries WHERE group_id = ?))",
+    params([jsonString(groupID), jsonString(groupID)]),
+  )[0][0];
 }

@@ -43,6 +43,8 @@ export const PULL_QUERIES_RECOMPUTED = 8;
 export const QUERY_OP_CLEAR = "clear";
 export const QUERY_OP_DEL = "del";
 export const QUERY_OP_PUT = "put";
+/** A patch's first line may be "version\t<extra>": the transform version to store for the group. */
+export const QUERY_OP_VERSION = "version";
 
 /** Visibility filters: "<table>\x01<param count>\x01<sql>" entries joined by "\x02". */
 export const FILTER_ENTRY_SEPARATOR = "\x02";

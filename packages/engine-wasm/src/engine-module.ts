@@ -54,6 +54,7 @@ export interface EngineModule {
   beginSnapshot(schema: number, watermark: string, fence: number): string;
   applySnapshotPage(schema: number, table: string, nextCursor: string, last: boolean, fence: number): string;
   finalizeSnapshot(schema: number, fence: number): string;
+  groupQueries(groupID: string): string;
   /** "<table>\t<key>" lines; the visibility's values are the host's extra parameters. */
   evaluateQuery(schema: number, plan: string, visibility: string): string;
   state(): string;
@@ -102,6 +103,7 @@ function exportsOf(instance: WebAssembly.Instance) {
     invalidate: fn("invalidate"),
     state: fn("state"),
     evaluateQuery: fn("evaluateQuery"),
+    groupQueries: fn("groupQueries"),
     listChanges: fn("listChanges"),
     clients: fn("clients"),
     commit: fn("commit"),
@@ -252,6 +254,7 @@ export async function instantiateEngine(
       wasm!.invalidate();
     },
     state: () => lift(wasm!.state()),
+    groupQueries: (groupID) => lift(wasm!.groupQueries(lower(groupID))),
     evaluateQuery: (schema, plan, visibility) => {
       const planText = lower(plan);
       return lift(wasm!.evaluateQuery(schema, planText, lower(visibility)));

@@ -196,7 +196,7 @@ export class Engine {
     }
     const cookie = input.cookie === null ? NULL_COOKIE : input.cookie;
     const patch = input.queries
-      ? queryPatchText(schema, input.queries.patch, visibility.values.length)
+      ? queryPatchText(schema, input.queries.patch, visibility.values.length, input.queries.transformVersion)
       : null;
     if (patch && input.dialect === "replicache") {
       throw new EngineError("bad_request", "queries are pulled in the native dialect");
@@ -477,6 +477,17 @@ export class Engine {
         key: JSON.parse(line.slice(second + 1)) as unknown[],
       };
     });
+  }
+
+  /**
+   * A client group's active queries (hash, name and args as the patch put them) and the query
+   * transform version its last query-aware pull stored (null: none).
+   */
+  groupQueries(
+    db: SqlAdapter,
+    clientGroupID: string,
+  ): { version: string | null; queries: { hash: string; name: string; args: unknown }[] } {
+    return JSON.parse(this.call(db, [], () => this.wasm.groupQueries(clientGroupID)));
   }
 
   state(db: SqlAdapter): EngineState {

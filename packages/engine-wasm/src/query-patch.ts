@@ -1,5 +1,12 @@
 import { parseQueryAST } from "@weir/protocol";
-import { COLUMN_SEPARATOR, QUERY_OP_CLEAR, QUERY_OP_DEL, QUERY_OP_PUT, ROW_SEPARATOR } from "./abi.js";
+import {
+  COLUMN_SEPARATOR,
+  QUERY_OP_CLEAR,
+  QUERY_OP_DEL,
+  QUERY_OP_PUT,
+  QUERY_OP_VERSION,
+  ROW_SEPARATOR,
+} from "./abi.js";
 import { EngineError } from "./engine-error.js";
 import { queryPlan } from "./query-plan.js";
 import type { QueryPatchOp, Schema, SqlValue } from "./types.js";
@@ -14,6 +21,7 @@ export function queryPatchText(
   schema: Schema,
   patch: readonly QueryPatchOp[],
   offset: number,
+  transformVersion?: string,
 ): { text: string; values: SqlValue[] } {
   const values: SqlValue[] = [];
   const param = (value: SqlValue) => String(offset + values.push(value) - 1);
@@ -33,5 +41,7 @@ export function queryPatchText(
     const args = JSON.stringify(op.args ?? null);
     return [QUERY_OP_PUT, param(op.hash), param(op.name), param(args), plan].join(COLUMN_SEPARATOR);
   });
+  if (transformVersion !== undefined)
+    lines.unshift([QUERY_OP_VERSION, param(transformVersion)].join(COLUMN_SEPARATOR));
   return { text: lines.join(ROW_SEPARATOR), values };
 }

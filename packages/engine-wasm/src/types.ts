@@ -67,7 +67,11 @@ export interface PullInput {
    * and `patch` changes which are active. A group that pulled with queries once answers by its
    * queries from then on, with or without this field.
    */
-  queries?: { patch: readonly QueryPatchOp[] };
+  queries?: {
+    patch: readonly QueryPatchOp[];
+    /** The host's query transform version, stored for the group (see `groupQueries`). */
+    transformVersion?: string;
+  };
   /**
    * A query-aware pull's budget: the rows its query evaluations may produce (default 1,000,000);
    * past it the pull is refused (`query_budget_exceeded`) and changes nothing.

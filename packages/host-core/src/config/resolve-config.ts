@@ -43,6 +43,9 @@ const ConfigShape = v.object({
   ),
   tolerateUnknownQueries: v.optional(v.boolean()),
   maxQueryRows: Count(1),
+  queryTransformVersion: v.optional(
+    v.union([v.number(), v.function()], "queryTransformVersion must be a number or a function of claims"),
+  ),
 });
 
 /** Checks a config and fills its defaults; throws a ConfigError naming every problem. */

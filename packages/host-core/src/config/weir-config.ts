@@ -48,6 +48,11 @@ export interface WeirConfig {
   queries?: Record<string, QueryDefinition>;
   /** Answer a query name the server does not define by reporting it (`unknownQueries`), not 400. */
   tolerateUnknownQueries?: boolean;
+  /**
+   * The version of what the query functions answer (a number, or one for these claims). When it
+   * changes, a group's next query-aware pull re-resolves each of its queries and recomputes them.
+   */
+  queryTransformVersion?: number | ((claims: Claims) => number);
   /** The rows one query-aware pull's evaluations may produce (default 1,000,000); past it 422. */
   maxQueryRows?: number;
 }

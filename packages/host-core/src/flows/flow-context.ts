@@ -41,6 +41,7 @@ export interface PullContext extends NamespaceData {
   /** The config's named queries and whether an unknown name is tolerated. */
   readonly queries: Readonly<Record<string, QueryDefinition>> | undefined;
   readonly tolerateUnknownQueries: boolean;
+  readonly queryTransformVersion: number | ((claims: Claims) => number) | undefined;
   readonly caps: { readonly maxChangeRows: number; readonly maxChangeBytes: number };
   /** A query-aware pull's budget of rows its evaluations may produce. */
   readonly maxQueryRows: number;

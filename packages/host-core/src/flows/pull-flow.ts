@@ -6,7 +6,12 @@ import { isUnsupportedVersion } from "../http/refusal.js";
 import { elapsedMs } from "../ports/clock.js";
 import { fireFault } from "./fault.js";
 import type { FlowResult, PullContext } from "./flow-context.js";
-import { resolveQueries, withUnknownQueries } from "./resolve-queries.js";
+import {
+  currentTransformVersion,
+  reresolved,
+  resolveQueries,
+  withUnknownQueries,
+} from "./resolve-queries.js";
 
 /** Pull in either dialect: changes since the cookie, through the visibility filter of these claims. */
 export function runPull(ctx: PullContext, dialect: Dialect, body: unknown, claims: Claims): FlowResult {
@@ -26,7 +31,11 @@ export function runPull(ctx: PullContext, dialect: Dialect, body: unknown, claim
     throw new HttpError("queries_disabled", "query-aware pull is switched off for this namespace");
   }
   // Named queries resolve to ASTs here, on the server, before anything is read or written.
-  const queries = input.queries ? resolveQueries(ctx, input.queries.patch, claims) : null;
+  const transformVersion = input.queries ? currentTransformVersion(ctx, claims) : undefined;
+  const patch = input.queries
+    ? [...reresolved(ctx, input.clientGroupID, transformVersion), ...input.queries.patch]
+    : [];
+  const queries = input.queries ? resolveQueries(ctx, patch, claims) : null;
   // A caught-up pull, the common case, is answered from memory: no SQL, no transaction. A pull
   // with queries asks the engine, which knows whether the group's membership is at its cookie.
   const armed = knobs.faults.pull_during_tx !== undefined || queries !== null;
@@ -59,7 +68,14 @@ export function runPull(ctx: PullContext, dialect: Dialect, body: unknown, claim
     visibility: ctx.visibilityFor(claims),
     maxChangeRows: ctx.caps.maxChangeRows,
     maxChangeBytes: ctx.caps.maxChangeBytes,
-    ...(queries ? { queries: { patch: queries.patch } } : {}),
+    ...(queries
+      ? {
+          queries: {
+            patch: queries.patch,
+            ...(transformVersion === undefined ? {} : { transformVersion }),
+          },
+        }
+      : {}),
     maxQueryRows: ctx.maxQueryRows,
   };
   // Otherwise a caught-up pull is one read statement and needs no transaction (unless a fault is

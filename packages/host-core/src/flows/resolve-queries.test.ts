@@ -134,6 +134,35 @@ describe("query-aware pull over HTTP", () => {
     expect((await pull(host, null, [])).json.gotQueries).toEqual([]);
   });
 
+  it("re-resolves a group's queries when the query transform version changes", async () => {
+    mutationID = 0;
+    let version = 1;
+    const host = await testHost({
+      ...chat,
+      queryTransformVersion: () => version,
+      queries: {
+        ...chat.queries,
+        // What the query answers depends on the version: its window widens.
+        recent: () => ({ table: "message", orderBy: [["at", "desc"]], limit: version + 1 }),
+      },
+    });
+    await seed(host, ["INSERT INTO message VALUES ('m1', 'c1', 1), ('m2', 'c1', 2), ('m3', 'c1', 3)"]);
+    const first = await pull(host, null, [{ op: "put", hash: "r", name: "recent" }]);
+    expect(first.json.rowsPatch.map((op: { value: { id: string } }) => op.value?.id)).toEqual([
+      undefined,
+      "m2",
+      "m3",
+    ]);
+    const same = await pull(host, first.json.cookie, []);
+    expect(same.json).toEqual({ cookie: first.json.cookie, unchanged: true });
+    version = 2;
+    const widened = await pull(host, first.json.cookie, []);
+    expect(widened.json.rowsPatch).toEqual([
+      { op: "put", tableName: "message", value: { id: "m1", channelId: "c1", at: 1 } },
+    ]);
+    expect(widened.json.gotQueries).toEqual(["r"]);
+  });
+
   it("reports an unknown name and ignores it when the config tolerates it", async () => {
     const host = await testHost({ ...chat, tolerateUnknownQueries: true });
     const answer = await pull(host, null, [

@@ -46,3 +46,34 @@ export function withUnknownQueries(body: string, unknown: readonly string[]): st
   if (unknown.length === 0 || body.includes('"unchanged":true')) return body;
   return `{"unknownQueries":${JSON.stringify(unknown)},${body.slice(1)}`;
 }
+
+/** The config's query transform version for these claims, as the engine stores it. */
+export function currentTransformVersion(
+  ctx: Pick<PullContext, "queryTransformVersion">,
+  claims: Claims,
+): string | undefined {
+  const version = ctx.queryTransformVersion;
+  if (version === undefined) return undefined;
+  return String(typeof version === "function" ? version(claims) : version);
+}
+
+/**
+ * When the transform version moved since the group's queries were resolved, a del and a put of
+ * each (a query whose name the config lost is only deleted): the put resolves it again, and the
+ * engine recomputes it, sending only the rows whose membership changed.
+ */
+export function reresolved(
+  ctx: Pick<PullContext, "engine" | "store" | "queries">,
+  clientGroupID: string,
+  version: string | undefined,
+): QueryPatchOperation[] {
+  if (version === undefined) return [];
+  const stored = ctx.engine.groupQueries(ctx.store.db, clientGroupID);
+  if (stored.queries.length === 0 || stored.version === version) return [];
+  const patch: QueryPatchOperation[] = [];
+  for (const { hash, name, args } of stored.queries) {
+    patch.push({ op: "del", hash });
+    if (ctx.queries && Object.hasOwn(ctx.queries, name)) patch.push({ op: "put", hash, name, args });
+  }
+  return patch;
+}

@@ -82,6 +82,7 @@ export class NamespaceService
   readonly queries: Readonly<Record<string, QueryDefinition>> | undefined;
   readonly tolerateUnknownQueries: boolean;
   readonly maxQueryRows: number;
+  readonly queryTransformVersion: number | ((claims: Claims) => number) | undefined;
   private readonly config: ResolvedConfig;
   private readonly control: ControlStore;
   private readonly wake: Wake;
@@ -113,6 +114,7 @@ export class NamespaceService
     this.queries = init.config.queries;
     this.tolerateUnknownQueries = init.config.tolerateUnknownQueries ?? false;
     this.maxQueryRows = init.config.maxQueryRows;
+    this.queryTransformVersion = init.config.queryTransformVersion;
     this.tables = init.tables;
     this.wake = init.wake;
     this.clock = init.clock;
