@@ -220,6 +220,34 @@ export function conformanceConfig(
         params: [claims.userID, "1", CONFORMANCE_CARD_SCORES[claims.userID] ?? "-1"],
       },
     }),
+    queries: {
+      /** The caller's first `limit` todos by sort order (the owner comes from the claims). */
+      firstTodos: (args, claims) => {
+        const { limit } = args as { limit: number };
+        if (!Number.isSafeInteger(limit)) throw new Error("limit must be an integer");
+        return {
+          table: "todo",
+          where: {
+            type: "simple",
+            op: "=",
+            left: { type: "column", name: "owner" },
+            right: { type: "literal", value: claims.userID },
+          },
+          orderBy: [["sort", "asc"]],
+          limit,
+        };
+      },
+      /** Every todo that is done. */
+      doneTodos: () => ({
+        table: "todo",
+        where: {
+          type: "simple",
+          op: "=",
+          left: { type: "column", name: "done" },
+          right: { type: "literal", value: true },
+        },
+      }),
+    },
     maxChangeRows: CONFORMANCE_MAX_CHANGE_ROWS,
     adminKey: CONFORMANCE_ADMIN_KEY,
     wakeWindowMs: 20,

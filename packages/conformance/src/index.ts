@@ -5,6 +5,7 @@ import { convergenceSuite, correctnessSuite, outsideWritesSuite } from "./correc
 import { delegatedPushSuite } from "./delegated-push-suite.js";
 import { ingestSuite } from "./ingest-suite.js";
 import { nativeSuite } from "./native-suite.js";
+import { queriesSuite } from "./queries-suite.js";
 import { refusalsSuite } from "./refusals-suite.js";
 import { replicacheSuite } from "./replicache-suite.js";
 import { type SuiteApp, startSuiteApp } from "./suite-app.js";
@@ -80,6 +81,7 @@ export function runConformance(
     describe("refusals", () => refusalsSuite(current));
     describe("wake", () => wakeSuite(current));
     describe("pull correctness", () => correctnessSuite(current));
+    describe("query-aware pull", () => queriesSuite(current));
     describe("convergence", () => convergenceSuite(current));
     if (options.writesOutsidePush) describe("writes outside a push", () => outsideWritesSuite(current));
     describe("upstream ingest", () =>

@@ -6,6 +6,8 @@ import * as inspect from "./inspect";
 import { install as installSchema } from "./install";
 import * as pulls from "./pull";
 import * as push from "./push";
+import * as queries from "./query";
+import * as queryPulls from "./query-pull";
 import * as retention from "./retention";
 import { parseSchema, Schema } from "./schema";
 import { commitPending } from "./state";
@@ -44,6 +46,9 @@ export function pull(
   maxBytes: f64,
   visibility: string,
   caughtUpOnly: bool,
+  queriesSupplied: bool,
+  queryPatch: string,
+  maxQueryRows: f64,
 ): string {
   return pulls.pull(
     schemas[schema],
@@ -55,6 +60,9 @@ export function pull(
     <i64>maxBytes,
     visibility,
     caughtUpOnly,
+    queriesSupplied,
+    queryPatch,
+    <i64>maxQueryRows,
   );
 }
 
@@ -141,4 +149,14 @@ export function applySnapshotPage(
 
 export function finalizeSnapshot(schema: i32, fence: f64): string {
   return upstream.finalizeSnapshot(schemas[schema], <i64>fence);
+}
+
+/** A group's stored queries and query transform version (JSON). */
+export function groupQueries(groupID: string): string {
+  return queryPulls.groupQueries(groupID);
+}
+
+/** The rows a query plan holds for the caller (the visibility's values are the extra parameters). */
+export function evaluateQuery(schema: i32, plan: string, visibility: string): string {
+  return queries.evaluateQuery(schemas[schema], plan, visibility);
 }

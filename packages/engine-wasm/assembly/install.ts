@@ -5,6 +5,7 @@
 import { INSTALL_CREATED, INSTALL_MIGRATED, INSTALL_UNCHANGED } from "../src/abi";
 import { fail } from "./errors";
 import { exec, queryRows } from "./host";
+import { MEMBERSHIP_SQL } from "./query-membership";
 import {
   createPriorTableSql,
   createTableSql,
@@ -129,6 +130,7 @@ export function install(schemaText: string, engineVersion: string): string {
   // not fire the delete trigger, and clients could keep rows they may no longer see.
   exec("PRAGMA recursive_triggers = ON");
   execAll(BOOKKEEPING_SQL);
+  execAll(MEMBERSHIP_SQL);
   const upgraded = upgradeLogLayout();
   upgradePriorKeys();
   const rows = queryRows("SELECT schema FROM _weir_state WHERE id = 1");

@@ -8,9 +8,12 @@ import {
   PULL_FLOOR,
   PULL_INCLUDED,
   PULL_MUTATION_IDS,
+  PULL_QUERIES_RECOMPUTED,
+  PULL_QUERY_ROWS_EXAMINED,
   PULL_RESET,
   PULL_UNCHANGED,
   PULL_WATERMARK,
+  QUERY_OP_VERSION,
   ROWS_AFTER_OP_HERE,
   ROWS_HERE,
   TRUE,
@@ -27,6 +30,7 @@ import {
   Statement,
 } from "./host";
 import { delOp, keyMatch, putOp } from "./projection";
+import { queryPull } from "./query-pull";
 import { PRIOR_SEQ, priorTableName, Schema, Table } from "./schema";
 import { firstSeq, WATERMARK } from "./state";
 import { ident, jsonString, params, parseI64, stringsParams } from "./text";
@@ -35,8 +39,8 @@ import { Filter, parseVisibility, Visibility } from "./visibility";
 const PULL_STATE = new Statement(
   "SELECT " +
     WATERMARK +
-    ", floor, (SELECT user_id = ? FROM _weir_client_groups WHERE id = ?) " +
-    "FROM _weir_state WHERE id = 1",
+    ", s.floor, g.user_id = ?, q.cookie FROM _weir_state AS s LEFT JOIN _weir_client_groups AS g ON g.id = ? " +
+    "LEFT JOIN _weir_query_groups AS q ON q.group_id = g.id WHERE s.id = 1",
 );
 
 class PullPlan {
@@ -45,6 +49,8 @@ class PullPlan {
   included: i64 = 0;
   lastMutationIDs: i32 = 0;
   patch: string = "";
+  evaluated: i64 = 0;
+  recomputed: i64 = 0;
 }
 
 /** Checks that the group belongs to the user (registering it on first use). "" or a failure. */
@@ -289,15 +295,23 @@ export function pull(
   maxBytes: i64,
   visibilityText: string,
   caughtUpOnly: bool,
+  queriesSupplied: bool,
+  queryPatch: string,
+  maxQueryRows: i64,
 ): string {
-  // One row: watermark, floor, and whether the group is the user's (1), another's (0) or new ("").
+  // One row: watermark, floor, whether the group is the user's (1), another's (0) or new (""), and
+  // the cookie its query membership is at (none: it never pulled with queries).
   const state = queryStatement(PULL_STATE, stringsParams(userID, groupID));
   if (state.length == 0) return fail("internal", "the engine is not installed in this database");
   const firstTab = state.indexOf(COLUMN_SEPARATOR);
   const secondTab = state.indexOf(COLUMN_SEPARATOR, firstTab + 1);
   const watermark = parseI64(state.substring(0, firstTab));
   const floor = parseI64(state.substring(firstTab + 1, secondTab));
-  const owner = state.substring(secondTab + 1);
+  const thirdTab = state.indexOf(COLUMN_SEPARATOR, secondTab + 1);
+  const owner = state.substring(secondTab + 1, thirdTab);
+  // The cookie the group's query membership is at; -2 when it never pulled with queries.
+  const membership = state.substring(thirdTab + 1);
+  const storedCookie: i64 = membership.length == 0 ? -2 : parseI64(membership);
   if (owner == "0") return fail("forbidden", "the client group belongs to another user");
   if (cookie > watermark) {
     return fail(
@@ -305,14 +319,57 @@ export function pull(
       "the cookie is ahead of this server: drop the local copy and pull again",
     );
   }
+  // A group that pulls with queries (now or before) answers by its queries' membership, unless
+  // it is caught up and changes none of them.
+  const byQueries = queriesSupplied || storedCookie != -2;
+  // A patch of the transform version alone changes no query.
+  const versionOnly =
+    queryPatch.startsWith(QUERY_OP_VERSION + COLUMN_SEPARATOR) && !queryPatch.includes(ROW_SEPARATOR);
+  const patchesQueries = queryPatch.length > 0 && !versionOnly;
+  const unchanged = cookie == watermark && (!byQueries || (!patchesQueries && storedCookie == cookie));
   // A caller that asks only for the caught-up answer runs without a transaction: it gets that
-  // answer from this one statement, or NEEDS_TRANSACTION when the pull has more to do.
-  if (caughtUpOnly && (owner.length == 0 || cookie != watermark)) return NEEDS_TRANSACTION;
+  // answer from these reads, or NEEDS_TRANSACTION when the pull has more to do.
+  if (caughtUpOnly && (owner.length == 0 || !unchanged)) return NEEDS_TRANSACTION;
   if (owner.length == 0) claimGroup(groupID, userID);
 
   const plan = new PullPlan();
   let body: string;
-  if (cookie == watermark) {
+  if (!unchanged && byQueries) {
+    const answer = queryPull(
+      schema,
+      groupID,
+      cookie,
+      watermark,
+      floor,
+      storedCookie,
+      format,
+      parseVisibility(visibilityText),
+      queryPatch,
+      maxQueryRows,
+    );
+    if (answer.exceeded) {
+      return fail(
+        "query_budget_exceeded",
+        "the group's queries produced more than " +
+          maxQueryRows.toString() +
+          " rows in one pull: narrow them (a limit, a condition) or raise the server's maxQueryRows",
+      );
+    }
+    plan.cookie = watermark;
+    plan.reset = answer.reset;
+    plan.included = answer.included;
+    plan.evaluated = answer.evaluated;
+    plan.recomputed = answer.recomputed;
+    const ids = lastMutationIDs(groupID, answer.reset ? NULL_COOKIE : cookie, watermark, plan);
+    body =
+      '{"cookie":' +
+      watermark.toString() +
+      ',"lastMutationIDChanges":' +
+      ids +
+      (format == FORMAT_REPLICACHE ? ',"patch":[' : ',"gotQueries":' + answer.gotQueries + ',"rowsPatch":[') +
+      (answer.reset ? '{"op":"clear"}' + ROWS_AFTER_OP_HERE : ROWS_HERE) +
+      "]}";
+  } else if (cookie == watermark) {
     plan.cookie = watermark;
     body =
       format == FORMAT_REPLICACHE
@@ -334,13 +391,15 @@ export function pull(
       "]}";
   }
   // The meta fields at their positions (src/abi.ts).
-  const meta = new Array<string>(PULL_UNCHANGED + 1);
+  const meta = new Array<string>(PULL_QUERIES_RECOMPUTED + 1);
   meta[PULL_COOKIE] = plan.cookie.toString();
   meta[PULL_RESET] = plan.reset ? TRUE : FALSE;
   meta[PULL_INCLUDED] = plan.included.toString();
   meta[PULL_MUTATION_IDS] = plan.lastMutationIDs.toString();
   meta[PULL_WATERMARK] = watermark.toString();
   meta[PULL_FLOOR] = floor.toString();
-  meta[PULL_UNCHANGED] = cookie == watermark ? TRUE : FALSE;
+  meta[PULL_UNCHANGED] = unchanged ? TRUE : FALSE;
+  meta[PULL_QUERY_ROWS_EXAMINED] = plan.evaluated.toString();
+  meta[PULL_QUERIES_RECOMPUTED] = plan.recomputed.toString();
   return meta.join(COLUMN_SEPARATOR) + ROW_SEPARATOR + body;
 }

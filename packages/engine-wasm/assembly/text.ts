@@ -90,3 +90,21 @@ function put(at: usize, text: string): usize {
 export function extraParam(index: i32): string {
   return '{"' + EXTRA_PARAM_KEY + '":' + index.toString() + "}";
 }
+
+/**
+ * SELECTs joined by UNION ALL as a tree of compounds of two terms each: some SQLite builds (a
+ * Durable Object's) allow only a few terms in one compound SELECT. Each part must be a whole
+ * SELECT whose columns are named alike.
+ */
+export function unionAll(parts: Array<string>): string {
+  if (parts.length == 1) return parts[0];
+  if (parts.length == 2) return parts[0] + " UNION ALL " + parts[1];
+  const half = parts.length >> 1;
+  return (
+    "SELECT * FROM (" +
+    unionAll(parts.slice(0, half)) +
+    ") UNION ALL SELECT * FROM (" +
+    unionAll(parts.slice(half)) +
+    ")"
+  );
+}

@@ -35,6 +35,16 @@ export const PULL_MUTATION_IDS = 3;
 export const PULL_WATERMARK = 4;
 export const PULL_FLOOR = 5;
 export const PULL_UNCHANGED = 6;
+/** A query-aware pull: the rows its query evaluations produced, and how many queries it evaluated. */
+export const PULL_QUERY_ROWS_EXAMINED = 7;
+export const PULL_QUERIES_RECOMPUTED = 8;
+
+/** A query patch: lines of "clear", "del\t<hash>" or "put\t<hash>\t<name>\t<args>\t<plan>" (extras' indexes). */
+export const QUERY_OP_CLEAR = "clear";
+export const QUERY_OP_DEL = "del";
+export const QUERY_OP_PUT = "put";
+/** A patch's first line may be "version\t<extra>": the transform version to store for the group. */
+export const QUERY_OP_VERSION = "version";
 
 /** Visibility filters: "<table>\x01<param count>\x01<sql>" entries joined by "\x02". */
 export const FILTER_ENTRY_SEPARATOR = "\x02";
@@ -60,3 +70,23 @@ export const UPSTREAM_ALREADY_APPLIED = "already_applied";
 /** A boolean in an answer. */
 export const TRUE = "1";
 export const FALSE = "0";
+
+/**
+ * A query plan (a checked query AST, see src/query-plan.ts and assembly/query-plan.ts): tokens
+ * joined by "\x01". A column is "#<name>", a null "N", any other value "=<JSON>" (JSON text
+ * escapes every control character, so no value holds the separator).
+ */
+export const PLAN_TOKEN_SEPARATOR = "\x01";
+export const PLAN_QUERY = "Q";
+export const PLAN_NONE = "-";
+export const PLAN_START = "S";
+export const PLAN_AND = "A";
+export const PLAN_OR = "O";
+export const PLAN_COMPARE = "C";
+export const PLAN_EXISTS = "E";
+export const PLAN_COLUMN = "#";
+export const PLAN_NULL = "N";
+export const PLAN_VALUE = "=";
+/** Comparisons the plan names that SQL writes otherwise: LIKE as GLOB (case-sensitive). */
+export const PLAN_GLOB = "GLOB";
+export const PLAN_NOT_GLOB = "NOT GLOB";

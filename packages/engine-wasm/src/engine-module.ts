@@ -27,6 +27,9 @@ export interface EngineModule {
     maxBytes: number,
     visibility: string,
     caughtUpOnly: boolean,
+    queriesSupplied: boolean,
+    queryPatch: string,
+    maxQueryRows: number,
   ): string;
   claimGroup(groupID: string, userID: string): string;
   preflight(groupID: string, clientID: string, id: number): string;
@@ -51,6 +54,9 @@ export interface EngineModule {
   beginSnapshot(schema: number, watermark: string, fence: number): string;
   applySnapshotPage(schema: number, table: string, nextCursor: string, last: boolean, fence: number): string;
   finalizeSnapshot(schema: number, fence: number): string;
+  groupQueries(groupID: string): string;
+  /** "<table>\t<key>" lines; the visibility's values are the host's extra parameters. */
+  evaluateQuery(schema: number, plan: string, visibility: string): string;
   state(): string;
   listChanges(since: number, limit: number): string;
   clients(): string;
@@ -96,6 +102,8 @@ function exportsOf(instance: WebAssembly.Instance) {
     prune: fn("prune"),
     invalidate: fn("invalidate"),
     state: fn("state"),
+    evaluateQuery: fn("evaluateQuery"),
+    groupQueries: fn("groupQueries"),
     listChanges: fn("listChanges"),
     clients: fn("clients"),
     commit: fn("commit"),
@@ -172,13 +180,40 @@ export async function instantiateEngine(
     engineVersion: () => lift(wasm!.engineVersion()),
     registerSchema: (text) => wasm!.registerSchema(lower(text)),
     install: (schema) => lift(wasm!.install(schema)),
-    pull: (schema, groupID, userID, cookie, format, maxRows, maxBytes, visibility, caughtUpOnly) => {
+    pull: (
+      schema,
+      groupID,
+      userID,
+      cookie,
+      format,
+      maxRows,
+      maxBytes,
+      visibility,
+      caughtUpOnly,
+      queriesSupplied,
+      queryPatch,
+      maxQueryRows,
+    ) => {
       // The minimal runtime collects only when asked, so arguments need no pinning.
       const group = lower(groupID);
       const user = lower(userID);
       const filters = lower(visibility);
+      const patch = lower(queryPatch);
       return lift(
-        wasm!.pull(schema, group, user, cookie, format, maxRows, maxBytes, filters, caughtUpOnly ? 1 : 0),
+        wasm!.pull(
+          schema,
+          group,
+          user,
+          cookie,
+          format,
+          maxRows,
+          maxBytes,
+          filters,
+          caughtUpOnly ? 1 : 0,
+          queriesSupplied ? 1 : 0,
+          patch,
+          maxQueryRows,
+        ),
       );
     },
     claimGroup: (groupID, userID) => {
@@ -219,6 +254,11 @@ export async function instantiateEngine(
       wasm!.invalidate();
     },
     state: () => lift(wasm!.state()),
+    groupQueries: (groupID) => lift(wasm!.groupQueries(lower(groupID))),
+    evaluateQuery: (schema, plan, visibility) => {
+      const planText = lower(plan);
+      return lift(wasm!.evaluateQuery(schema, planText, lower(visibility)));
+    },
     listChanges: (since, limit) => lift(wasm!.listChanges(since, limit)),
     clients: () => lift(wasm!.clients()),
     collect: () => wasm!.raw.__collect(),

@@ -1,4 +1,4 @@
-import type { Dialect } from "@weir/protocol";
+import { type Dialect, parseQueryAST } from "@weir/protocol";
 import {
   COLUMN_SEPARATOR,
   FORMAT_NATIVE,
@@ -9,6 +9,8 @@ import {
   PULL_FLOOR,
   PULL_INCLUDED,
   PULL_MUTATION_IDS,
+  PULL_QUERIES_RECOMPUTED,
+  PULL_QUERY_ROWS_EXAMINED,
   PULL_RESET,
   PULL_UNCHANGED,
   PULL_WATERMARK,
@@ -18,10 +20,13 @@ import {
 } from "./abi.js";
 import { checkEngineResult, EngineError } from "./engine-error.js";
 import { EngineFailure, type EngineModule, instantiateEngine } from "./engine-module.js";
+import { queryPatchText } from "./query-patch.js";
+import { queryPlan } from "./query-plan.js";
 import { schemaText } from "./schema-text.js";
 import { SqlBridge } from "./sql-bridge.js";
 import type {
   EngineState,
+  HeldRow,
   MutationRef,
   Preflight,
   PreflightStatus,
@@ -33,6 +38,7 @@ import type {
   SqlValue,
   UpstreamApplyResult,
   UpstreamState,
+  Visibility,
 } from "./types.js";
 import type { TableWrites } from "./upstream-batch.js";
 import { visibilityText } from "./visibility-text.js";
@@ -40,6 +46,8 @@ import { countPuts, splice } from "./wire-text.js";
 
 export const DEFAULT_MAX_CHANGE_ROWS = 10_000;
 export const DEFAULT_MAX_CHANGE_BYTES = 2_000_000;
+/** The rows a query-aware pull's evaluations may produce before it is refused. */
+export const DEFAULT_MAX_QUERY_ROWS = 1_000_000;
 const FORMATS: Record<Dialect, number> = { native: FORMAT_NATIVE, replicache: FORMAT_REPLICACHE };
 
 /** A mutation of a push batch, within its client group. */
@@ -180,8 +188,21 @@ export class Engine {
     const maxRows = input.maxChangeRows ?? DEFAULT_MAX_CHANGE_ROWS;
     const maxBytes = input.maxChangeBytes ?? DEFAULT_MAX_CHANGE_BYTES;
     if (!(maxRows >= 1 && maxBytes >= 1)) throw new EngineError("internal", "pull caps must be at least 1");
+    if (
+      input.maxQueryRows !== undefined &&
+      !(Number.isSafeInteger(input.maxQueryRows) && input.maxQueryRows >= 1)
+    ) {
+      throw new EngineError("internal", "maxQueryRows must be a positive integer");
+    }
     const cookie = input.cookie === null ? NULL_COOKIE : input.cookie;
-    return this.call(db, visibility.values, () => {
+    const patch = input.queries
+      ? queryPatchText(schema, input.queries.patch, visibility.values.length, input.queries.transformVersion)
+      : null;
+    if (patch && input.dialect === "replicache") {
+      throw new EngineError("bad_request", "queries are pulled in the native dialect");
+    }
+    const extras = patch ? [...visibility.values, ...patch.values] : visibility.values;
+    return this.call(db, extras, () => {
       const result = checkEngineResult(
         this.wasm.pull(
           this.handle(schema),
@@ -193,6 +214,9 @@ export class Engine {
           maxBytes,
           visibility.text,
           caughtUpOnly,
+          patch !== null,
+          patch?.text ?? "",
+          input.maxQueryRows ?? DEFAULT_MAX_QUERY_ROWS,
         ),
       );
       if (result === NEEDS_TRANSACTION) return null;
@@ -220,6 +244,8 @@ export class Engine {
         lastMutationIDs: Number(meta[PULL_MUTATION_IDS]),
         watermark: Number(meta[PULL_WATERMARK]),
         floor: Number(meta[PULL_FLOOR]),
+        queryRowsExamined: Number(meta[PULL_QUERY_ROWS_EXAMINED]),
+        queriesRecomputed: Number(meta[PULL_QUERIES_RECOMPUTED]),
       };
     });
   }
@@ -425,6 +451,43 @@ export class Engine {
   /** Every client resets once, on its next pull. */
   invalidate(db: SqlAdapter): void {
     this.call(db, [], () => this.wasm.invalidate());
+  }
+
+  /**
+   * The rows a query AST (of the subset `parseQueryAST` accepts) holds for a caller, evaluated
+   * from scratch in one statement: its root rows (node 0) in the query's order, then the rows of
+   * its related subqueries (node: the subquery's position in depth-first order, from 1). A `bad_request` names the part of the AST the engine cannot answer.
+   */
+  queryRows(db: SqlAdapter, ast: unknown, options: { visibility?: Visibility } = {}): HeldRow[] {
+    const schema = this.installedOn(db);
+    const parsed = parseQueryAST(ast);
+    if (!parsed.ok) throw new EngineError("bad_request", parsed.message);
+    const plan = queryPlan(schema, parsed.value);
+    const visibility = visibilityText(schema, options.visibility);
+    const text = this.call(db, visibility.values, () =>
+      checkEngineResult(this.wasm.evaluateQuery(this.handle(schema), plan, visibility.text)),
+    );
+    if (text === "") return [];
+    return text.split(ROW_SEPARATOR).map((line) => {
+      const first = line.indexOf(COLUMN_SEPARATOR);
+      const second = line.indexOf(COLUMN_SEPARATOR, first + 1);
+      return {
+        node: Number(line.slice(0, first)),
+        table: line.slice(first + 1, second),
+        key: JSON.parse(line.slice(second + 1)) as unknown[],
+      };
+    });
+  }
+
+  /**
+   * A client group's active queries (hash, name and args as the patch put them) and the query
+   * transform version its last query-aware pull stored (null: none).
+   */
+  groupQueries(
+    db: SqlAdapter,
+    clientGroupID: string,
+  ): { version: string | null; queries: { hash: string; name: string; args: unknown }[] } {
+    return JSON.parse(this.call(db, [], () => this.wasm.groupQueries(clientGroupID)));
   }
 
   state(db: SqlAdapter): EngineState {

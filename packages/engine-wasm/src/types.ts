@@ -62,7 +62,28 @@ export interface PullInput {
   /** Defaults 10,000 and 2,000,000. A full reset is not capped. */
   maxChangeRows?: number;
   maxChangeBytes?: number;
+  /**
+   * A query-aware pull (native dialect): the group's rows become those its active queries hold,
+   * and `patch` changes which are active. A group that pulled with queries once answers by its
+   * queries from then on, with or without this field.
+   */
+  queries?: {
+    patch: readonly QueryPatchOp[];
+    /** The host's query transform version, stored for the group (see `groupQueries`). */
+    transformVersion?: string;
+  };
+  /**
+   * A query-aware pull's budget: the rows its query evaluations may produce (default 1,000,000);
+   * past it the pull is refused (`query_budget_exceeded`) and changes nothing.
+   */
+  maxQueryRows?: number;
 }
+
+/** A change to a group's active queries; a put carries the AST the server resolved its name to. */
+export type QueryPatchOp =
+  | { op: "put"; hash: string; name: string; args: unknown; ast: unknown }
+  | { op: "del"; hash: string }
+  | { op: "clear" };
 
 export interface PullResult {
   /** The complete response body in the requested dialect, ready to send. */
@@ -77,6 +98,9 @@ export interface PullResult {
   lastMutationIDs: number;
   watermark: number;
   floor: number;
+  /** A query-aware pull: the rows its query evaluations produced, and the queries it evaluated. */
+  queryRowsExamined: number;
+  queriesRecomputed: number;
 }
 
 export interface MutationRef {
@@ -138,4 +162,12 @@ export interface UpstreamApplyResult {
   cursor: string;
   /** Whether a new version was committed (only rows of modelled tables make one). */
   committed: boolean;
+}
+
+/** A row a query holds: its table and its primary key's values in key order. */
+export interface HeldRow {
+  /** 0 for the root query's rows, else the related subquery's position in depth-first order. */
+  node: number;
+  table: string;
+  key: unknown[];
 }

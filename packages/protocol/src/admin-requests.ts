@@ -8,6 +8,10 @@ export type WriterRequest = v.InferOutput<typeof WriterRequest>;
 export const VisibilityRequest = v.strictObject({ enabled: v.boolean() });
 export type VisibilityRequest = v.InferOutput<typeof VisibilityRequest>;
 
+/** `POST /<ns>/admin/queries`: query-aware pull on or off. */
+export const QueriesRequest = v.strictObject({ enabled: v.boolean() });
+export type QueriesRequest = v.InferOutput<typeof QueriesRequest>;
+
 /** `POST /<ns>/admin/retention`: keep the newest `retainChanges` versions of the change log. */
 export const RetentionRequest = v.strictObject({
   retainChanges: v.pipe(v.number(), v.safeInteger(), v.minValue(0)),

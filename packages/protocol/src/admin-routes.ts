@@ -5,6 +5,8 @@ export const ADMIN_ACTIONS = {
   writer: ["GET", "POST"],
   retention: ["POST"],
   visibility: ["POST"],
+  /** Query-aware pull on or off. */
+  queries: ["GET", "POST"],
   invalidate: ["POST"],
   fault: ["POST"],
   "drop-next-push-response": ["POST"],

@@ -30,5 +30,7 @@ export const ERROR_STATUS = {
   namespace_quota: 429,
   server_busy: 503,
   shutting_down: 503,
+  query_budget_exceeded: 422,
+  queries_disabled: 503,
 } as const;
 export type ErrorCode = keyof typeof ERROR_STATUS;

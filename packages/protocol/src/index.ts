@@ -16,6 +16,7 @@ export * from "./pull-response.js";
 export * from "./push-batch.js";
 export * from "./push-request.js";
 export * from "./push-response.js";
+export * from "./query-ast.js";
 export * from "./replicache-pull-request.js";
 export * from "./replicache-pull-response.js";
 export * from "./replicache-push-request.js";

@@ -1,6 +1,6 @@
 import type { Dialect } from "./dialect.js";
 import { parse } from "./parse.js";
-import { PullRequest } from "./pull-request.js";
+import { PullRequest, type QueryPatchOperation } from "./pull-request.js";
 import { ReplicachePullRequest, SUPPORTED_PULL_VERSION } from "./replicache-pull-request.js";
 import { UnsupportedVersionError, WireError } from "./wire-error.js";
 
@@ -9,6 +9,8 @@ export interface ParsedPull {
   clientGroupID: string;
   clientID?: string;
   cookie: number | null;
+  /** The native dialect's query patch, when the group pulls by queries. */
+  queries?: { patch: QueryPatchOperation[] };
 }
 
 /** Validates a pull body of either dialect (`bad_request` or `unsupported_version` when not). */

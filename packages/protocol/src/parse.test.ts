@@ -112,3 +112,28 @@ describe("UpstreamGone", () => {
     });
   });
 });
+
+describe("PullRequest queries", () => {
+  const base = { clientGroupID: "g", clientID: "c", cookie: null };
+
+  it("accepts a query patch of puts by name, dels and clear", () => {
+    const queries = {
+      patch: [
+        { op: "put", hash: "h1", name: "channelMessages", args: { channelId: "c1" } },
+        { op: "del", hash: "h0" },
+        { op: "clear" },
+      ],
+    };
+    expect(parse(PullRequest, { ...base, queries })).toEqual({ ok: true, value: { ...base, queries } });
+  });
+
+  it("refuses a raw AST, naming it", () => {
+    const queries = { patch: [{ op: "put", hash: "h1", name: "q", ast: { table: "message" } }] };
+    expect(parse(PullRequest, { ...base, queries })).toEqual({
+      ok: false,
+      message: expect.stringContaining(
+        "queries.patch.0.ast: clients send a query's name and args: raw query ASTs are refused",
+      ),
+    });
+  });
+});

@@ -15,6 +15,8 @@ const FINGERPRINTS: Record<number, string> = {
   2: "c31ffe787ebddc6d2fa468f283720cbdb4595639bf40dca4d3b5ddf618e53817",
   3: "20adc7de829760a1a572cf8fd7970898d9002b6c995e6bca1e91ae5bc2d6c989",
   4: "e9c4fad1386e6a12e887190cbb18f5d1a7835c5f048e75e6b5235a3c9ffbabae",
+  5: "aa6e00c872932f309b5f3a70402363ed5e4b510f4822beb8b716e9c6aaa86f97",
+  6: "574562be6d4dd7b29f2d7bea3153644b249d0f31c317af515df1c7289095f5bb",
 };
 
 function isSchema(value: unknown): value is GenericSchema {

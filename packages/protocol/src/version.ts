@@ -8,5 +8,8 @@
  * - 3: the upstream contract's answers (changes, snapshot pages, 410 gone) and its watermarks.
  * - 4: notify and its answer, the ingest admin answers, `ingest_paused`; delegated push (the
  *   mutate call and its answer, `app_unavailable`, `mutate_failed`).
+ * - 5: the query AST (`QueryAST`, `QueryCondition`): the subset of Zero's that weir evaluates.
+ * - 6: query-aware pull: the native pull's `queries: { patch }` (`QueryPatchOperation`), the
+ *   answer's `gotQueries` and `unknownQueries`; the queries admin knob (`QueriesRequest`).
  */
-export const PROTOCOL_VERSION = 4;
+export const PROTOCOL_VERSION = 6;

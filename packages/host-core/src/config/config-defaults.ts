@@ -1,4 +1,4 @@
-import { DEFAULT_MAX_CHANGE_BYTES, DEFAULT_MAX_CHANGE_ROWS } from "@weir/engine-wasm";
+import { DEFAULT_MAX_CHANGE_BYTES, DEFAULT_MAX_CHANGE_ROWS, DEFAULT_MAX_QUERY_ROWS } from "@weir/engine-wasm";
 
 /** What a config leaves out. The pull caps are the engine's own defaults. */
 export const CONFIG_DEFAULTS = {
@@ -8,4 +8,5 @@ export const CONFIG_DEFAULTS = {
   wakeWindowMs: 20,
   maxBodyBytes: 4 * 1024 * 1024,
   maxOpenNamespaces: 1_000,
+  maxQueryRows: DEFAULT_MAX_QUERY_ROWS,
 } as const;

@@ -35,6 +35,17 @@ const ConfigShape = v.object({
   quotas: v.optional(QuotaConfigShape),
   upstream: v.optional(UpstreamConfigShape),
   mutate: v.optional(MutateConfigShape),
+  queries: v.optional(
+    v.record(
+      v.pipe(v.string(), v.minLength(1), v.maxLength(128)),
+      v.function("a query must be a function (args, claims) => ast"),
+    ),
+  ),
+  tolerateUnknownQueries: v.optional(v.boolean()),
+  maxQueryRows: Count(1),
+  queryTransformVersion: v.optional(
+    v.union([v.number(), v.function()], "queryTransformVersion must be a number or a function of claims"),
+  ),
 });
 
 /** Checks a config and fills its defaults; throws a ConfigError naming every problem. */
@@ -62,5 +73,6 @@ export function resolveConfig(config: WeirConfig): ResolvedConfig {
     quotas: resolveQuotas(config.quotas),
     upstream: config.upstream ? resolveUpstream(config.upstream) : null,
     mutate: config.mutate ? resolveMutate(config.mutate) : null,
+    maxQueryRows: config.maxQueryRows ?? CONFIG_DEFAULTS.maxQueryRows,
   };
 }

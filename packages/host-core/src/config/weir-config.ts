@@ -41,7 +41,24 @@ export interface WeirConfig {
   upstream?: UpstreamConfig;
   /** Delegated push to the app's own server (see MutateConfig); needs `upstream`. */
   mutate?: MutateConfig;
+  /**
+   * Named queries for query-aware pull: each resolves a client's args, with the caller's claims,
+   * to a query AST (the subset of Zero's, see docs/protocol.md). Clients send names, never ASTs.
+   */
+  queries?: Record<string, QueryDefinition>;
+  /** Answer a query name the server does not define by reporting it (`unknownQueries`), not 400. */
+  tolerateUnknownQueries?: boolean;
+  /**
+   * The version of what the query functions answer (a number, or one for these claims). When it
+   * changes, a group's next query-aware pull re-resolves each of its queries and recomputes them.
+   */
+  queryTransformVersion?: number | ((claims: Claims) => number);
+  /** The rows one query-aware pull's evaluations may produce (default 1,000,000); past it 422. */
+  maxQueryRows?: number;
 }
+
+/** A named query: its AST for these args and claims (throw to refuse the args: 400). */
+export type QueryDefinition = (args: unknown, claims: Claims) => unknown;
 
 export interface ResolvedConfig extends Omit<WeirConfig, "quotas" | "upstream" | "mutate"> {
   maxChangeRows: number;
@@ -53,4 +70,5 @@ export interface ResolvedConfig extends Omit<WeirConfig, "quotas" | "upstream" |
   quotas: ResolvedQuotas;
   upstream: ResolvedUpstream | null;
   mutate: ResolvedMutate | null;
+  maxQueryRows: number;
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { headerUser, testService } from "../../test/test-host.js";
+import { headerUser, memoryStore, testService } from "../../test/test-host.js";
 import type { WeirConfig } from "../config/weir-config.js";
 
 const config: WeirConfig = {
@@ -40,6 +40,28 @@ describe("the admin flow", () => {
       caps: { maxChangeRows: 10_000, maxChangeBytes: 2_000_000 },
     });
     expect(json(service.admin("fault", "POST", { clear: true }))).toEqual({ faults: {} });
+  });
+
+  it("switches query-aware pull off and on, kept across a reopen of the namespace", async () => {
+    const store = memoryStore();
+    const queries = { all: () => ({ table: "note" }) };
+    const { service } = await testService({ ...config, queries }, { store });
+    expect(json(service.admin("queries", "POST", { enabled: false }))).toEqual({ enabled: false });
+    const body = {
+      clientGroupID: "g",
+      clientID: "c",
+      cookie: null,
+      queries: { patch: [{ op: "put", hash: "h", name: "all" }] },
+    };
+    expect(() => service.pull("native", body, { userID: "u" })).toThrow(
+      expect.objectContaining({ code: "queries_disabled" }),
+    );
+    const reopened = (await testService({ ...config, queries }, { store })).service;
+    expect(json(reopened.admin("status", "GET", undefined))).toMatchObject({ queries: { enabled: false } });
+    reopened.admin("queries", "POST", { enabled: true });
+    expect(JSON.parse(reopened.pull("native", body, { userID: "u" }).response.body!)).toMatchObject({
+      gotQueries: ["h"],
+    });
   });
 
   it("prunes at once to a new retention", async () => {

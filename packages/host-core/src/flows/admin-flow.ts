@@ -1,6 +1,7 @@
 import {
   type AdminAction,
   FaultRequest,
+  QueriesRequest,
   RetentionRequest,
   VisibilityRequest,
   WriterRequest,
@@ -50,6 +51,9 @@ export function runAdmin(
       }
       return ok({ enabled: knobs.visibilityEnabled, invalidated });
     }
+    case "queries":
+      if (method === "POST") ctx.setKnob("queriesEnabled", check(QueriesRequest, body).enabled);
+      return ok({ enabled: knobs.queriesEnabled });
     case "invalidate":
       noBody(body);
       store.transaction(() => engine.invalidate(store.db));
@@ -73,6 +77,7 @@ function status(ctx: AdminContext) {
     engine: store.transaction(() => engine.state(store.db)),
     writer: { enabled: knobs.writerEnabled },
     visibility: { enabled: knobs.visibilityEnabled },
+    queries: { enabled: knobs.queriesEnabled },
     retainChanges: ctx.retainChanges,
     faults: knobs.faults,
     dropNextPushResponse: knobs.dropNextPushResponse,

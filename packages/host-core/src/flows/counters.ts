@@ -8,8 +8,22 @@ export interface Counters {
   appErrors: number;
   wakeFrames: number;
   errors: number;
+  /** Query-aware pulls: the queries they re-evaluated and the rows those evaluations produced. */
+  queriesRecomputed: number;
+  queryRowsExamined: number;
 }
 
 export function emptyCounters(): Counters {
-  return { pulls: 0, resets: 0, pushes: 0, mutations: 0, replays: 0, appErrors: 0, wakeFrames: 0, errors: 0 };
+  return {
+    pulls: 0,
+    resets: 0,
+    pushes: 0,
+    mutations: 0,
+    replays: 0,
+    appErrors: 0,
+    wakeFrames: 0,
+    errors: 0,
+    queriesRecomputed: 0,
+    queryRowsExamined: 0,
+  };
 }

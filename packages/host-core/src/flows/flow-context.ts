@@ -1,6 +1,7 @@
 import type { Engine, Visibility } from "@weir/engine-wasm";
 import type { MutateRequest } from "@weir/protocol";
 import type { Claims } from "../auth/claims.js";
+import type { QueryDefinition } from "../config/weir-config.js";
 import type { MutateOutcome } from "../delegate/mutate-call.js";
 import type { ResponseParts } from "../http/http-parts.js";
 import type { RequestRecord } from "../http/request-record.js";
@@ -37,7 +38,13 @@ export interface KnobWriter {
 
 export interface PullContext extends NamespaceData {
   readonly caughtUp: CaughtUpPulls;
+  /** The config's named queries and whether an unknown name is tolerated. */
+  readonly queries: Readonly<Record<string, QueryDefinition>> | undefined;
+  readonly tolerateUnknownQueries: boolean;
+  readonly queryTransformVersion: number | ((claims: Claims) => number) | undefined;
   readonly caps: { readonly maxChangeRows: number; readonly maxChangeBytes: number };
+  /** A query-aware pull's budget of rows its evaluations may produce. */
+  readonly maxQueryRows: number;
   /** The visibility filters for these claims, unless an operator switched visibility off. */
   visibilityFor(claims: Claims): Visibility | undefined;
 }

@@ -1,10 +1,17 @@
 import { type Dialect, parsePullRequest } from "@weir/protocol";
 import type { Claims } from "../auth/claims.js";
+import { HttpError } from "../http/http-error.js";
 import { jsonParts } from "../http/http-parts.js";
 import { isUnsupportedVersion } from "../http/refusal.js";
 import { elapsedMs } from "../ports/clock.js";
 import { fireFault } from "./fault.js";
 import type { FlowResult, PullContext } from "./flow-context.js";
+import {
+  currentTransformVersion,
+  reresolved,
+  resolveQueries,
+  withUnknownQueries,
+} from "./resolve-queries.js";
 
 /** Pull in either dialect: changes since the cookie, through the visibility filter of these claims. */
 export function runPull(ctx: PullContext, dialect: Dialect, body: unknown, claims: Claims): FlowResult {
@@ -20,8 +27,18 @@ export function runPull(ctx: PullContext, dialect: Dialect, body: unknown, claim
   }
   const { engine, store, knobs, counters, clock } = ctx;
   const started = clock.monotonic();
-  // A caught-up pull, the common case, is answered from memory: no SQL, no transaction.
-  const armed = knobs.faults.pull_during_tx !== undefined;
+  if (input.queries && !knobs.queriesEnabled) {
+    throw new HttpError("queries_disabled", "query-aware pull is switched off for this namespace");
+  }
+  // Named queries resolve to ASTs here, on the server, before anything is read or written.
+  const transformVersion = input.queries ? currentTransformVersion(ctx, claims) : undefined;
+  const patch = input.queries
+    ? [...reresolved(ctx, input.clientGroupID, transformVersion), ...input.queries.patch]
+    : [];
+  const queries = input.queries ? resolveQueries(ctx, patch, claims) : null;
+  // A caught-up pull, the common case, is answered from memory: no SQL, no transaction. A pull
+  // with queries asks the engine, which knows whether the group's membership is at its cookie.
+  const armed = knobs.faults.pull_during_tx !== undefined || queries !== null;
   const known = armed
     ? undefined
     : ctx.caughtUp.answer(dialect, input.clientGroupID, claims.userID, input.cookie);
@@ -51,10 +68,19 @@ export function runPull(ctx: PullContext, dialect: Dialect, body: unknown, claim
     visibility: ctx.visibilityFor(claims),
     maxChangeRows: ctx.caps.maxChangeRows,
     maxChangeBytes: ctx.caps.maxChangeBytes,
+    ...(queries
+      ? {
+          queries: {
+            patch: queries.patch,
+            ...(transformVersion === undefined ? {} : { transformVersion }),
+          },
+        }
+      : {}),
+    maxQueryRows: ctx.maxQueryRows,
   };
   // Otherwise a caught-up pull is one read statement and needs no transaction (unless a fault is
   // armed inside it). Any other pull reads several tables, which must be seen at one instant.
-  const caughtUp = armed ? null : engine.pullIfCaughtUp(store.db, pull);
+  const caughtUp = knobs.faults.pull_during_tx !== undefined ? null : engine.pullIfCaughtUp(store.db, pull);
   const result =
     caughtUp ??
     store.transaction(() => {
@@ -66,8 +92,10 @@ export function runPull(ctx: PullContext, dialect: Dialect, body: unknown, claim
   fireFault(knobs, "pull_after_commit");
   counters.pulls++;
   if (result.reset) counters.resets++;
+  counters.queriesRecomputed += result.queriesRecomputed;
+  counters.queryRowsExamined += result.queryRowsExamined;
   return {
-    response: jsonParts(result.body),
+    response: jsonParts(queries ? withUnknownQueries(result.body, queries.unknown) : result.body),
     log: {
       cookieIn: input.cookie,
       cookieOut: result.cookie,

@@ -1,7 +1,7 @@
 import type { Engine, SqlAdapter, Visibility } from "@weir/engine-wasm";
 import type { AdminAction, Dialect, MutateRequest } from "@weir/protocol";
 import type { Claims } from "../auth/claims.js";
-import type { ResolvedConfig } from "../config/weir-config.js";
+import type { QueryDefinition, ResolvedConfig } from "../config/weir-config.js";
 import { callMutate, type MutateOutcome } from "../delegate/mutate-call.js";
 import { runAdmin } from "../flows/admin-flow.js";
 import { CaughtUpPulls } from "../flows/caught-up-pulls.js";
@@ -79,6 +79,10 @@ export class NamespaceService
   readonly caps: { readonly maxChangeRows: number; readonly maxChangeBytes: number };
   readonly mutators: Readonly<Record<string, Mutator>>;
   readonly tables: ReadonlyMap<string, TableInfo>;
+  readonly queries: Readonly<Record<string, QueryDefinition>> | undefined;
+  readonly tolerateUnknownQueries: boolean;
+  readonly maxQueryRows: number;
+  readonly queryTransformVersion: number | ((claims: Claims) => number) | undefined;
   private readonly config: ResolvedConfig;
   private readonly control: ControlStore;
   private readonly wake: Wake;
@@ -107,6 +111,10 @@ export class NamespaceService
     this.config = init.config;
     this.caps = { maxChangeRows: init.config.maxChangeRows, maxChangeBytes: init.config.maxChangeBytes };
     this.mutators = init.config.mutators;
+    this.queries = init.config.queries;
+    this.tolerateUnknownQueries = init.config.tolerateUnknownQueries ?? false;
+    this.maxQueryRows = init.config.maxQueryRows;
+    this.queryTransformVersion = init.config.queryTransformVersion;
     this.tables = init.tables;
     this.wake = init.wake;
     this.clock = init.clock;

@@ -1,0 +1,137 @@
+// A client group's query membership, kept in the namespace's database: its active queries (hash,
+// name, args, plan, the tables the plan reads), the rows each holds, and per row how many of the
+// group's queries hold it. A row is sent when the first query holds it and deleted when the last
+// one lets go. Every step is set-based SQL: rows never cross into the engine.
+//
+// The scratch table holds, during one pull, the rows of the query being evaluated (kind 0) and
+// each row whose count changed with whether the group held it before the pull (kind 1); the
+// pull empties it before it answers, inside its transaction.
+import { exec, queryRows } from "./host";
+import { QueryNode, readPlan, readTables } from "./query-plan";
+import { querySql } from "./query-sql";
+import { Schema } from "./schema";
+import { params, parseI64 } from "./text";
+import { Visibility } from "./visibility";
+
+export const MEMBERSHIP_SQL: Array<string> = [
+  // A group that pulls with queries, and the cookie its membership is at.
+  // A group that pulls with queries: the cookie its membership is at, and the host's version of
+  // the query transform its ASTs were resolved with.
+  "CREATE TABLE IF NOT EXISTS _weir_query_groups (group_id TEXT PRIMARY KEY, cookie INTEGER NOT NULL, " +
+    "transform_version TEXT) WITHOUT ROWID",
+  "CREATE TABLE IF NOT EXISTS _weir_queries (group_id TEXT NOT NULL, hash TEXT NOT NULL, name TEXT NOT NULL, " +
+    "args TEXT NOT NULL, plan TEXT NOT NULL, tables TEXT NOT NULL, PRIMARY KEY (group_id, hash)) WITHOUT ROWID",
+  "CREATE TABLE IF NOT EXISTS _weir_query_rows (group_id TEXT NOT NULL, hash TEXT NOT NULL, tbl TEXT NOT NULL, " +
+    "pk TEXT NOT NULL, PRIMARY KEY (group_id, hash, tbl, pk)) WITHOUT ROWID",
+  "CREATE TABLE IF NOT EXISTS _weir_group_rows (group_id TEXT NOT NULL, tbl TEXT NOT NULL, pk TEXT NOT NULL, " +
+    "refs INTEGER NOT NULL, PRIMARY KEY (group_id, tbl, pk)) WITHOUT ROWID",
+  "CREATE TABLE IF NOT EXISTS _weir_query_scratch (kind INTEGER NOT NULL, tbl TEXT NOT NULL, pk TEXT NOT NULL, " +
+    "was_held INTEGER NOT NULL, PRIMARY KEY (kind, tbl, pk)) WITHOUT ROWID",
+];
+
+const EVALUATED = "0";
+const CHANGED = "1";
+
+/** The tables a plan reads, as stored: ",a,b," so that a table is found by `instr`. */
+export function planTables(plan: QueryNode): string {
+  const tables: string[] = [];
+  readTables(plan, tables);
+  return "," + tables.join(",") + ",";
+}
+
+/**
+ * Membership steps for one group; `group` and each `hash` are JSON parameters (a JSON string,
+ * or a reference to the host's extra parameter).
+ */
+export class Membership {
+  /** Rows the evaluations of this pull produced, and how many they may (the pull's budget). */
+  evaluated: i64 = 0;
+  budget: i64 = I64.MAX_VALUE;
+
+  exceeded(): bool {
+    return this.evaluated > this.budget;
+  }
+
+  constructor(
+    public schema: Schema,
+    public visibility: Visibility,
+    public group: string,
+  ) {}
+
+  /** Replaces the query's rows with `plan`'s current result. */
+  evaluate(hash: string, planText: string): void {
+    const root = readPlan(planText, this.schema);
+    const sql = querySql(root, this.visibility);
+    const bound = sql.params;
+    exec(
+      "INSERT INTO _weir_query_scratch (kind, tbl, pk, was_held) SELECT " +
+        EVALUATED +
+        ", t, k, 0 FROM (" +
+        sql.heldStatement() +
+        ") WHERE 1 ON CONFLICT DO NOTHING",
+      params(bound),
+    );
+    this.evaluated += parseI64(queryRows("SELECT count(*) FROM _weir_query_scratch WHERE kind = 0")[0][0]);
+    this.diff(hash);
+    exec("DELETE FROM _weir_query_scratch WHERE kind = " + EVALUATED);
+  }
+
+  /** Lets go of every row of the query (its result is empty now). */
+  release(hash: string): void {
+    exec("DELETE FROM _weir_query_scratch WHERE kind = " + EVALUATED);
+    this.diff(hash);
+    exec("DELETE FROM _weir_query_rows WHERE group_id = ? AND hash = ?", params([this.group, hash]));
+  }
+
+  // The query's stored rows against the evaluated ones (scratch kind 0). Before a row's count
+  // moves for the first time in this pull, whether the group held it is noted (scratch kind 1).
+  private diff(hash: string): void {
+    const gh = params([this.group, hash]);
+    const gone =
+      " FROM _weir_query_rows AS r WHERE r.group_id = ? AND r.hash = ? AND NOT EXISTS (SELECT 1 FROM " +
+      "_weir_query_scratch AS e WHERE e.kind = 0 AND e.tbl = r.tbl AND e.pk = r.pk)";
+    const fresh =
+      " FROM _weir_query_scratch AS e WHERE e.kind = 0 AND NOT EXISTS (SELECT 1 FROM _weir_query_rows AS r " +
+      "WHERE r.group_id = ? AND r.hash = ? AND r.tbl = e.tbl AND r.pk = e.pk)";
+    exec(
+      "INSERT INTO _weir_query_scratch (kind, tbl, pk, was_held) SELECT " +
+        CHANGED +
+        ", r.tbl, r.pk, 1" +
+        gone +
+        " ON CONFLICT DO NOTHING",
+      gh,
+    );
+    exec(
+      "INSERT INTO _weir_query_scratch (kind, tbl, pk, was_held) SELECT " +
+        CHANGED +
+        ", e.tbl, e.pk, EXISTS (SELECT 1 FROM _weir_group_rows AS g WHERE g.group_id = ? AND g.tbl = e.tbl " +
+        "AND g.pk = e.pk)" +
+        fresh +
+        " ON CONFLICT DO NOTHING",
+      params([this.group, this.group, hash]),
+    );
+    exec(
+      "UPDATE _weir_group_rows SET refs = refs - 1 WHERE group_id = ? AND (tbl, pk) IN (SELECT r.tbl, r.pk" +
+        gone +
+        ")",
+      params([this.group, this.group, hash]),
+    );
+    exec(
+      "DELETE FROM _weir_query_rows WHERE group_id = ? AND hash = ? AND NOT EXISTS (SELECT 1 FROM " +
+        "_weir_query_scratch AS e WHERE e.kind = 0 AND e.tbl = _weir_query_rows.tbl AND e.pk = _weir_query_rows.pk)",
+      gh,
+    );
+    exec(
+      "INSERT INTO _weir_group_rows (group_id, tbl, pk, refs) SELECT ?, e.tbl, e.pk, 1" +
+        fresh +
+        " ON CONFLICT (group_id, tbl, pk) DO UPDATE SET refs = refs + 1",
+      params([this.group, this.group, hash]),
+    );
+    exec(
+      "INSERT INTO _weir_query_rows (group_id, hash, tbl, pk) SELECT ?, ?, e.tbl, e.pk FROM _weir_query_scratch " +
+        "AS e WHERE e.kind = 0 ON CONFLICT DO NOTHING",
+      gh,
+    );
+    exec("DELETE FROM _weir_group_rows WHERE group_id = ? AND refs <= 0", params([this.group]));
+  }
+}

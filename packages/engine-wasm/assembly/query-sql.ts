@@ -1,0 +1,257 @@
+// A query plan as one parameterized SQLite SELECT. Every table a query reads (its root, related
+// and EXISTS subqueries alike) is read through the caller's visibility filter, so a query can
+// neither sync nor test rows its caller may not see. Values are bound, never spliced: a plan's
+// values are JSON parameters, a filter's are the host's extra parameters.
+//
+// The statement is a WITH clause of one CTE per node whose rows the query holds: the root, with
+// its order, start and limit, and each related subquery, whose rows are those correlated to its
+// parent's rows, its limit applied per parent (a window partitioned by the correlated columns:
+// parents with equal keys share their children).
+import { PLAN_COLUMN, PLAN_GLOB, PLAN_NOT_GLOB, PLAN_NULL } from "../src/abi";
+import {
+  CONDITION_AND,
+  CONDITION_COMPARE,
+  CONDITION_EXISTS,
+  Condition,
+  Correlation,
+  QueryNode,
+} from "./query-plan";
+import { Table } from "./schema";
+import { ident, literal, unionAll } from "./text";
+import { Visibility } from "./visibility";
+
+export class QuerySql {
+  params: Array<string> = [] as string[];
+  private ctes: Array<string> = [] as string[];
+  private selects: Array<string> = [] as string[];
+  /** Held nodes so far: the next one's position among the root and its related subqueries. */
+  private heldCount: i32 = 0;
+
+  constructor(private visibility: Visibility) {}
+
+  /** The table as a source: filtered by the caller's visibility when it has a filter. */
+  private source(table: Table): string {
+    const filter = this.visibility.filterFor(table.name);
+    if (filter.isAll()) return ident(table.name);
+    filter.addParams(this.params);
+    return "(SELECT * FROM " + ident(table.name) + " WHERE " + filter.condition() + ")";
+  }
+
+  private operand(token: string, alias: string): string {
+    if (token.startsWith(PLAN_COLUMN)) return alias + "." + ident(token.substring(1));
+    if (token == PLAN_NULL) return "NULL";
+    this.params.push(token.substring(1));
+    return "?";
+  }
+
+  private compare(condition: Condition, alias: string): string {
+    const op = condition.op;
+    const left = this.operand(condition.left, alias);
+    if (op == "IN")
+      return left + " IN (SELECT value FROM json_each(" + this.operand(condition.right, alias) + "))";
+    if (op == "NOT IN") {
+      // A NULL is in no list and outside none (NOT IN of an empty list would hold for it).
+      const again = this.operand(condition.left, alias);
+      return (
+        "(" +
+        left +
+        " NOT IN (SELECT value FROM json_each(" +
+        this.operand(condition.right, alias) +
+        ")) AND " +
+        again +
+        " IS NOT NULL)"
+      );
+    }
+    const right = this.operand(condition.right, alias);
+    if (op == PLAN_GLOB || op == PLAN_NOT_GLOB) return left + " " + op + " " + right;
+    if (op == "LIKE" || op == "NOT LIKE") return left + " " + op + " " + right + " ESCAPE '\\'";
+    return left + " " + op + " " + right;
+  }
+
+  /** Where a node's alias is `alias`: true when there is no condition. */
+  condition(condition: Condition | null, alias: string): string {
+    if (condition == null) return "1";
+    const c = condition;
+    if (c.kind == CONDITION_COMPARE) return this.compare(c, alias);
+    if (c.kind == CONDITION_EXISTS) return this.exists(c, alias);
+    const parts: string[] = [];
+    for (let i = 0; i < c.children.length; i++) parts.push(this.condition(c.children[i], alias));
+    if (parts.length == 0) return c.kind == CONDITION_AND ? "1" : "0";
+    return "(" + parts.join(c.kind == CONDITION_AND ? " AND " : " OR ") + ")";
+  }
+
+  private exists(condition: Condition, parentAlias: string): string {
+    const node = condition.subquery!;
+    const alias = node.alias();
+    let sql =
+      (condition.negated ? "NOT EXISTS (SELECT 1 FROM " : "EXISTS (SELECT 1 FROM ") +
+      this.source(node.table) +
+      " AS " +
+      alias +
+      " WHERE " +
+      correlated(condition.correlation, parentAlias, alias);
+    sql += " AND " + this.condition(node.where, alias) + this.limitClause(node) + ")";
+    return sql;
+  }
+
+  private limitClause(node: QueryNode): string {
+    if (node.limit.length == 0) return "";
+    this.params.push(node.limit);
+    return " LIMIT ?";
+  }
+
+  /**
+   * The node's rows after its start row, in its order (Zero sorts NULL before any value). Each
+   * `?` gets its own parameter, so every term is written where it appears.
+   */
+  private startCondition(node: QueryNode, alias: string): string {
+    if (!node.hasStart) return "1";
+    const alternatives: string[] = [];
+    for (let i = 0; i < node.orderColumns.length; i++) {
+      const terms: string[] = [];
+      for (let j = 0; j < i; j++) terms.push(this.startEqual(node, alias, j));
+      terms.push(this.startAfter(node, alias, i));
+      alternatives.push("(" + terms.join(" AND ") + ")");
+    }
+    if (!node.startExclusive) {
+      const terms: string[] = [];
+      for (let j = 0; j < node.orderColumns.length; j++) terms.push(this.startEqual(node, alias, j));
+      alternatives.push("(" + terms.join(" AND ") + ")");
+    }
+    return "(" + alternatives.join(" OR ") + ")";
+  }
+
+  private startEqual(node: QueryNode, alias: string, i: i32): string {
+    const column = alias + "." + ident(node.orderColumns[i].substring(1));
+    const value = node.startValues[i];
+    return value == PLAN_NULL ? column + " IS NULL" : column + " IS " + this.operand(value, alias);
+  }
+
+  private startAfter(node: QueryNode, alias: string, i: i32): string {
+    const column = alias + "." + ident(node.orderColumns[i].substring(1));
+    const value = node.startValues[i];
+    if (value == PLAN_NULL) return node.orderDescending[i] ? "0" : column + " IS NOT NULL";
+    if (!node.orderDescending[i]) return column + " > " + this.operand(value, alias);
+    return "(" + column + " < " + this.operand(value, alias) + " OR " + column + " IS NULL)";
+  }
+
+  /** The CTE of the root node and of every related node below it. */
+  held(node: QueryNode, parent: QueryNode | null, correlation: Correlation | null): void {
+    const alias = node.alias();
+    let body: string;
+    if (parent == null) {
+      body = "SELECT " + alias + ".* FROM " + this.source(node.table) + " AS " + alias + " WHERE ";
+      body += this.condition(node.where, alias);
+      body += " AND " + this.startCondition(node, alias);
+      if (node.limit.length > 0) body += " ORDER BY " + ordering(node, alias) + this.limitClause(node);
+    } else {
+      const c = correlation!;
+      const partition = columnList(c.child, alias);
+      const inner =
+        "SELECT " +
+        alias +
+        ".*" +
+        (node.limit.length > 0
+          ? ", row_number() OVER (PARTITION BY " +
+            partition +
+            " ORDER BY " +
+            ordering(node, alias) +
+            ") AS _weir_rn"
+          : "") +
+        " FROM " +
+        this.source(node.table) +
+        " AS " +
+        alias +
+        " WHERE " +
+        (c.child.length == 1 ? partition : "(" + partition + ")") +
+        " IN (SELECT " +
+        columnList(c.parent, parent.alias()) +
+        " FROM " +
+        parent.alias() +
+        ") AND " +
+        this.condition(node.where, alias);
+      if (node.limit.length > 0) {
+        body = "SELECT * FROM (" + inner + ") WHERE _weir_rn <= ?";
+        this.params.push(node.limit);
+      } else body = inner;
+    }
+    // MATERIALIZED: a node is read by its children as well as by the answer; evaluated once.
+    this.ctes.push(alias + " AS MATERIALIZED (" + body + ")");
+    const position = parent == null ? "row_number() OVER (ORDER BY " + ordering(node, alias) + ")" : "0";
+    this.selects.push(
+      "SELECT " +
+        (this.heldCount++).toString() +
+        " AS n, " +
+        position +
+        " AS p, " +
+        literal(node.table.name) +
+        " AS t, " +
+        keyArray(node.table, alias) +
+        " AS k FROM " +
+        alias,
+    );
+    for (let i = 0; i < node.related.length; i++) {
+      this.held(node.related[i].node, node, node.related[i].correlation);
+    }
+  }
+
+  /**
+   * The statement answering the rows the query holds, "<node>\t<table>\t<key>": the node is the
+   * position among the root (0) and its related subqueries in depth-first order; the root's
+   * rows come first, in the query's order.
+   */
+  statement(): string {
+    return this.heldStatement() + " ORDER BY n, p";
+  }
+
+  /** The same rows in no particular order. */
+  heldStatement(): string {
+    return "WITH " + this.ctes.join(", ") + " SELECT n, t, k FROM (" + unionAll(this.selects) + ")";
+  }
+}
+
+function correlated(correlation: Correlation, parentAlias: string, childAlias: string): string {
+  const parts: string[] = [];
+  for (let i = 0; i < correlation.child.length; i++) {
+    parts.push(
+      childAlias +
+        "." +
+        ident(correlation.child[i].substring(1)) +
+        " = " +
+        parentAlias +
+        "." +
+        ident(correlation.parent[i].substring(1)),
+    );
+  }
+  return parts.join(" AND ");
+}
+
+function columnList(columns: Array<string>, alias: string): string {
+  const parts: string[] = [];
+  for (let i = 0; i < columns.length; i++) parts.push(alias + "." + ident(columns[i].substring(1)));
+  return parts.join(", ");
+}
+
+function ordering(node: QueryNode, alias: string): string {
+  const parts: string[] = [];
+  for (let i = 0; i < node.orderColumns.length; i++) {
+    parts.push(
+      alias + "." + ident(node.orderColumns[i].substring(1)) + (node.orderDescending[i] ? " DESC" : " ASC"),
+    );
+  }
+  return parts.join(", ");
+}
+
+/** The key as the change log writes it (a JSON array of the primary key's values). */
+export function keyArray(table: Table, alias: string): string {
+  const parts: string[] = [];
+  for (let i = 0; i < table.primaryKey.length; i++) parts.push(alias + "." + ident(table.primaryKey[i].name));
+  return "json_array(" + parts.join(", ") + ")";
+}
+
+/** The SQL of a plan's held rows, and its parameters in order. */
+export function querySql(root: QueryNode, visibility: Visibility): QuerySql {
+  const sql = new QuerySql(visibility);
+  sql.held(root, null, null);
+  return sql;
+}

@@ -1,0 +1,180 @@
+// `pnpm bench queries`: query-aware pull in process, on better-sqlite3 (file database, WAL).
+// A chat of 100,000 messages in 200 channels and 1,000 users; client groups subscribe to 5
+// queries each (a channel's last 50 messages with their authors). Prints one line per figure,
+// then one JSON object as the last line. `--quick` uses fewer groups.
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import Database from "better-sqlite3";
+import { betterSqliteAdapter } from "../dist/better-sqlite3-adapter.js";
+import { Engine, engineWasmUrl } from "../dist/index.js";
+
+const quick = process.argv.includes("--quick");
+const MESSAGES = 100_000;
+const CHANNELS = 200;
+const USERS = 1_000;
+const GROUPS = quick ? 200 : 1_000;
+const QUERIES_PER_GROUP = 5;
+const WRITES = quick ? 10 : 30;
+
+const schema = {
+  tables: {
+    message: {
+      columns: { id: "string", channelId: "string", authorId: "string", at: "integer", text: "string" },
+      primaryKey: ["id"],
+    },
+    user: { columns: { id: "string", name: "string" }, primaryKey: ["id"] },
+  },
+};
+
+const channelMessages = (channelId) => ({
+  table: "message",
+  where: {
+    type: "simple",
+    op: "=",
+    left: { type: "column", name: "channelId" },
+    right: { type: "literal", value: channelId },
+  },
+  orderBy: [["at", "desc"]],
+  limit: 50,
+  related: [{ correlation: { parentField: ["authorId"], childField: ["id"] }, subquery: { table: "user" } }],
+});
+
+const dir = mkdtempSync(join(tmpdir(), "weir-bench-queries-"));
+const engine = await Engine.load(readFileSync(engineWasmUrl));
+const db = new Database(join(dir, "chat.db"));
+db.pragma("journal_mode = WAL");
+db.pragma("synchronous = NORMAL");
+const adapter = betterSqliteAdapter(db);
+const run = db.transaction((fn) => fn());
+const tx = (fn) => run(fn);
+tx(() => engine.install(adapter, schema));
+// The app's index for its channel queries (indexes are the app's, beside its tables).
+db.exec('CREATE INDEX message_channel_at ON message ("channelId", "at")');
+let mutation = 0;
+tx(() => {
+  const user = db.prepare("INSERT INTO user VALUES (?, ?)");
+  for (let i = 0; i < USERS; i++) user.run(`u${i}`, `User ${i}`);
+  const message = db.prepare("INSERT INTO message VALUES (?, ?, ?, ?, ?)");
+  for (let i = 0; i < MESSAGES; i++)
+    message.run(`m${i}`, `c${i % CHANNELS}`, `u${(i * 7) % USERS}`, i, `message ${i}`);
+  engine.finalize(adapter, { clientGroupID: "writer", clientID: "writer", mutationID: ++mutation });
+});
+db.exec("ANALYZE");
+
+const cookies = new Map();
+function pull(group, patch) {
+  const input = {
+    clientGroupID: group,
+    userID: "bench",
+    cookie: cookies.get(group) ?? null,
+    queries: { patch },
+  };
+  const result = engine.pullIfCaughtUp(adapter, input) ?? tx(() => engine.pull(adapter, input));
+  cookies.set(group, result.cookie);
+  return result;
+}
+
+function percentile(samples, p) {
+  const sorted = [...samples].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))];
+}
+const ms = (start) => Number(process.hrtime.bigint() - start) / 1e6;
+
+// Groups subscribe: group g follows channels g, g+1, ... (mod 200), so each channel has
+// GROUPS * 5 / 200 followers. Hydration is measured over every subscription.
+const channelOf = (g, q) => `c${(g * QUERIES_PER_GROUP + q) % CHANNELS}`;
+let hydratedRows = 0;
+let hydrateMs = 0;
+function subscribe(prefix, count) {
+  for (let g = 0; g < count; g++) {
+    const patch = [];
+    for (let q = 0; q < QUERIES_PER_GROUP; q++) {
+      const channel = channelOf(g, q);
+      patch.push({
+        op: "put",
+        hash: channel,
+        name: "channelMessages",
+        args: { channel },
+        ast: channelMessages(channel),
+      });
+    }
+    const start = process.hrtime.bigint();
+    const result = pull(`${prefix}${g}`, patch);
+    hydrateMs += ms(start);
+    hydratedRows += result.puts;
+  }
+}
+subscribe("g", GROUPS);
+const hydrateRowsPerSec = Math.round(hydratedRows / (hydrateMs / 1000));
+console.log(
+  `hydration: ${hydratedRows} rows for ${GROUPS * QUERIES_PER_GROUP} queries, ${hydrateRowsPerSec} rows/s`,
+);
+
+// Nothing changed: a subscribed group's pull.
+const idle = [];
+for (let g = 0; g < GROUPS; g++) {
+  const start = process.hrtime.bigint();
+  pull(`g${g}`, []);
+  idle.push(ms(start) * 1000);
+}
+const idleQueryPullMicros = Math.round(percentile(idle, 0.5));
+console.log(`idle pull: ${idleQueryPullMicros} µs (p50)`);
+
+// One message written, then every group following its channel pulls.
+function afterWrites(label) {
+  const samples = [];
+  let recomputed = 0;
+  for (let w = 0; w < WRITES; w++) {
+    const channel = w % CHANNELS;
+    tx(() => {
+      db.prepare("INSERT INTO message VALUES (?, ?, ?, ?, ?)").run(
+        `n${label}${w}`,
+        `c${channel}`,
+        "u1",
+        MESSAGES + w,
+        "new",
+      );
+      engine.finalize(adapter, { clientGroupID: "writer", clientID: "writer", mutationID: ++mutation });
+    });
+    for (let g = 0; g < GROUPS; g++) {
+      let follows = false;
+      for (let q = 0; q < QUERIES_PER_GROUP; q++) follows ||= channelOf(g, q) === `c${channel}`;
+      if (!follows) continue;
+      const start = process.hrtime.bigint();
+      const result = pull(`g${g}`, []);
+      samples.push(ms(start));
+      recomputed += result.queriesRecomputed;
+    }
+  }
+  const p50 = percentile(samples, 0.5);
+  const p95 = percentile(samples, 0.95);
+  console.log(
+    `${label}: pull after a write p50 ${p50.toFixed(3)} ms, p95 ${p95.toFixed(3)} ms over ${samples.length} pulls (${recomputed} queries recomputed)`,
+  );
+  return { p50, p95 };
+}
+const round = (x) => Math.round(x * 1000) / 1000;
+const base = afterWrites("base");
+// Idle groups (subscribed, never pulling again) do not weigh on a pull after a write.
+subscribe("idle-a", 100);
+const with100 = afterWrites("idle100");
+subscribe("idle-b", quick ? 400 : 4_900);
+const with5000 = afterWrites("idle5000");
+
+db.close();
+rmSync(dir, { recursive: true, force: true });
+console.log(
+  JSON.stringify({
+    messages: MESSAGES,
+    channels: CHANNELS,
+    groups: GROUPS,
+    queriesPerGroup: QUERIES_PER_GROUP,
+    hydrateRowsPerSec,
+    pullAfterWriteP50Ms: round(base.p50),
+    pullAfterWriteP95Ms: round(base.p95),
+    idleQueryPullMicros,
+    idleGroups100PullAfterWriteP95Ms: round(with100.p95),
+    idleGroups5000PullAfterWriteP95Ms: round(with5000.p95),
+  }),
+);

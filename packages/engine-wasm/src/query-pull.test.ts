@@ -1,0 +1,111 @@
+import { describe, expect, it } from "vitest";
+import { ClientRows, channelMessages, chatSchema } from "../test/chat.js";
+import { DATABASES, testEngine } from "../test/databases.js";
+import { Namespace } from "../test/fixtures.js";
+import type { QueryPatchOp } from "./types.js";
+
+const put = (hash: string, ast: unknown): QueryPatchOp => ({ op: "put", hash, name: "q", args: [hash], ast });
+
+describe.each(DATABASES)("query-aware pull on $kind", ({ open }) => {
+  async function chat() {
+    const ns = new Namespace(await testEngine(), open(), chatSchema);
+    ns.sql("INSERT INTO channel VALUES ('c1', 'one'), ('c2', 'two')");
+    ns.sql("INSERT INTO user VALUES ('u1', 'Ann'), ('u2', 'Bo')");
+    ns.sql(
+      "INSERT INTO message VALUES ('m1', 'c1', 'u1', 1, 'a'), ('m2', 'c1', 'u2', 2, 'b'), ('m3', 'c1', 'u1', 3, 'c'), ('m4', 'c2', 'u2', 4, 'd')",
+    );
+    const client = new ClientRows();
+    const pull = (patch: QueryPatchOp[] = [], clientGroupID = "g") => {
+      const result = ns.pull({ cookie: client.cookie, clientGroupID, queries: { patch } });
+      if (!result.json.unchanged) client.apply(result.json as never, chatSchema);
+      return result;
+    };
+    return { ns, client, pull };
+  }
+
+  it("sends the rows the group's queries hold, and names the queries complete", async () => {
+    const { client, pull } = await chat();
+    const first = pull([put("h1", channelMessages("c1", 2))]);
+    expect(first.reset).toBe(true);
+    expect((first.json as { gotQueries?: string[] }).gotQueries).toEqual(["h1"]);
+    expect(client.keys()).toEqual(['message/["m2"]', 'message/["m3"]', 'user/["u1"]', 'user/["u2"]']);
+    expect(first.queriesRecomputed).toBe(1);
+  });
+
+  it("keeps a limit window exact as rows enter and leave it", async () => {
+    const { ns, client, pull } = await chat();
+    pull([put("h1", channelMessages("c1", 2))]);
+    ns.sql("INSERT INTO message VALUES ('m5', 'c1', 'u2', 5, 'e')");
+    const after = pull();
+    expect(after.json.rowsPatch).toEqual([
+      { op: "del", tableName: "message", id: { id: "m2" } },
+      {
+        op: "put",
+        tableName: "message",
+        value: { id: "m5", channelId: "c1", authorId: "u2", at: 5, text: "e" },
+      },
+    ]);
+    ns.sql("DELETE FROM message WHERE id = 'm5'");
+    pull();
+    expect(client.keys()).toEqual(['message/["m2"]', 'message/["m3"]', 'user/["u1"]', 'user/["u2"]']);
+    ns.sql("UPDATE user SET name = 'Ann B' WHERE id = 'u1'");
+    const renamed = pull();
+    expect(renamed.json.rowsPatch).toEqual([
+      { op: "put", tableName: "user", value: { id: "u1", name: "Ann B" } },
+    ]);
+  });
+
+  it("never drops a row another active query still holds", async () => {
+    const { client, pull } = await chat();
+    pull([put("a", channelMessages("c1", 3)), put("b", channelMessages("c2", 3))]);
+    expect(client.keys()).toContain('user/["u2"]');
+    const dropA = pull([{ op: "del", hash: "a" }]);
+    // u2 wrote in both channels: still held by b.
+    expect(client.keys()).toEqual(['message/["m4"]', 'user/["u2"]']);
+    expect((dropA.json as { gotQueries?: string[] }).gotQueries).toEqual(["b"]);
+    pull([{ op: "clear" }]);
+    expect(client.keys()).toEqual([]);
+  });
+
+  it("does not touch idle queries, and answers a caught-up group unchanged", async () => {
+    const { ns, pull } = await chat();
+    pull([put("a", channelMessages("c1", 3)), put("u", { table: "user" })]);
+    ns.sql("INSERT INTO channel VALUES ('c3', 'three')");
+    const after = pull();
+    expect(after.queriesRecomputed).toBe(0);
+    expect(after.json.rowsPatch).toEqual([]);
+    expect(pull().json).toEqual({ cookie: after.cookie, unchanged: true });
+  });
+
+  it("resets a client whose cookie the membership was not answered at, and refuses one from the future", async () => {
+    const { ns, client, pull } = await chat();
+    pull([put("a", channelMessages("c1", 1))]);
+    const stale = client.cookie!;
+    ns.sql("INSERT INTO message VALUES ('m9', 'c1', 'u2', 9, 'z')");
+    pull();
+    client.cookie = stale;
+    const again = pull();
+    expect(again.reset).toBe(true);
+    expect(client.keys()).toEqual(['message/["m9"]', 'user/["u2"]']);
+    expect(() => ns.pull({ cookie: 999, clientGroupID: "g", queries: { patch: [] } })).toThrow(/ahead/);
+  });
+
+  it("refuses a pull whose evaluations pass the rows budget, changing nothing", async () => {
+    const { ns, pull } = await chat();
+    pull([put("a", channelMessages("c1", 1))]);
+    const big = { clientGroupID: "g", cookie: null, maxQueryRows: 4 };
+    expect(() => ns.pull({ ...big, queries: { patch: [put("b", { table: "message" })] } })).toThrow(
+      expect.objectContaining({ code: "query_budget_exceeded" }),
+    );
+    expect(ns.db.adapter.query("SELECT hash FROM _weir_queries", [])).toEqual([["a"]]);
+    expect(ns.pull({ ...big, queries: { patch: [] } }).json).toMatchObject({ gotQueries: ["a"] });
+  });
+
+  it("refuses an AST the schema cannot answer, storing nothing", async () => {
+    const { ns, pull } = await chat();
+    expect(() => pull([put("x", { table: "nope" })])).toThrow(/query q: table: the table "nope"/);
+    const first = pull([]);
+    expect((first.json as { gotQueries?: string[] }).gotQueries).toEqual([]);
+    expect(ns.db.adapter.query("SELECT count(*) FROM _weir_queries", [])).toEqual([[0]]);
+  });
+});

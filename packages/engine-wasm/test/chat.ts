@@ -1,0 +1,66 @@
+import type { Schema } from "../src/types.js";
+
+/** A small chat schema for query-aware pull tests: channels, messages and their authors. */
+export const chatSchema = {
+  tables: {
+    channel: { columns: { id: "string", name: "string" }, primaryKey: ["id"] },
+    message: {
+      columns: { id: "string", channelId: "string", authorId: "string", at: "integer", text: "string" },
+      primaryKey: ["id"],
+    },
+    user: { columns: { id: "string", name: "string" }, primaryKey: ["id"] },
+  },
+} satisfies Schema;
+
+/** The last `limit` messages of a channel, newest first, with their authors. */
+export function channelMessages(channelId: string, limit: number) {
+  return {
+    table: "message",
+    where: {
+      type: "simple",
+      op: "=",
+      left: { type: "column", name: "channelId" },
+      right: { type: "literal", value: channelId },
+    },
+    orderBy: [["at", "desc"]],
+    limit,
+    related: [
+      { correlation: { parentField: ["authorId"], childField: ["id"] }, subquery: { table: "user" } },
+    ],
+  };
+}
+
+/** A client's copy of its rows, kept by applying pull answers as a client would. */
+export class ClientRows {
+  rows = new Map<string, unknown>();
+  cookie: number | null = null;
+
+  apply(
+    body: {
+      cookie: number;
+      rowsPatch?: {
+        op: string;
+        tableName?: string;
+        value?: Record<string, unknown>;
+        id?: Record<string, unknown>;
+      }[];
+    },
+    schema: Schema,
+  ): void {
+    this.cookie = body.cookie;
+    for (const op of body.rowsPatch ?? []) {
+      if (op.op === "clear") this.rows.clear();
+      else {
+        const table = schema.tables[op.tableName!]!;
+        const source = op.op === "put" ? op.value! : op.id!;
+        const key = `${op.tableName}/${JSON.stringify(table.primaryKey.map((column) => source[column]))}`;
+        if (op.op === "put") this.rows.set(key, op.value);
+        else this.rows.delete(key);
+      }
+    }
+  }
+
+  keys(): string[] {
+    return [...this.rows.keys()].sort();
+  }
+}
