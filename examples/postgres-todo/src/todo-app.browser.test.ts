@@ -3,8 +3,9 @@ import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { launchChromium } from "@weir/example-todo/test/chromium";
 import { startPostgres, type TestPostgres } from "@weir/postgres/testing";
-import { type Browser, chromium, type Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { todoTableRows } from "../test/todo-table-rows.js";
 
@@ -12,15 +13,6 @@ import { todoTableRows } from "../test/todo-table-rows.js";
 // against a private PostgreSQL cluster: rows written to PostgreSQL appear in the page, and the
 // page's todos are written to PostgreSQL by the app server before they show as saved.
 
-const CHROMIUM = process.env.CHROMIUM_PATH || "/usr/bin/chromium";
-const CHROMIUM_FLAGS = [
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-  "--no-first-run",
-];
 const SERVER_ENTRY = fileURLToPath(new URL("../dist/server.js", import.meta.url));
 
 let browser: Browser;
@@ -52,12 +44,6 @@ function startServer(env: Record<string, string>): Promise<string> {
 }
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(
-      `Chromium is needed at ${CHROMIUM} for the browser test: run \`node ../../scripts/ensure-chromium.mjs\` ` +
-        "(installs Debian's chromium as root), or set CHROMIUM_PATH.",
-    );
-  }
   if (!existsSync(SERVER_ENTRY)) throw new Error(`build the example first: ${SERVER_ENTRY} is missing`);
   db = await startPostgres();
   dataDir = mkdtempSync(join(tmpdir(), "postgres-todo-browser-"));
@@ -68,7 +54,7 @@ beforeAll(async () => {
     DATABASE_URL: db.url,
     WEIR_DATA_DIR: dataDir,
   });
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_FLAGS });
+  browser = await launchChromium();
 });
 
 afterAll(async () => {

@@ -1,16 +1,13 @@
 import { createServer } from "@weir/node-host";
-import { Replicache } from "replicache";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { replicacheMutators } from "./client/replicache-mutators.js";
-import { mutators } from "./mutators.js";
-import { type Todo, todoSchema } from "./schema.js";
+import { sync, type TodoClient, todoClient } from "../test/todo-client.js";
+import type { Todo } from "./schema.js";
 import { todoConfig } from "./todo-config.js";
 
 // The stock Replicache client (v15, memory store) against a running weir Node host serving
 // the todo app's config: real HTTP on a random loopback port, real SQLite.
 
 type Server = ReturnType<typeof createServer>;
-type TodoClient = Replicache<ReturnType<typeof replicacheMutators<typeof mutators>>>;
 
 let server: Server;
 let base: string;
@@ -30,40 +27,13 @@ afterEach(async () => {
   await Promise.all(clients.splice(0).map((client) => client.close()));
 });
 
-let names = 0;
+let probes = 0;
 
-/** A new client in a new client group (its own memory store). */
+/** A new client in a new client group (its own memory store), closed after each test. */
 function client(user: string, pusherSpy?: (body: string) => void): TodoClient {
-  const rep: TodoClient = new Replicache({
-    name: `test-${user}-${++names}-${Date.now()}`,
-    kvStore: "mem",
-    auth: user,
-    pullURL: `${base}/replicache/pull`,
-    pushURL: `${base}/replicache/push`,
-    mutators: replicacheMutators(mutators, { schema: todoSchema, userID: user }),
-    // The test decides when to sync.
-    pullInterval: null,
-    logLevel: "error",
-  });
-  if (pusherSpy) {
-    const push = rep.pusher;
-    rep.pusher = (request, requestID) => {
-      pusherSpy(JSON.stringify(request));
-      return push(request, requestID);
-    };
-  }
+  const rep = todoClient(base, user, pusherSpy);
   clients.push(rep);
   return rep;
-}
-
-/** Pushes what is pending, then pulls until the server has confirmed every local mutation. */
-async function sync(rep: TodoClient): Promise<void> {
-  for (let attempt = 0; attempt < 20; attempt++) {
-    await rep.push({ now: true });
-    await rep.pull({ now: true });
-    if ((await rep.experimentalPendingMutations()).length === 0) return;
-  }
-  throw new Error("the client never caught up");
 }
 
 async function todos(rep: TodoClient): Promise<Todo[]> {
@@ -80,7 +50,7 @@ async function serverView(user: string): Promise<{ cookie: number; todos: Todo[]
     headers: { "content-type": "application/json", authorization: user },
     body: JSON.stringify({
       pullVersion: 1,
-      clientGroupID: `probe-${user}-${++names}`,
+      clientGroupID: `probe-${user}-${++probes}`,
       cookie: null,
       profileID: "probe",
       schemaVersion: "",

@@ -3,21 +3,13 @@ import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { type Browser, chromium, type Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { launchChromium } from "../test/chromium.js";
 
 // The todo app in a real Chromium, served by the example's own server entry (what
 // `npm start` runs) over an embedded SQLite file.
 
-const CHROMIUM = process.env.CHROMIUM_PATH || "/usr/bin/chromium";
-const CHROMIUM_FLAGS = [
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-  "--no-first-run",
-];
 const SERVER_ENTRY = fileURLToPath(new URL("../dist/server.js", import.meta.url));
 
 interface RunningServer {
@@ -61,16 +53,10 @@ let dataDir: string;
 const pageErrors: string[] = [];
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(
-      `Chromium is needed at ${CHROMIUM} for the browser test: run \`node scripts/ensure-chromium.mjs\` ` +
-        "(installs Debian's chromium as root), or set CHROMIUM_PATH.",
-    );
-  }
   if (!existsSync(SERVER_ENTRY)) throw new Error(`build the example first: ${SERVER_ENTRY} is missing`);
   dataDir = mkdtempSync(join(tmpdir(), "weir-todo-"));
   server = await startServer({ PORT: "0", HOST: "127.0.0.1", WEIR_DATA_DIR: dataDir });
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_FLAGS });
+  browser = await launchChromium();
 });
 
 afterAll(async () => {
