@@ -107,6 +107,18 @@ function loadGenerator(url, args) {
  * the seeded rows; pushes add rows, so they come last. `real` phases run against the weir
  * server of the todo example's config (the baseline serves both).
  */
+/** The load generator's push phase: every client pushing for the phase's length. */
+const pushArgs = () => [
+  "--mode",
+  "push",
+  "-c",
+  String(CLIENTS),
+  "-m",
+  String(MUTATIONS_PER_PUSH),
+  "-d",
+  String(PHASE_SECONDS),
+];
+
 const PHASES = [
   {
     name: "fullPull",
@@ -121,35 +133,13 @@ const PHASES = [
   {
     name: "push",
     label: `pushes, ${CLIENTS} clients x ${MUTATIONS_PER_PUSH} mutations, ${PHASE_SECONDS} s`,
-    args: () => [
-      "--mode",
-      "push",
-      "-c",
-      String(CLIENTS),
-      "-m",
-      String(MUTATIONS_PER_PUSH),
-      "-d",
-      String(PHASE_SECONDS),
-    ],
+    args: () => pushArgs(),
   },
   {
     name: "realPush",
     real: true,
     label: `pushes through the todo config, ${CLIENTS} clients x ${MUTATIONS_PER_PUSH} createTodo, ${PHASE_SECONDS} s`,
-    args: () => [
-      "--mode",
-      "push",
-      "-c",
-      String(CLIENTS),
-      "-m",
-      String(MUTATIONS_PER_PUSH),
-      "-d",
-      String(PHASE_SECONDS),
-      "--mutator",
-      "createTodo",
-      "--args",
-      TODO_ARGS,
-    ],
+    args: () => [...pushArgs(), "--mutator", "createTodo", "--args", TODO_ARGS],
   },
 ];
 
