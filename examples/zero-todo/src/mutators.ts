@@ -1,17 +1,14 @@
 import { defineMutator, defineMutators, type Transaction } from "@rocicorp/zero";
 import type { CreateTodoArgs, DeleteTodoArgs, UpdateTodoArgs } from "@weir/example-todo/todo-args";
-import type { Schema } from "./schema.js";
-
-/** What the client's mutators know of their user (Zero's `context` option). */
-export interface TodoContext {
-  userID: string;
-}
+import type { Schema, TodoContext } from "./schema.js";
 
 /**
  * The client's optimistic side of the todo mutators: the server runs the todo example's own
  * mutators (`@weir/example-todo/mutators`) under the same names, with the same args, and its
  * answer wins (a refusal there rolls the client's change back).
  */
+export type { TodoContext };
+
 export const mutators = defineMutators({
   createTodo: defineMutator(
     async ({ tx, args, ctx }: { tx: Transaction<Schema>; args: CreateTodoArgs; ctx: TodoContext }) => {

@@ -10,3 +10,16 @@ const todo = table("todo")
 
 export const schema = createSchema({ tables: [todo] });
 export type Schema = typeof schema;
+
+/** What the client's mutators and queries know of their user (Zero's `context` option). */
+export interface TodoContext {
+  userID: string;
+}
+
+// Zero's builders take the app's schema and context from here (its documented registration).
+declare module "@rocicorp/zero" {
+  interface DefaultTypes {
+    schema: Schema;
+    context: TodoContext;
+  }
+}

@@ -169,7 +169,8 @@ export class ZeroHub {
       return;
     }
     const reset = full || answer.rowsPatch?.[0]?.op === "clear";
-    const parts = pokeParts(answer, reset, group.got, group.takeContent(reset));
+    const moved = group.cookie === null || answer.cookie > group.cookie.version;
+    const parts = pokeParts(answer, reset, moved, group.got, group.takeContent(reset));
     group.reset = false;
     if (parts === null) return;
     let cookie = nextZeroCookie(group.cookie, answer.cookie);

@@ -12,10 +12,15 @@ export interface QueryPullAnswer {
 /** How many row ops one pokePart carries at most: a big catch-up spans several parts. */
 export const ROWS_PER_PART = 1_000;
 
-/** The bodies of a poke's parts (without pokeID), or null when it would change nothing. */
+/**
+ * The bodies of a poke's parts (without pokeID), or null when it would change nothing. A pull
+ * answered at a newer version than the clients' is always poked, even empty: the engine keeps the
+ * group's membership at that version, and the clients' cookie must follow it.
+ */
 export function pokeParts(
   answer: QueryPullAnswer,
   full: boolean,
+  moved: boolean,
   got: Set<string>,
   content: PokeContent,
 ): Array<Record<string, unknown>> | null {
@@ -27,7 +32,7 @@ export function pokeParts(
   if (Object.keys(content.desired).length > 0) first.desiredQueriesPatches = content.desired;
   if (gotPatch.length > 0) first.gotQueriesPatch = gotPatch;
   if (content.results.length > 0) first.mutationsPatch = content.results;
-  if (!full && rows.length === 0 && Object.keys(first).length === 0) return null;
+  if (!full && !moved && rows.length === 0 && Object.keys(first).length === 0) return null;
   const parts: Array<Record<string, unknown>> = [];
   // A clear empties the client's whole store (its desired and got queries too), so it comes in
   // a part of its own, before the part that puts them back.
