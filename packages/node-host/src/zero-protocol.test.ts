@@ -165,4 +165,83 @@ describe("the Zero dialect", () => {
     expect(await socket.next("pong")).toEqual({});
     socket.ws.close();
   });
+
+  it("pokes a refused mutation's result with its id, and deletes it once acknowledged", async () => {
+    const group = "gpush";
+    const socket = await connect("zp8", { group });
+    await socket.next("pokeEnd");
+    const push = (id: number, args: unknown) =>
+      JSON.stringify([
+        "push",
+        {
+          clientGroupID: group,
+          mutations: [{ type: "custom", id, clientID: "c1", name: "createTodo", args: [args], timestamp: 1 }],
+          pushVersion: 1,
+          timestamp: 1,
+          requestID: `r${id}`,
+        },
+      ]);
+    socket.ws.send(push(1, { id: "t1" }));
+    socket.ws.send(push(2, { id: "t1" }));
+    await until(() => parts(socket).some((part) => part.mutationsPatch));
+    const refused = parts(socket).find((part) => part.mutationsPatch)!;
+    expect(refused.mutationsPatch).toEqual([
+      {
+        op: "put",
+        mutation: { id: { clientID: "c1", id: 2 }, result: expect.objectContaining({ error: "app" }) },
+      },
+    ]);
+    expect(
+      parts(socket).some((part) => (part.lastMutationIDChanges as Record<string, number>)?.c1 === 2),
+    ).toBe(true);
+    socket.ws.send(JSON.stringify(["ackMutationResponses", { clientID: "c1", id: 2 }]));
+    await until(() =>
+      parts(socket).some((part) => JSON.stringify(part.mutationsPatch ?? []).includes('"del"')),
+    );
+    socket.ws.close();
+  });
+
+  it("resets a client whose cookie is not the one its group was last poked at", async () => {
+    const group = "gstale";
+    const first = await connect("zp9", { group });
+    const stale = ((await first.next("pokeEnd")) as { cookie: string }).cookie;
+    first.ws.send(
+      JSON.stringify([
+        "changeDesiredQueries",
+        { desiredQueriesPatch: [{ op: "put", hash: "h", name: "doneTodos", args: [] }] },
+      ]),
+    );
+    await until(() => first.messages.filter((m) => m[0] === "pokeEnd").length >= 2);
+    first.ws.close();
+    await first.closed;
+    const again = await connect("zp9", { group, cookie: stale });
+    await again.next("pokeEnd");
+    expect((again.messages.find((m) => m[0] === "pokeStart")![1] as { baseCookie: string }).baseCookie).toBe(
+      stale,
+    );
+    expect(parts(again)[0]).toMatchObject({ rowsPatch: [{ op: "clear" }] });
+    again.ws.close();
+  });
+
+  it("takes a new credential of the same user, and refuses another user's", async () => {
+    const socket = await connect("zp10");
+    await socket.next("pokeEnd");
+    socket.ws.send(JSON.stringify(["updateAuth", { auth: "alice" }]));
+    socket.ws.send(JSON.stringify(["ping", {}]));
+    expect(await socket.next("pong")).toEqual({});
+    socket.ws.send(JSON.stringify(["updateAuth", { auth: "bob" }]));
+    expect(await socket.next("error")).toMatchObject({ kind: "Unauthorized" });
+    expect((await socket.closed).code).toBe(1002);
+  });
 });
+
+function parts(socket: Socket): Record<string, unknown>[] {
+  return socket.messages.filter((m) => m[0] === "pokePart").map((m) => m[1] as Record<string, unknown>);
+}
+
+async function until(check: () => boolean): Promise<void> {
+  for (let waited = 0; !check(); waited += 10) {
+    if (waited > 5_000) throw new Error("timed out");
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
