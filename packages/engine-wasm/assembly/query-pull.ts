@@ -260,8 +260,9 @@ function transformVersion(patchText: string): string {
 export function groupQueries(groupID: string): string {
   return queryRows(
     "SELECT json_object('version', (SELECT transform_version FROM _weir_query_groups WHERE group_id = ?), " +
-      "'queries', (SELECT json_group_array(json_object('hash', hash, 'name', name, 'args', json(args))) " +
-      "FROM _weir_queries WHERE group_id = ?))",
+      // json(): a subquery's value loses its JSON subtype, and json_object would embed it as text.
+      "'queries', json((SELECT json_group_array(json_object('hash', hash, 'name', name, 'args', json(args))) " +
+      "FROM _weir_queries WHERE group_id = ?)))",
     params([jsonString(groupID), jsonString(groupID)]),
   )[0][0];
 }

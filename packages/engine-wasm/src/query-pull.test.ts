@@ -32,6 +32,15 @@ describe.each(DATABASES)("query-aware pull on $kind", ({ open }) => {
     expect(first.queriesRecomputed).toBe(1);
   });
 
+  it("answers a group's stored queries as a list, empty for a group that has none", async () => {
+    const { ns, pull } = await chat();
+    expect(ns.engine.groupQueries(ns.db.adapter, "g")).toEqual({ version: null, queries: [] });
+    pull([put("h1", channelMessages("c1", 2))]);
+    expect(ns.engine.groupQueries(ns.db.adapter, "g").queries).toEqual([
+      { hash: "h1", name: "q", args: ["h1"] },
+    ]);
+  });
+
   it("keeps a limit window exact as rows enter and leave it", async () => {
     const { ns, client, pull } = await chat();
     pull([put("h1", channelMessages("c1", 2))]);

@@ -99,3 +99,8 @@ export {
   type UpstreamSource,
 } from "./ports/upstream-source.js";
 export type { Wake, WakeTarget } from "./ports/wake.js";
+export { ZERO_PROTOCOL_VERSIONS } from "./zero/zero-connect-request.js";
+export { formatZeroCookie, parseZeroCookie, type ZeroCookie } from "./zero/zero-cookie.js";
+export { ZeroError, type ZeroErrorKind } from "./zero/zero-error.js";
+export { CLOSE_NORMAL, CLOSE_PROTOCOL_ERROR, type ZeroSocket } from "./zero/zero-socket.js";
+export type { ZeroSocketHandler, ZeroUpgrade } from "./zero/zero-upgrade.js";

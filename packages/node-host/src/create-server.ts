@@ -27,6 +27,7 @@ import { defaultMaxOpenNamespaces } from "./open-file-limit.js";
 import { type FileStorage, fileStorage, memoryStorage } from "./storage.js";
 import { WsWake } from "./wake.js";
 import { answerWakeUpgrade } from "./wake-upgrade.js";
+import { WsZero } from "./zero-sockets.js";
 
 export type { NodeHostOptions } from "./node-options.js";
 
@@ -64,6 +65,7 @@ export function createServer(options: NodeHostOptions): WeirServer {
   const maxBytes = options.maxDatabaseBytes;
 
   const wake = new WsWake(options.heartbeatMs ?? 30_000);
+  const zero = new WsZero(options.heartbeatMs ?? 30_000);
   const scheduler = new TimerScheduler();
   let host: WeirHost | undefined;
   let ready: Promise<WeirHost> | undefined;
@@ -155,7 +157,7 @@ export function createServer(options: NodeHostOptions): WeirServer {
     socket.on("error", () => socket.destroy());
     inflight.track(
       ensureStarted()
-        .then((weir) => answerWakeUpgrade(weir, wake, req, socket, head))
+        .then((weir) => answerWakeUpgrade(weir, wake, zero, req, socket, head))
         .catch(() => {
           socket.destroy();
         }),
@@ -195,6 +197,7 @@ export function createServer(options: NodeHostOptions): WeirServer {
         await inflight.drained();
         if (idleTimer) clearInterval(idleTimer);
         wake.close();
+        zero.close();
         scheduler.close();
         httpServer.closeAllConnections();
         await stopped;

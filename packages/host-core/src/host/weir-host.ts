@@ -34,6 +34,7 @@ import type { NamespaceStore, Storage } from "../ports/storage.js";
 import { TimerScheduler } from "../ports/timer-scheduler.js";
 import type { Wake } from "../ports/wake.js";
 import { type Admitted, UserBudgets } from "../quotas/user-budgets.js";
+import { acceptZero } from "../zero/zero-accept.js";
 import { InFlight } from "./in-flight.js";
 
 /** What a host gives host-core besides the engine: the ports of its runtime. */
@@ -259,6 +260,22 @@ export class WeirHost {
       const result = await service.notify(body);
       Object.assign(record, result.log);
       return result.response;
+    }
+    if (route.type === "zero") {
+      if (request.headers.get("upgrade")?.toLowerCase() !== "websocket") {
+        throw new HttpError("bad_request", "this route is a WebSocket: send `Upgrade: websocket`");
+      }
+      const zero = await acceptZero(route.version, request, {
+        authenticate: async (auth) => {
+          const claims = await authenticateRequest(this.config, this.logger, auth);
+          await authorizeNamespace(this.config, claims, route.namespace);
+          admitted(this.budgets.admitRequest(claims.userID));
+          return claims;
+        },
+        hub: async (claims) =>
+          (this.registry.get(route.namespace) ?? (await this.acquireFor(route.namespace, claims))).zero,
+      });
+      return { status: 101, headers: {}, body: null, zero };
     }
     const authenticated = authenticateRequest(this.config, this.logger, request);
     const claims = authenticated instanceof Promise ? await authenticated : authenticated;

@@ -1,4 +1,5 @@
 import type { WakeTarget } from "../ports/wake.js";
+import type { ZeroUpgrade } from "../zero/zero-upgrade.js";
 /**
  * A request as host-core reads it: what a standard Request carries, with the body possibly read
  * already. Hosts that parse HTTP themselves (Node) build these directly and skip the cost of a
@@ -27,6 +28,8 @@ export interface ResponseParts {
   drop?: boolean;
   /** An authenticated wake request: the host upgrades the connection to a wake socket for it. */
   upgrade?: WakeTarget;
+  /** A Zero connect request: the host upgrades the connection and hands the socket to `zero`. */
+  zero?: ZeroUpgrade;
 }
 
 /** The headers of a JSON answer, shared (and frozen) by every answer that adds none. */
@@ -54,7 +57,7 @@ export function partsFromRequest(request: Request): RequestParts {
 }
 
 export function toResponse(parts: ResponseParts): Response {
-  if (parts.upgrade)
+  if (parts.upgrade || parts.zero)
     throw new Error("a wake upgrade is the host's to make: check `upgrade` before toResponse");
   if (parts.drop) {
     // A body that fails mid-way: the client sees the connection break, as when a network drops an answer.

@@ -5,6 +5,7 @@ export type RequestKind =
   | "replicache_pull"
   | "replicache_push"
   | "wake"
+  | "zero"
   | "admin"
   | "notify"
   | "unknown";

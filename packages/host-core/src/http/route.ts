@@ -6,6 +6,8 @@ export type SyncKind = "pull" | "push" | "replicache_pull" | "replicache_push";
 export type Route =
   | { type: "sync"; kind: SyncKind; namespace: string }
   | { type: "wake"; kind: "wake"; namespace: string }
+  /** Zero's sync protocol: `GET /<ns>/sync/v<N>/connect`, a WebSocket. */
+  | { type: "zero"; kind: "zero"; namespace: string; version: number }
   | { type: "notify"; kind: "notify"; namespace: string }
   | { type: "admin"; kind: "admin"; namespace: string; action: AdminAction };
 
@@ -15,6 +17,8 @@ const SYNC_PATHS: Record<string, SyncKind> = {
   "replicache/pull": "replicache_pull",
   "replicache/push": "replicache_push",
 };
+
+const ZERO_CONNECT = /^sync\/v([0-9]{1,4})\/connect$/;
 
 /** The route of a method and path, or the 400/404/405 that answers it. */
 export function matchRoute(method: string, pathname: string): Route {
@@ -36,6 +40,11 @@ export function matchRoute(method: string, pathname: string): Route {
   if (rest === "wake") {
     allow(method, ["GET"]);
     return { type: "wake", kind: "wake", namespace };
+  }
+  const zero = ZERO_CONNECT.exec(rest);
+  if (zero) {
+    allow(method, ["GET"]);
+    return { type: "zero", kind: "zero", namespace, version: Number(zero[1]) };
   }
   if (rest === "notify") {
     allow(method, ["POST"]);

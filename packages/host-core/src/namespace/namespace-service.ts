@@ -1,5 +1,6 @@
 import type { Engine, SqlAdapter, Visibility } from "@weir/engine-wasm";
 import type { AdminAction, Dialect, MutateRequest } from "@weir/protocol";
+import { authenticateRequest } from "../auth/authenticate-request.js";
 import type { Claims } from "../auth/claims.js";
 import type { QueryDefinition, ResolvedConfig } from "../config/weir-config.js";
 import { callMutate, type MutateOutcome } from "../delegate/mutate-call.js";
@@ -30,6 +31,8 @@ import type { Scheduler } from "../ports/scheduler.js";
 import type { NamespaceStore } from "../ports/storage.js";
 import type { UpstreamSource } from "../ports/upstream-source.js";
 import type { Wake } from "../ports/wake.js";
+import { ZeroHub } from "../zero/zero-hub.js";
+import type { ZeroNamespace } from "../zero/zero-namespace.js";
 import { ControlStore } from "./control-store.js";
 import { CounterFlush, type CounterFlushPolicy } from "./counter-flush.js";
 import { type IngestEvent, NamespaceIngest } from "./namespace-ingest.js";
@@ -66,7 +69,7 @@ export interface NamespaceServiceInit {
  * between reading the body and answering, so one namespace's transactions never interleave.
  */
 export class NamespaceService
-  implements PullContext, PushContext, AdminContext, IngestContext, DelegatedPushContext
+  implements PullContext, PushContext, AdminContext, IngestContext, DelegatedPushContext, ZeroNamespace
 {
   readonly namespace: string;
   /** The namespace as it appears in logs. */
@@ -90,6 +93,8 @@ export class NamespaceService
   private readonly waitUntil: (promise: Promise<unknown>) => void;
   private readonly processMemory: () => Record<string, number>;
   private readonly coalescer: WakeCoalescer;
+  /** The namespace's Zero connections (Zero's sync protocol over WebSocket). */
+  readonly zero: ZeroHub;
   private readonly counterFlush: CounterFlush;
   /** Ingest from the upstream, when the namespace has one. */
   private readonly ingester: NamespaceIngest | null;
@@ -126,7 +131,17 @@ export class NamespaceService
     this.control = ControlStore.open(this.store);
     this.coalescer = new WakeCoalescer(init.namespace, init.config.wakeWindowMs, init.scheduler, (except) => {
       this.control.counters.wakeFrames += this.wake.send(this.namespace, except);
+      this.zero.changed();
     });
+    this.zero = new ZeroHub(this, this.logger, (token) =>
+      Promise.resolve(
+        authenticateRequest(this.config, this.logger, {
+          method: "GET",
+          url: "http://zero/",
+          headers: new Headers({ authorization: `Bearer ${token}` }),
+        }),
+      ),
+    );
     this.counterFlush = new CounterFlush(init.counterFlush, () => this.saveCounters(), this.lastUse);
     const upstream = init.config.upstream;
     this.ingester =
@@ -265,6 +280,14 @@ export class NamespaceService
   /** Whether the namespace replicates an upstream. */
   get hasUpstream(): boolean {
     return this.ingester !== null;
+  }
+
+  watermark(): number {
+    return this.engine.state(this.store.db).watermark;
+  }
+
+  storedQueries(clientGroupID: string): readonly { hash: string; name: string; args: unknown }[] {
+    return this.engine.groupQueries(this.store.db, clientGroupID).queries;
   }
 
   upstreamCursor(): string | null {
@@ -421,6 +444,7 @@ export class NamespaceService
     if (this.closed) return;
     this.closed = true;
     this.ingester?.close();
+    this.zero.close();
     this.coalescer.cancel();
     this.counterFlush.cancel();
     if (damaged) {

@@ -1,0 +1,78 @@
+import type { Claims } from "../auth/claims.js";
+import type { AuthRequest, RequestParts } from "../http/http-parts.js";
+import { parseZeroConnect, type ZeroConnectRequest } from "./zero-connect-request.js";
+import { ZeroError } from "./zero-error.js";
+import type { ZeroHub } from "./zero-hub.js";
+import { CLOSE_PROTOCOL_ERROR, type ZeroSocket } from "./zero-socket.js";
+import type { ZeroUpgrade } from "./zero-upgrade.js";
+
+/** What accepting a Zero connection needs of the host. */
+export interface ZeroAcceptHost {
+  /** The claims of the request's credential (a rejection refuses it). */
+  authenticate(request: AuthRequest): Promise<Claims>;
+  /** The namespace's hub, opening the namespace for these claims. */
+  hub(claims: Claims): Promise<ZeroHub>;
+}
+
+/**
+ * The upgrade that answers `GET /<ns>/sync/v<N>/connect`. The credential is the client's `auth`
+ * (the `authToken` of its Sec-WebSocket-Protocol), given to `authenticate` as a bearer
+ * Authorization header. Refusals go to the client as Zero `error` messages on the socket.
+ */
+export async function acceptZero(
+  version: number,
+  request: RequestParts,
+  host: ZeroAcceptHost,
+): Promise<ZeroUpgrade> {
+  const protocolHeader = request.headers.get("sec-websocket-protocol");
+  let connect: ZeroConnectRequest;
+  let claims: Claims;
+  try {
+    connect = parseZeroConnect(version, new URL(request.url), protocolHeader);
+    const headers = new Headers();
+    if (connect.authToken) headers.set("authorization", `Bearer ${connect.authToken}`);
+    claims = await host
+      .authenticate({ method: "GET", url: request.url, headers })
+      .catch((error: unknown) => Promise.reject(refusal(error)));
+  } catch (error) {
+    return refused(protocolHeader, error instanceof ZeroError ? error : refusal(error));
+  }
+  const hub = await host.hub(claims);
+  return {
+    protocol: connect.protocol,
+    open: async (socket) => {
+      try {
+        return hub.connect(connect, claims, socket);
+      } catch (error) {
+        if (!(error instanceof ZeroError)) throw error;
+        refuse(socket, error);
+        return null;
+      }
+    },
+  };
+}
+
+function refused(protocol: string | null, error: ZeroError): ZeroUpgrade {
+  return {
+    protocol: protocol?.trim() || null,
+    open: async (socket) => {
+      refuse(socket, error);
+      return null;
+    },
+  };
+}
+
+function refuse(socket: ZeroSocket, error: ZeroError): void {
+  socket.send(error.frame());
+  socket.close(CLOSE_PROTOCOL_ERROR, error.kind);
+}
+
+/** A refusal of the HTTP flows as the Zero error the client acts on. */
+function refusal(error: unknown): ZeroError {
+  const status = (error as { status?: unknown }).status;
+  const message = error instanceof Error ? error.message : String(error);
+  if (status === 401 || status === 403) return new ZeroError("Unauthorized", message);
+  if (status === 429 || status === 503) return new ZeroError("ServerOverloaded", message);
+  if (typeof status === "number" && status < 500) return new ZeroError("InvalidConnectionRequest", message);
+  throw error;
+}

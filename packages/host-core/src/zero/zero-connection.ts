@@ -1,0 +1,189 @@
+import type { Claims } from "../auth/claims.js";
+import type { Logger } from "../ports/logger.js";
+import { formatZeroCookie, type ZeroCookie } from "./zero-cookie.js";
+import { ZeroError } from "./zero-error.js";
+import type { ZeroGroup } from "./zero-group.js";
+import { parseZeroMessage, type ZeroPushBody, type ZeroQueryOp, type ZeroUpstream } from "./zero-messages.js";
+import { CLOSE_NORMAL, CLOSE_PROTOCOL_ERROR, type ZeroSocket } from "./zero-socket.js";
+
+/** What a connection asks of its namespace's hub. */
+export interface ZeroConnectionHost {
+  readonly logger: Logger;
+  /** Checks a change of desired queries before it is taken: every put names a query the server defines. */
+  checkQueries(connection: ZeroConnection, ops: readonly ZeroQueryOp[]): ZeroQueryOp[];
+  /** Computes and sends the group's poke, now. */
+  poke(group: ZeroGroup): void;
+  push(connection: ZeroConnection, body: ZeroPushBody): Promise<void>;
+  /** Authenticates a new credential (`updateAuth`): the claims, or a rejection. */
+  reauthenticate(token: string): Promise<Claims>;
+  closed(connection: ZeroConnection): void;
+}
+
+/**
+ * One client's Zero WebSocket. Frames are handled one at a time, in order; an invalid one
+ * answers an `error` message and closes the socket, and nothing of it is applied.
+ */
+export class ZeroConnection {
+  /** The cookie the client is at (its baseCookie, then each poke's). */
+  cookie: ZeroCookie | null;
+  /** The client sent initConnection (in the protocol header or as its first message). */
+  initialized = false;
+  private open = true;
+  private queue: Promise<void> = Promise.resolve();
+  private pokes = 0;
+
+  constructor(
+    private readonly host: ZeroConnectionHost,
+    readonly group: ZeroGroup,
+    readonly clientID: string,
+    readonly wsid: string,
+    public claims: Claims,
+    private authToken: string | null,
+    cookie: ZeroCookie | null,
+    private readonly socket: ZeroSocket,
+  ) {
+    this.cookie = cookie;
+  }
+
+  get isOpen(): boolean {
+    return this.open;
+  }
+
+  /** The client's credential as an Authorization value (for a delegated push). */
+  get authorization(): string | null {
+    return this.authToken === null ? null : `Bearer ${this.authToken}`;
+  }
+
+  /** Sends `connected`, then takes the initConnection the client put in its protocol header. */
+  start(init: readonly ZeroQueryOp[] | null): void {
+    this.send(["connected", { wsid: this.wsid, timestamp: Date.now() }]);
+    if (init !== null) this.run(() => this.initialize(init));
+  }
+
+  /** A text frame from the client. */
+  receive(frame: string): void {
+    this.queue = this.queue.then(() => (this.open ? this.handle(frame) : undefined));
+  }
+
+  /** The socket closed (the client left, or the host closed it). */
+  socketClosed(): void {
+    if (!this.open) return;
+    this.open = false;
+    this.host.closed(this);
+  }
+
+  /** Sends one poke: its start (from this client's cookie), its parts, its end at `cookie`. */
+  sendPoke(parts: Array<Record<string, unknown>>, cookie: ZeroCookie): void {
+    if (!this.open) return;
+    const pokeID = `${this.wsid}:${++this.pokes}`;
+    const baseCookie = this.cookie === null ? null : formatZeroCookie(this.cookie);
+    this.send(["pokeStart", { pokeID, baseCookie, timestamp: Date.now() }]);
+    for (const part of parts) this.send(["pokePart", { pokeID, ...part }]);
+    this.send(["pokeEnd", { pokeID, cookie: formatZeroCookie(cookie) }]);
+    this.cookie = cookie;
+  }
+
+  /** Sends a message as it is. */
+  send(message: unknown): void {
+    if (this.open) this.socket.send(JSON.stringify(message));
+  }
+
+  /** Sends the error and closes the socket. */
+  fail(error: ZeroError): void {
+    if (!this.open) return;
+    this.socket.send(error.frame());
+    this.open = false;
+    this.socket.close(CLOSE_PROTOCOL_ERROR, error.kind);
+    this.host.closed(this);
+  }
+
+  private run(step: () => void | Promise<void>): void {
+    this.queue = this.queue.then(async () => {
+      if (!this.open) return;
+      try {
+        await step();
+      } catch (error) {
+        this.failWith(error);
+      }
+    });
+  }
+
+  private async handle(frame: string): Promise<void> {
+    try {
+      await this.dispatch(parseZeroMessage(frame));
+    } catch (error) {
+      this.failWith(error);
+    }
+  }
+
+  private failWith(error: unknown): void {
+    if (error instanceof ZeroError) {
+      this.fail(error);
+      return;
+    }
+    this.host.logger.log("error", { msg: "zero connection failed", error: String(error) });
+    this.fail(new ZeroError("Internal", "the server failed; reconnect"));
+  }
+
+  private async dispatch(message: ZeroUpstream): Promise<void> {
+    switch (message[0]) {
+      case "initConnection":
+        if (this.initialized) throw new ZeroError("InvalidMessage", "initConnection was sent already");
+        this.initialize(message[1].desiredQueriesPatch);
+        return;
+      case "ping":
+        this.send(["pong", {}]);
+        return;
+      case "closeConnection":
+        this.open = false;
+        this.socket.close(CLOSE_NORMAL, "closed by the client");
+        this.host.closed(this);
+        return;
+      case "updateAuth": {
+        const claims = await this.host.reauthenticate(message[1].auth);
+        if (claims.userID !== this.group.userID) {
+          throw new ZeroError("Unauthorized", "the new credential is another user's");
+        }
+        this.claims = claims;
+        this.authToken = message[1].auth;
+        return;
+      }
+      case "pull":
+        // Mutation recovery of another client group: weir confirms none of its mutations here.
+        this.send([
+          "pull",
+          { requestID: message[1].requestID, cookie: message[1].cookie ?? "", lastMutationIDChanges: {} },
+        ]);
+        return;
+      default:
+        break;
+    }
+    if (!this.initialized) throw new ZeroError("InvalidMessage", `${message[0]} before initConnection`);
+    switch (message[0]) {
+      case "changeDesiredQueries":
+        this.group.desire(this.clientID, this.host.checkQueries(this, message[1].desiredQueriesPatch));
+        this.host.poke(this.group);
+        return;
+      case "push":
+        await this.host.push(this, message[1]);
+        return;
+      case "ackMutationResponses":
+        this.group.acknowledged(message[1].clientID, message[1].id);
+        this.host.poke(this.group);
+        return;
+      case "deleteClients": {
+        const clientIDs = (message[1].clientIDs ?? []).filter((id) => id !== this.clientID);
+        this.group.forgetClients(clientIDs);
+        this.send(["deleteClients", { clientIDs }]);
+        this.host.poke(this.group);
+        return;
+      }
+    }
+  }
+
+  private initialize(ops: readonly ZeroQueryOp[]): void {
+    this.initialized = true;
+    this.group.desire(this.clientID, this.host.checkQueries(this, ops));
+    this.host.poke(this.group);
+  }
+}

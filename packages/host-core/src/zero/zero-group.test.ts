@@ -1,0 +1,57 @@
+import { describe, expect, it } from "vitest";
+import { ZeroGroup } from "./zero-group.js";
+
+const put = (hash: string, name = "q", args: unknown[] = [{ n: 1 }]) => ({
+  op: "put" as const,
+  hash,
+  name,
+  args,
+});
+
+describe("ZeroGroup", () => {
+  it("keeps a query active while any client of the group wants it", () => {
+    const group = new ZeroGroup("g", "u");
+    group.desire("c1", [put("h")]);
+    group.desire("c2", [put("h")]);
+    expect(group.takeEnginePatch()).toEqual([{ op: "put", hash: "h", name: "q", args: { n: 1 } }]);
+    group.desire("c1", [{ op: "del", hash: "h" }]);
+    expect(group.takeEnginePatch()).toEqual([]);
+    group.desire("c2", [{ op: "clear" }]);
+    expect(group.takeEnginePatch()).toEqual([{ op: "del", hash: "h" }]);
+  });
+
+  it("echoes each client's changes, and every client's whole set after a reset", () => {
+    const group = new ZeroGroup("g", "u");
+    group.desire("c1", [put("a"), put("b")]);
+    group.desire("c2", [put("b")]);
+    group.desire("c1", [{ op: "del", hash: "a" }]);
+    expect(group.takeContent(false).desired).toEqual({
+      c1: [
+        { op: "put", hash: "a" },
+        { op: "put", hash: "b" },
+        { op: "del", hash: "a" },
+      ],
+      c2: [{ op: "put", hash: "b" }],
+    });
+    expect(group.takeContent(false).desired).toEqual({});
+    expect(group.takeContent(true).desired).toEqual({
+      c1: [{ op: "put", hash: "b" }],
+      c2: [{ op: "put", hash: "b" }],
+    });
+  });
+
+  it("pokes a refused mutation's result once, and deletes it once acknowledged", () => {
+    const group = new ZeroGroup("g", "u");
+    const result = { error: "app", message: "no" };
+    group.refused("c1", 3, result);
+    group.refused("c1", 5, result);
+    expect(group.takeContent(false).results).toEqual([
+      { op: "put", mutation: { id: { clientID: "c1", id: 3 }, result } },
+      { op: "put", mutation: { id: { clientID: "c1", id: 5 }, result } },
+    ]);
+    group.acknowledged("c1", 4);
+    expect(group.takeContent(false).results).toEqual([{ op: "del", id: { clientID: "c1", id: 3 } }]);
+    group.acknowledged("c1", 5);
+    expect(group.takeContent(false).results).toEqual([{ op: "del", id: { clientID: "c1", id: 5 } }]);
+  });
+});

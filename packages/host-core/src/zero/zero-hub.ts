@@ -1,0 +1,242 @@
+import type { Claims } from "../auth/claims.js";
+import type { Logger } from "../ports/logger.js";
+import type { ZeroConnectRequest } from "./zero-connect-request.js";
+import { ZeroConnection, type ZeroConnectionHost } from "./zero-connection.js";
+import { nextZeroCookie, parseZeroCookie, type ZeroCookie } from "./zero-cookie.js";
+import { ZeroError } from "./zero-error.js";
+import { ZeroGroup } from "./zero-group.js";
+import type { ZeroPushBody, ZeroQueryOp } from "./zero-messages.js";
+import type { ZeroNamespace } from "./zero-namespace.js";
+import { pokeParts, type QueryPullAnswer } from "./zero-poke.js";
+import { runZeroPush } from "./zero-push.js";
+import type { ZeroSocket } from "./zero-socket.js";
+
+/** How many groups without a connection the hub remembers (so their reconnects need no reset). */
+const IDLE_GROUPS = 10_000;
+
+/**
+ * A namespace's Zero connections, by client group. After a commit (told by `changed`, coalesced
+ * like wake) every group with a connection gets its query-aware pull as one poke; a group's own
+ * changes (queries, pushes) poke it at once.
+ */
+export class ZeroHub {
+  private readonly groups = new Map<string, ZeroGroup>();
+  private readonly members = new Map<ZeroGroup, Set<ZeroConnection>>();
+  private flushQueued = false;
+  private readonly host: ZeroConnectionHost;
+
+  constructor(
+    private readonly ns: ZeroNamespace,
+    logger: Logger,
+    private readonly reauthenticate: (token: string) => Promise<Claims>,
+  ) {
+    this.host = {
+      logger,
+      checkQueries: (connection, ops) => this.checkQueries(connection, ops),
+      poke: (group) => this.poke(group),
+      push: (connection, body) => this.push(connection, body),
+      reauthenticate: (token) => this.reauthenticate(token),
+      closed: (connection) => this.leave(connection),
+    };
+  }
+
+  /** How many connections are open. */
+  get size(): number {
+    let size = 0;
+    for (const set of this.members.values()) size += set.size;
+    return size;
+  }
+
+  /**
+   * A client connects: checks its cookie, joins its group and sends `connected`. A cookie weir
+   * did not hand out, or one ahead of the namespace, answers InvalidConnectionRequestBaseCookie
+   * (the client drops its copy and starts again).
+   */
+  connect(request: ZeroConnectRequest, claims: Claims, socket: ZeroSocket): ZeroConnection {
+    let cookie: ZeroCookie | null = null;
+    if (request.baseCookie !== null) {
+      cookie = parseZeroCookie(request.baseCookie);
+      if (cookie === null || cookie.version > this.ns.watermark()) {
+        throw new ZeroError(
+          "InvalidConnectionRequestBaseCookie",
+          `the cookie ${request.baseCookie.slice(0, 64)} is not one this server handed out`,
+        );
+      }
+    }
+    let group = this.groups.get(request.clientGroupID);
+    if (group && group.userID !== claims.userID) {
+      throw new ZeroError("Unauthorized", "the client group belongs to another user");
+    }
+    if (!group) {
+      group = new ZeroGroup(request.clientGroupID, claims.userID);
+      // After a restart the engine still knows the group's queries; the client, which thinks
+      // the server knows them, sends only what changed since.
+      group.seed(request.clientID, this.ns.storedQueries(request.clientGroupID));
+      this.remember(group);
+    }
+    const connection = new ZeroConnection(
+      this.host,
+      group,
+      request.clientID,
+      request.wsid,
+      claims,
+      request.authToken,
+      cookie,
+      socket,
+    );
+    let members = this.members.get(group);
+    if (!members) {
+      members = new Set();
+      this.members.set(group, members);
+    }
+    members.add(connection);
+    this.ns.enter();
+    connection.start(request.init?.desiredQueriesPatch ?? null);
+    return connection;
+  }
+
+  /** Rows changed: every group with a connection is poked, once the current flow is done. */
+  changed(): void {
+    if (this.flushQueued || this.members.size === 0) return;
+    this.flushQueued = true;
+    queueMicrotask(() => {
+      this.flushQueued = false;
+      for (const group of this.members.keys()) if (!group.pushing) this.poke(group);
+    });
+  }
+
+  /** Closes every connection (the namespace is closing). */
+  close(): void {
+    for (const set of [...this.members.values()]) {
+      for (const connection of [...set])
+        connection.fail(new ZeroError("ServerOverloaded", "the server is closing"));
+    }
+  }
+
+  /** Computes the group's pull and sends it to each of its connections as one poke. */
+  poke(group: ZeroGroup, retried = false): void {
+    const connections = [...(this.members.get(group) ?? [])].filter((c) => c.isOpen && c.initialized);
+    if (connections.length === 0) return;
+    const full =
+      group.reset || group.cookie === null || connections.some((c) => !sameCookie(c.cookie, group.cookie));
+    const patch = group.takeEnginePatch();
+    const claims = connections[connections.length - 1]!.claims;
+    let answer: QueryPullAnswer;
+    try {
+      const result = this.ns.pull(
+        "native",
+        {
+          clientGroupID: group.id,
+          clientID: connections[0]!.clientID,
+          cookie: full ? null : group.cookie!.version,
+          queries: { patch },
+        },
+        claims,
+      );
+      answer = JSON.parse(result.response.body ?? "{}") as QueryPullAnswer;
+    } catch (error) {
+      const code = (error as { code?: unknown }).code;
+      const puts = patch.filter((op) => op.op === "put");
+      if (!retried && puts.length > 0 && (code === "bad_request" || code === "query_budget_exceeded")) {
+        // A query the server cannot answer fails alone: the client hears why, the rest go on.
+        const refused = new Set(puts.map((op) => op.hash));
+        for (const connection of connections) {
+          connection.send([
+            "transformError",
+            puts.map((op) => ({
+              error: "app",
+              id: op.hash,
+              name: op.name,
+              message: (error as Error).message,
+            })),
+          ]);
+        }
+        group.restoreEnginePatch(patch.filter((op) => op.op !== "put"));
+        group.dropPuts(refused);
+        this.poke(group, true);
+        return;
+      }
+      group.restoreEnginePatch(patch);
+      const refusal =
+        code === "forbidden"
+          ? new ZeroError("Unauthorized", "the client group belongs to another user")
+          : code === "queries_disabled" || code === "shutting_down"
+            ? new ZeroError("ServerOverloaded", (error as Error).message)
+            : null;
+      if (!refusal) this.host.logger.log("error", { msg: "zero poke failed", error: String(error) });
+      for (const connection of connections)
+        connection.fail(refusal ?? new ZeroError("Internal", "the server failed; reconnect"));
+      return;
+    }
+    const reset = full || answer.rowsPatch?.[0]?.op === "clear";
+    const moved = group.cookie === null || answer.cookie > group.cookie.version;
+    const parts = pokeParts(answer, reset, moved, group.got, group.takeContent(reset));
+    group.reset = false;
+    if (parts === null) return;
+    let cookie = nextZeroCookie(group.cookie, answer.cookie);
+    for (const connection of connections) {
+      const next = nextZeroCookie(connection.cookie, answer.cookie);
+      if (next.version > cookie.version || (next.version === cookie.version && next.step > cookie.step))
+        cookie = next;
+    }
+    group.cookie = cookie;
+    for (const connection of connections) connection.sendPoke(parts, cookie);
+  }
+
+  private checkQueries(connection: ZeroConnection, ops: readonly ZeroQueryOp[]): ZeroQueryOp[] {
+    const accepted: ZeroQueryOp[] = [];
+    const refused: Array<Record<string, unknown>> = [];
+    for (const op of ops) {
+      if (op.op !== "put") {
+        accepted.push(op);
+        continue;
+      }
+      if (op.name === undefined) {
+        refused.push({
+          error: "parse",
+          id: op.hash,
+          name: "",
+          message: "this server answers named queries only",
+        });
+      } else if (!this.ns.queries || !Object.hasOwn(this.ns.queries, op.name)) {
+        refused.push({ error: "app", id: op.hash, name: op.name, message: `unknown query ${op.name}` });
+      } else {
+        accepted.push(op);
+      }
+    }
+    if (refused.length > 0) connection.send(["transformError", refused]);
+    return accepted;
+  }
+
+  private async push(connection: ZeroConnection, body: ZeroPushBody): Promise<void> {
+    const group = connection.group;
+    group.pushing = true;
+    try {
+      await runZeroPush(this.ns, group, body, connection.claims, connection.authorization);
+    } finally {
+      group.pushing = false;
+    }
+    // The pusher's group hears its results now, with the ids they settle.
+    this.poke(group);
+  }
+
+  private leave(connection: ZeroConnection): void {
+    const members = this.members.get(connection.group);
+    if (!members?.delete(connection)) return;
+    this.ns.leave();
+    if (members.size === 0) this.members.delete(connection.group);
+  }
+
+  private remember(group: ZeroGroup): void {
+    this.groups.set(group.id, group);
+    if (this.groups.size <= IDLE_GROUPS) return;
+    for (const [id, known] of this.groups) {
+      if (this.groups.size <= IDLE_GROUPS) break;
+      if (!this.members.has(known)) this.groups.delete(id);
+    }
+  }
+}
+
+function sameCookie(a: ZeroCookie | null, b: ZeroCookie | null): boolean {
+  return a !== null && b !== null && a.version === b.version && a.step === b.step;
+}

@@ -1,0 +1,25 @@
+import type { Dialect } from "@weir/protocol";
+import type { Claims } from "../auth/claims.js";
+import type { QueryDefinition } from "../config/weir-config.js";
+import type { FlowResult } from "../flows/flow-context.js";
+
+/** What the Zero dialect needs of a namespace: the native flows, and two looks at its state. */
+export interface ZeroNamespace {
+  readonly queries: Readonly<Record<string, QueryDefinition>> | undefined;
+  readonly delegates: boolean;
+  pull(dialect: Dialect, body: unknown, claims: Claims): FlowResult;
+  push(dialect: Dialect, body: unknown, claims: Claims): FlowResult;
+  pushDelegated(
+    dialect: Dialect,
+    body: unknown,
+    claims: Claims,
+    authorization: string | null,
+  ): Promise<FlowResult>;
+  /** The namespace's latest version. */
+  watermark(): number;
+  /** The group's active queries as the engine stored them. */
+  storedQueries(clientGroupID: string): readonly { hash: string; name: string; args: unknown }[];
+  /** A connection starts (and stops) using the namespace, which stays open while any does. */
+  enter(): void;
+  leave(): void;
+}

@@ -1,0 +1,247 @@
+import { conformanceConfig } from "@weir/conformance";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import WebSocket from "ws";
+import { memoryLogger } from "../test/helpers.js";
+import { createServer } from "./index.js";
+
+// Zero's sync protocol spoken by hand over `ws`, for what the stock client never sends: frames
+// weir must refuse with the documented error, closing the socket and writing nothing.
+
+let server: ReturnType<typeof createServer>;
+let url: string;
+
+beforeAll(async () => {
+  server = createServer({ ...conformanceConfig(), devAuth: true, storage: "memory", logger: memoryLogger() });
+  url = (await server.listen()).url;
+});
+
+afterAll(async () => {
+  await server.close();
+});
+
+/** Zero's Sec-WebSocket-Protocol: URI-encoded base64 of the JSON of the first message and the token. */
+function secProtocol(init: unknown, authToken: string): string {
+  return encodeURIComponent(
+    Buffer.from(JSON.stringify({ initConnectionMessage: init, authToken })).toString("base64"),
+  );
+}
+
+interface Socket {
+  ws: WebSocket;
+  messages: unknown[][];
+  next(type: string): Promise<unknown>;
+  closed: Promise<{ code: number; reason: string }>;
+}
+
+function connect(
+  ns: string,
+  options: { version?: number; group?: string; cookie?: string; protocol?: string } = {},
+): Promise<Socket> {
+  const group = options.group ?? `g${Math.random().toString(36).slice(2)}`;
+  const query = `clientID=c1&clientGroupID=${group}&baseCookie=${options.cookie ?? ""}&lmid=0&wsid=w1`;
+  const ws = new WebSocket(
+    `${url.replace("http", "ws")}/${ns}/sync/v${options.version ?? 51}/connect?${query}`,
+    options.protocol ?? secProtocol(["initConnection", { desiredQueriesPatch: [] }], "alice"),
+  );
+  const messages: unknown[][] = [];
+  const waiters: Array<() => void> = [];
+  ws.on("message", (data) => {
+    messages.push(JSON.parse(data.toString()) as unknown[]);
+    for (const wake of waiters.splice(0)) wake();
+  });
+  const closed = new Promise<{ code: number; reason: string }>((resolve) =>
+    ws.on("close", (code, reason) => resolve({ code, reason: reason.toString() })),
+  );
+  const next = async (type: string): Promise<unknown> => {
+    for (;;) {
+      const found = messages.find((message) => message[0] === type);
+      if (found) return found[1];
+      await new Promise<void>((resolve) => waiters.push(resolve));
+    }
+  };
+  return new Promise((resolve, reject) => {
+    ws.on("open", () => resolve({ ws, messages, next, closed }));
+    ws.on("error", reject);
+  });
+}
+
+async function watermark(ns: string): Promise<number> {
+  const response = await fetch(`${url}/${ns}/pull`, {
+    method: "POST",
+    headers: { "content-type": "application/json", authorization: "alice" },
+    body: JSON.stringify({ clientGroupID: "probe", clientID: "probe", cookie: null }),
+  });
+  return ((await response.json()) as { cookie: number }).cookie;
+}
+
+describe("the Zero dialect", () => {
+  it("echoes the protocol header, answers connected, then pokes the first answer and pongs a ping", async () => {
+    const socket = await connect("zp1");
+    expect(socket.ws.protocol).not.toBe("");
+    expect(await socket.next("connected")).toMatchObject({ wsid: "w1" });
+    expect(await socket.next("pokeEnd")).toMatchObject({
+      cookie: expect.stringMatching(/^[0-9]{16}\.[0-9]{8}$/),
+    });
+    socket.ws.send(JSON.stringify(["ping", {}]));
+    expect(await socket.next("pong")).toEqual({});
+    socket.ws.close();
+  });
+
+  it.each([
+    ["a frame that is not JSON", "{not json"],
+    ["a frame that is not a [type, body] pair", JSON.stringify({ push: {} })],
+    ["an unknown message type", JSON.stringify(["explode", {}])],
+    [
+      "a push with a malformed mutation",
+      JSON.stringify(["push", { clientGroupID: "g", mutations: [{ id: "x" }] }]),
+    ],
+  ])("refuses %s with InvalidMessage and closes, writing nothing", async (_, frame) => {
+    const before = await watermark("zp2");
+    const socket = await connect("zp2");
+    await socket.next("pokeEnd");
+    socket.ws.send(frame);
+    expect(await socket.next("error")).toMatchObject({ kind: "InvalidMessage", origin: "zeroCache" });
+    expect((await socket.closed).code).toBe(1002);
+    expect(await watermark("zp2")).toBe(before);
+  });
+
+  it("refuses a push for another client group with InvalidPush, running none of it", async () => {
+    const before = await watermark("zp3");
+    const socket = await connect("zp3");
+    await socket.next("pokeEnd");
+    const mutation = {
+      type: "custom",
+      id: 1,
+      clientID: "c1",
+      name: "createTodo",
+      args: [{ id: "t1" }],
+      timestamp: 1,
+    };
+    socket.ws.send(
+      JSON.stringify([
+        "push",
+        { clientGroupID: "other", mutations: [mutation], pushVersion: 1, timestamp: 1, requestID: "r" },
+      ]),
+    );
+    expect(await socket.next("error")).toMatchObject({ kind: "InvalidPush" });
+    expect((await socket.closed).code).toBe(1002);
+    expect(await watermark("zp3")).toBe(before);
+  });
+
+  it("answers VersionNotSupported on a sync protocol version it does not speak, and closes", async () => {
+    const socket = await connect("zp4", { version: 50 });
+    expect(await socket.next("error")).toMatchObject({ kind: "VersionNotSupported" });
+    expect((await socket.closed).code).toBe(1002);
+  });
+
+  it("answers InvalidConnectionRequestBaseCookie for a cookie it never handed out, or one from the future", async () => {
+    for (const cookie of ["abc", "9999999999999999.00000000"]) {
+      const socket = await connect("zp5", { cookie });
+      expect(await socket.next("error")).toMatchObject({ kind: "InvalidConnectionRequestBaseCookie" });
+      expect((await socket.closed).code).toBe(1002);
+    }
+  });
+
+  it("answers Unauthorized without a credential, and for a protocol header that is not Zero's encoding InvalidConnectionRequest", async () => {
+    const anonymous = await connect("zp6", { protocol: secProtocol(undefined, "") });
+    expect(await anonymous.next("error")).toMatchObject({ kind: "Unauthorized" });
+    const garbled = await connect("zp6", { protocol: "bm90LWpzb24" });
+    expect(await garbled.next("error")).toMatchObject({ kind: "InvalidConnectionRequest" });
+  });
+
+  it("answers transformError for a query the server does not define, and keeps the connection", async () => {
+    const socket = await connect("zp7");
+    await socket.next("pokeEnd");
+    socket.ws.send(
+      JSON.stringify([
+        "changeDesiredQueries",
+        { desiredQueriesPatch: [{ op: "put", hash: "h1", name: "nope", args: [] }] },
+      ]),
+    );
+    expect(await socket.next("transformError")).toEqual([
+      { error: "app", id: "h1", name: "nope", message: "unknown query nope" },
+    ]);
+    socket.ws.send(JSON.stringify(["ping", {}]));
+    expect(await socket.next("pong")).toEqual({});
+    socket.ws.close();
+  });
+
+  it("pokes a refused mutation's result with its id, and deletes it once acknowledged", async () => {
+    const group = "gpush";
+    const socket = await connect("zp8", { group });
+    await socket.next("pokeEnd");
+    const push = (id: number, args: unknown) =>
+      JSON.stringify([
+        "push",
+        {
+          clientGroupID: group,
+          mutations: [{ type: "custom", id, clientID: "c1", name: "createTodo", args: [args], timestamp: 1 }],
+          pushVersion: 1,
+          timestamp: 1,
+          requestID: `r${id}`,
+        },
+      ]);
+    socket.ws.send(push(1, { id: "t1" }));
+    socket.ws.send(push(2, { id: "t1" }));
+    await until(() => parts(socket).some((part) => part.mutationsPatch));
+    const refused = parts(socket).find((part) => part.mutationsPatch)!;
+    expect(refused.mutationsPatch).toEqual([
+      {
+        op: "put",
+        mutation: { id: { clientID: "c1", id: 2 }, result: expect.objectContaining({ error: "app" }) },
+      },
+    ]);
+    expect(
+      parts(socket).some((part) => (part.lastMutationIDChanges as Record<string, number>)?.c1 === 2),
+    ).toBe(true);
+    socket.ws.send(JSON.stringify(["ackMutationResponses", { clientID: "c1", id: 2 }]));
+    await until(() =>
+      parts(socket).some((part) => JSON.stringify(part.mutationsPatch ?? []).includes('"del"')),
+    );
+    socket.ws.close();
+  });
+
+  it("resets a client whose cookie is not the one its group was last poked at", async () => {
+    const group = "gstale";
+    const first = await connect("zp9", { group });
+    const stale = ((await first.next("pokeEnd")) as { cookie: string }).cookie;
+    first.ws.send(
+      JSON.stringify([
+        "changeDesiredQueries",
+        { desiredQueriesPatch: [{ op: "put", hash: "h", name: "doneTodos", args: [] }] },
+      ]),
+    );
+    await until(() => first.messages.filter((m) => m[0] === "pokeEnd").length >= 2);
+    first.ws.close();
+    await first.closed;
+    const again = await connect("zp9", { group, cookie: stale });
+    await again.next("pokeEnd");
+    expect((again.messages.find((m) => m[0] === "pokeStart")![1] as { baseCookie: string }).baseCookie).toBe(
+      stale,
+    );
+    expect(parts(again)[0]).toMatchObject({ rowsPatch: [{ op: "clear" }] });
+    again.ws.close();
+  });
+
+  it("takes a new credential of the same user, and refuses another user's", async () => {
+    const socket = await connect("zp10");
+    await socket.next("pokeEnd");
+    socket.ws.send(JSON.stringify(["updateAuth", { auth: "alice" }]));
+    socket.ws.send(JSON.stringify(["ping", {}]));
+    expect(await socket.next("pong")).toEqual({});
+    socket.ws.send(JSON.stringify(["updateAuth", { auth: "bob" }]));
+    expect(await socket.next("error")).toMatchObject({ kind: "Unauthorized" });
+    expect((await socket.closed).code).toBe(1002);
+  });
+});
+
+function parts(socket: Socket): Record<string, unknown>[] {
+  return socket.messages.filter((m) => m[0] === "pokePart").map((m) => m[1] as Record<string, unknown>);
+}
+
+async function until(check: () => boolean): Promise<void> {
+  for (let waited = 0; !check(); waited += 10) {
+    if (waited > 5_000) throw new Error("timed out");
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
