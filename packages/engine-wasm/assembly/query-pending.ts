@@ -71,19 +71,20 @@ function patchSql(schema: Schema, format: i32): string {
     cases.push(
       " WHEN " +
         literal(table.name) +
-        " THEN coalesce(CASE WHEN EXISTS (SELECT 1 FROM _weir_group_rows AS g WHERE g.group_id = p.group_id " +
-        "AND g.tbl = p.tbl AND g.pk = p.pk) THEN (SELECT " +
+        " THEN coalesce(CASE WHEN EXISTS (SELECT 1 FROM _weir_group_rows AS g WHERE g.group_id = _weir_o.group_id " +
+        "AND g.tbl = _weir_o.tbl AND g.pk = _weir_o.pk) THEN (SELECT " +
         putOp(table, format) +
         " FROM " +
         ident(table.name) +
         " WHERE " +
-        keyMatch(table, "p.pk") +
-        ") END, CASE WHEN p.client_has THEN " +
-        delOp(table, format, "p.pk") +
+        keyMatch(table, "_weir_o.pk") +
+        ") END, CASE WHEN _weir_o.client_has THEN " +
+        delOp(table, format, "_weir_o.pk") +
         " END)",
     );
   }
-  return "CASE p.tbl" + cases.join("") + " END";
+  // The owed row is aliased under the reserved prefix: no app table can take its name.
+  return "CASE _weir_o.tbl" + cases.join("") + " END";
 }
 
 export class Sent {
@@ -108,10 +109,10 @@ export function sendOwed(schema: Schema, format: i32, group: string, maxRows: i6
   // follows the table's key, so it stops after the rows it answers: one more than the cap says
   // whether more rows are owed.
   const text = queryPayload(
-    "SELECT json_quote(tbl), json_quote(pk), length(CAST(patch AS BLOB)), patch FROM (SELECT p.tbl AS tbl, " +
-      "p.pk AS pk, " +
+    "SELECT json_quote(tbl), json_quote(pk), length(CAST(patch AS BLOB)), patch FROM (SELECT _weir_o.tbl AS tbl, " +
+      "_weir_o.pk AS pk, " +
       patchSql(schema, format) +
-      " AS patch FROM _weir_query_pending AS p WHERE p.group_id = ? ORDER BY p.tbl, p.pk LIMIT -1) " +
+      " AS patch FROM _weir_query_pending AS _weir_o WHERE _weir_o.group_id = ? ORDER BY _weir_o.tbl, _weir_o.pk LIMIT -1) " +
       "WHERE patch IS NOT NULL LIMIT ?",
     params([group, (maxRows < I64.MAX_VALUE ? maxRows + 1 : maxRows).toString()]),
   );
