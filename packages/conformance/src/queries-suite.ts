@@ -1,5 +1,5 @@
 import { expect, it } from "vitest";
-import { CONFORMANCE_ADMIN_KEY } from "./conformance-config.js";
+import { CONFORMANCE_MAX_CHANGE_ROWS as CAP, CONFORMANCE_ADMIN_KEY } from "./conformance-config.js";
 import { admin, call, freshNamespace, NativeClient } from "./http-client.js";
 import type { ConformanceTarget } from "./target.js";
 
@@ -75,5 +75,43 @@ export function queriesSuite(target: () => ConformanceTarget): void {
     await admin(target(), ns, "queries", CONFORMANCE_ADMIN_KEY, { enabled: true });
     client.patch = [{ op: "put", hash: "h", name: "doneTodos" }];
     expect(await client.pull()).toMatchObject({ status: 200, json: { gotQueries: ["h"] } });
+  });
+
+  it("cuts a query-aware answer at maxChangeRows, reports ids in its last part, and resets a client that lost a part", async () => {
+    const ns = freshNamespace();
+    const client = new QueryClient(target(), ns, "alice");
+    const count = CAP * 2 + 7;
+    const todos = Array.from({ length: count }, (_, i) => ({
+      name: "createTodo",
+      args: { id: `t${i}`, sort: i },
+    }));
+    await client.push(todos);
+    client.patch = [{ op: "put", hash: "all", name: "firstTodos", args: { limit: count } }];
+    const pages = await client.sync();
+    const parts = pages.slice(0, -1).map((page) => page.json);
+    expect(
+      parts.map((part) => part.rowsPatch.filter((op: { op: string }) => op.op === "put").length),
+    ).toEqual([CAP, CAP, 7]);
+    // Each part has a new cookie; only the last names the query and the pushed mutations.
+    expect(new Set(parts.map((part) => part.cookie)).size).toBe(3);
+    expect(parts.map((part) => part.gotQueries)).toEqual([[], [], ["all"]]);
+    expect(parts.map((part) => part.lastMutationIDChanges[client.clientID])).toEqual([
+      undefined,
+      undefined,
+      count,
+    ]);
+    expect(client.ids()).toHaveLength(count);
+    // A second group: its first part is lost, and it pulls again from the cookie before it.
+    const other = new QueryClient(target(), ns, "alice");
+    other.patch = [{ op: "put", hash: "all", name: "firstTodos", args: { limit: count } }];
+    const first = await other.pull();
+    other.apply(first.json);
+    const lost = await other.pull();
+    expect(lost.json.rowsPatch).toHaveLength(CAP);
+    const again = await other.pull();
+    expect(again.json.rowsPatch[0]).toEqual({ op: "clear" });
+    other.apply(again.json);
+    await other.sync();
+    expect(other.ids()).toEqual(client.ids());
   });
 }

@@ -6,6 +6,7 @@ import { INSTALL_CREATED, INSTALL_MIGRATED, INSTALL_UNCHANGED } from "../src/abi
 import { fail } from "./errors";
 import { exec, queryRows } from "./host";
 import { MEMBERSHIP_SQL } from "./query-membership";
+import { PENDING_SQL } from "./query-pending";
 import {
   createPriorTableSql,
   createTableSql,
@@ -131,6 +132,7 @@ export function install(schemaText: string, engineVersion: string): string {
   exec("PRAGMA recursive_triggers = ON");
   execAll(BOOKKEEPING_SQL);
   execAll(MEMBERSHIP_SQL);
+  execAll(PENDING_SQL);
   const upgraded = upgradeLogLayout();
   upgradePriorKeys();
   const rows = queryRows("SELECT schema FROM _weir_state WHERE id = 1");

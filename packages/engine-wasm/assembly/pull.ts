@@ -7,6 +7,7 @@ import {
   PULL_COOKIE,
   PULL_FLOOR,
   PULL_INCLUDED,
+  PULL_MORE,
   PULL_MUTATION_IDS,
   PULL_QUERIES_RECOMPUTED,
   PULL_QUERY_ROWS_EXAMINED,
@@ -39,8 +40,9 @@ import { Filter, parseVisibility, Visibility } from "./visibility";
 const PULL_STATE = new Statement(
   "SELECT " +
     WATERMARK +
-    ", s.floor, g.user_id = ?, q.cookie FROM _weir_state AS s LEFT JOIN _weir_client_groups AS g ON g.id = ? " +
-    "LEFT JOIN _weir_query_groups AS q ON q.group_id = g.id WHERE s.id = 1",
+    ", s.floor, g.user_id = ?, o.since IS NOT NULL, q.cookie FROM _weir_state AS s LEFT JOIN _weir_client_groups " +
+    "AS g ON g.id = ? LEFT JOIN _weir_query_groups AS q ON q.group_id = g.id LEFT JOIN _weir_query_partial AS o " +
+    "ON o.group_id = g.id WHERE s.id = 1",
 );
 
 class PullPlan {
@@ -51,6 +53,8 @@ class PullPlan {
   patch: string = "";
   evaluated: i64 = 0;
   recomputed: i64 = 0;
+  /** A query-aware answer left rows owed. */
+  more: bool = false;
 }
 
 /** Checks that the group belongs to the user (registering it on first use). "" or a failure. */
@@ -299,8 +303,9 @@ export function pull(
   queryPatch: string,
   maxQueryRows: i64,
 ): string {
-  // One row: watermark, floor, whether the group is the user's (1), another's (0) or new (""), and
-  // the cookie its query membership is at (none: it never pulled with queries).
+  // One row: watermark, floor, whether the group is the user's (1), another's (0) or new (""),
+  // whether query rows are owed to it (1), and the cookie its query membership is at (none: it
+  // never pulled with queries).
   const state = queryStatement(PULL_STATE, stringsParams(userID, groupID));
   if (state.length == 0) return fail("internal", "the engine is not installed in this database");
   const firstTab = state.indexOf(COLUMN_SEPARATOR);
@@ -309,8 +314,11 @@ export function pull(
   const floor = parseI64(state.substring(firstTab + 1, secondTab));
   const thirdTab = state.indexOf(COLUMN_SEPARATOR, secondTab + 1);
   const owner = state.substring(secondTab + 1, thirdTab);
+  const fourthTab = state.indexOf(COLUMN_SEPARATOR, thirdTab + 1);
+  // Rows are owed to the group: an earlier answer was cut by a cap.
+  const owed = state.substring(thirdTab + 1, fourthTab) == "1";
   // The cookie the group's query membership is at; -2 when it never pulled with queries.
-  const membership = state.substring(thirdTab + 1);
+  const membership = state.substring(fourthTab + 1);
   const storedCookie: i64 = membership.length == 0 ? -2 : parseI64(membership);
   if (owner == "0") return fail("forbidden", "the client group belongs to another user");
   if (cookie > watermark) {
@@ -326,7 +334,8 @@ export function pull(
   const versionOnly =
     queryPatch.startsWith(QUERY_OP_VERSION + COLUMN_SEPARATOR) && !queryPatch.includes(ROW_SEPARATOR);
   const patchesQueries = queryPatch.length > 0 && !versionOnly;
-  const unchanged = cookie == watermark && (!byQueries || (!patchesQueries && storedCookie == cookie));
+  const unchanged =
+    cookie == watermark && (!byQueries || (!patchesQueries && storedCookie == cookie && !owed));
   // A caller that asks only for the caught-up answer runs without a transaction: it gets that
   // answer from these reads, or NEEDS_TRANSACTION when the pull has more to do.
   if (caughtUpOnly && (owner.length == 0 || !unchanged)) return NEEDS_TRANSACTION;
@@ -346,6 +355,8 @@ export function pull(
       parseVisibility(visibilityText),
       queryPatch,
       maxQueryRows,
+      maxRows,
+      maxBytes,
     );
     if (answer.exceeded) {
       return fail(
@@ -355,15 +366,18 @@ export function pull(
           " rows in one pull: narrow them (a limit, a condition) or raise the server's maxQueryRows",
       );
     }
-    plan.cookie = watermark;
+    plan.cookie = answer.cookie;
     plan.reset = answer.reset;
     plan.included = answer.included;
     plan.evaluated = answer.evaluated;
     plan.recomputed = answer.recomputed;
-    const ids = lastMutationIDs(groupID, answer.reset ? NULL_COOKIE : cookie, watermark, plan);
+    plan.more = answer.more;
+    // The ids moved since they were last complete, once every row the answer's parts cover is
+    // sent: a client never sees its mutation confirmed before the rows it wrote.
+    const ids = answer.more ? "{}" : lastMutationIDs(groupID, answer.idsSince, watermark, plan);
     body =
       '{"cookie":' +
-      watermark.toString() +
+      answer.cookie.toString() +
       ',"lastMutationIDChanges":' +
       ids +
       (format == FORMAT_REPLICACHE ? ',"patch":[' : ',"gotQueries":' + answer.gotQueries + ',"rowsPatch":[') +
@@ -391,15 +405,17 @@ export function pull(
       "]}";
   }
   // The meta fields at their positions (src/abi.ts).
-  const meta = new Array<string>(PULL_QUERIES_RECOMPUTED + 1);
+  const meta = new Array<string>(PULL_MORE + 1);
   meta[PULL_COOKIE] = plan.cookie.toString();
   meta[PULL_RESET] = plan.reset ? TRUE : FALSE;
   meta[PULL_INCLUDED] = plan.included.toString();
   meta[PULL_MUTATION_IDS] = plan.lastMutationIDs.toString();
-  meta[PULL_WATERMARK] = watermark.toString();
+  // A query-aware answer that committed a new version for its cookie: the watermark is that now.
+  meta[PULL_WATERMARK] = max<i64>(plan.cookie, watermark).toString();
   meta[PULL_FLOOR] = floor.toString();
   meta[PULL_UNCHANGED] = unchanged ? TRUE : FALSE;
   meta[PULL_QUERY_ROWS_EXAMINED] = plan.evaluated.toString();
   meta[PULL_QUERIES_RECOMPUTED] = plan.recomputed.toString();
+  meta[PULL_MORE] = plan.more || plan.cookie < watermark ? TRUE : FALSE;
   return meta.join(COLUMN_SEPARATOR) + ROW_SEPARATOR + body;
 }

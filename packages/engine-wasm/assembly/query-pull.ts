@@ -3,7 +3,8 @@
 // reading a table the changes touched), and answers the rows whose membership moved, and the
 // rows still held that changed since the cookie, with their current values. A client whose
 // membership is not at its cookie (a null cookie, one below the floor, one the group's stored
-// membership was not answered at) gets `clear` and every row its queries hold.
+// membership was not answered at) gets `clear` and every row its queries hold. Those rows are
+// owed to the client (query-pending.ts) and an answer sends them up to the pull caps.
 import {
   COLUMN_SEPARATOR,
   NULL_COOKIE,
@@ -12,18 +13,27 @@ import {
   QUERY_OP_VERSION,
   ROW_SEPARATOR,
 } from "../src/abi";
-import { exec, queryPayload, queryRows } from "./host";
-import { delOp, keyMatch, putOp } from "./projection";
+import { exec, queryRows } from "./host";
 import { Membership, planTables } from "./query-membership";
+import { completeQueries, idsSince, notePartial, oweAll, oweChanges, sendOwed } from "./query-pending";
 import { readPlan } from "./query-plan";
-import { Schema, Table } from "./schema";
-import { firstSeq } from "./state";
-import { extraParam, ident, jsonString, literal, params, unionAll } from "./text";
+import { Schema } from "./schema";
+import { COMMIT_MARKER, firstSeq, readVersions } from "./state";
+import { extraParam, jsonString, params } from "./text";
 import { Visibility } from "./visibility";
+
+/** A stored cookie no client holds (-1 is the null cookie, -2 "never pulled with queries"). */
+const NO_CLIENT_COOKIE: i64 = -3;
 
 export class QueryAnswer {
   reset: bool = false;
   included: i64 = 0;
+  /** The answer's cookie: the watermark, or a new version when rows are still owed. */
+  cookie: i64 = 0;
+  /** Rows are still owed: the answer was cut by a cap, and the client pulls again. */
+  more: bool = false;
+  /** The version after which the answer reports moved last mutation ids (none when `more`). */
+  idsSince: i64 = 0;
   patch: string = "";
   gotQueries: string = "[]";
   evaluated: i64 = 0;
@@ -108,80 +118,6 @@ function readsAny(query: StoredQuery, tables: Array<string>): bool {
   return false;
 }
 
-const HELD = " AND EXISTS (SELECT 1 FROM _weir_group_rows AS g WHERE g.group_id = ? AND g.tbl = ";
-
-/** The put of each live row of `table` whose key is in `keys` (a query answering `_weir_k`). */
-function puts(table: Table, format: i32, keys: string): string {
-  return (
-    "SELECT (SELECT " +
-    putOp(table, format) +
-    " FROM " +
-    ident(table.name) +
-    " WHERE " +
-    keyMatch(table, "_weir_k") +
-    ") AS patch FROM (" +
-    keys +
-    ")"
-  );
-}
-
-function answerSql(
-  schema: Schema,
-  format: i32,
-  group: string,
-  full: bool,
-  cookie: i64,
-  watermark: i64,
-  bound: Array<string>,
-): string {
-  const parts: string[] = [];
-  for (let i = 0; i < schema.tables.length; i++) {
-    const table = schema.tables[i];
-    const name = literal(table.name);
-    if (full) {
-      parts.push(
-        puts(
-          table,
-          format,
-          "SELECT pk AS _weir_k FROM _weir_group_rows WHERE group_id = ? AND tbl = " + name,
-        ),
-      );
-      bound.push(group);
-      continue;
-    }
-    // Deleted: held before the pull and by no query now.
-    parts.push(
-      "SELECT " +
-        delOp(table, format, "_weir_k") +
-        " AS patch FROM (SELECT d.pk AS _weir_k FROM _weir_query_scratch AS d WHERE d.kind = 1 AND d.was_held = 1 " +
-        "AND d.tbl = " +
-        name +
-        " AND NOT EXISTS (SELECT 1 FROM _weir_group_rows AS g WHERE g.group_id = ? AND g.tbl = d.tbl AND g.pk = d.pk))",
-    );
-    bound.push(group);
-    // Put: held now and either not held before or changed since the cookie.
-    parts.push(
-      puts(
-        table,
-        format,
-        "SELECT d.pk AS _weir_k FROM _weir_query_scratch AS d WHERE d.kind = 1 AND d.was_held = 0 AND d.tbl = " +
-          name +
-          HELD +
-          "d.tbl AND g.pk = d.pk) UNION SELECT c.pk FROM _weir_changes AS c WHERE c.seq >= ? AND c.seq < ? " +
-          "AND c.tbl = " +
-          name +
-          HELD +
-          "c.tbl AND g.pk = c.pk)",
-      ),
-    );
-    bound.push(group);
-    bound.push(firstSeq(cookie + 1).toString());
-    bound.push(firstSeq(watermark + 1).toString());
-    bound.push(group);
-  }
-  return "SELECT 0, patch FROM (" + unionAll(parts) + ") WHERE patch IS NOT NULL";
-}
-
 /**
  * Runs the query side of a pull for `groupID`; `storedCookie` is the cookie its membership is
  * at (-2: none).
@@ -198,6 +134,8 @@ export function queryPull(
   visibility: Visibility,
   patchText: string,
   maxQueryRows: i64,
+  maxRows: i64,
+  maxBytes: i64,
 ): QueryAnswer {
   const group = jsonString(groupID);
   const answer = new QueryAnswer();
@@ -227,25 +165,48 @@ export function queryPull(
     answer.exceeded = true;
     return answer;
   }
-  const bound: string[] = [];
-  const text = queryPayload(answerSql(schema, format, group, full, cookie, watermark, bound), params(bound));
-  answer.included = text.length == 0 ? 0 : text.split(ROW_SEPARATOR).length;
+  if (full) oweAll(group);
+  else oweChanges(group, cookie, watermark);
+  exec("DELETE FROM _weir_query_scratch");
+  const sent = sendOwed(schema, format, group, maxRows, maxBytes);
+  answer.included = sent.included;
+  answer.more = sent.more;
   answer.reset = full;
   answer.evaluated = membership.evaluated;
-  answer.gotQueries = queryRows(
-    "SELECT json_group_array(hash) FROM (SELECT hash FROM _weir_queries WHERE group_id = ? ORDER BY hash)",
-    params([group]),
-  )[0][0];
-  exec("DELETE FROM _weir_query_scratch");
+  answer.gotQueries = completeQueries(group, sent.more);
+  const since = idsSince(group, cookie, full, NULL_COOKIE);
+  answer.idsSince = since;
+  notePartial(group, sent.more, since);
+  // An answer that leaves rows owed needs a cookie of its own, which the client echoes to ask
+  // for the rest: a new, empty version. So does one that would carry the cookie it was asked
+  // with (the group is caught up, and changed its queries or is sent the rest of a cut answer).
+  // Then a client that lost the answer pulls from a cookie that is not the one the group's
+  // membership is stored at, and gets a reset: a lost answer is never taken for a caught-up one.
+  answer.cookie = sent.more || cookie == watermark ? newVersion() : watermark;
+  // A version that committed changes left pending would skip them at the new cookie: the group's
+  // membership is then stored at no cookie a client holds, so its next pull resets instead.
+  const stored: i64 = answer.cookie < 0 ? NO_CLIENT_COOKIE : answer.cookie;
+  if (answer.cookie < 0) answer.cookie = readVersions().watermark;
   exec(
     "INSERT INTO _weir_query_groups (group_id, cookie) VALUES (?, ?) ON CONFLICT (group_id) DO UPDATE SET cookie = excluded.cookie",
-    params([group, watermark.toString()]),
+    params([group, stored.toString()]),
   );
   const version = transformVersion(patchText);
   if (version.length > 0) {
     exec("UPDATE _weir_query_groups SET transform_version = ? WHERE group_id = ?", params([version, group]));
   }
   return answer;
+}
+
+/**
+ * Commits an empty version and answers it; -1 when the log has changes no marker committed yet
+ * (the marker commits them too, then).
+ */
+function newVersion(): i64 {
+  const pending = queryRows("SELECT tbl <> '' FROM _weir_changes ORDER BY seq DESC LIMIT 1");
+  const clean = pending.length == 0 || pending[0][0] == "0";
+  exec(COMMIT_MARKER);
+  return clean ? readVersions().watermark : -1;
 }
 
 /** The patch's "version\t<extra>" line, as a parameter ("" when it has none). */

@@ -38,6 +38,8 @@ export const PULL_UNCHANGED = 6;
 /** A query-aware pull: the rows its query evaluations produced, and how many queries it evaluated. */
 export const PULL_QUERY_ROWS_EXAMINED = 7;
 export const PULL_QUERIES_RECOMPUTED = 8;
+/** The answer was cut by a cap: the client pulls again at once. */
+export const PULL_MORE = 9;
 
 /** A query patch: lines of "clear", "del\t<hash>" or "put\t<hash>\t<name>\t<args>\t<plan>" (extras' indexes). */
 export const QUERY_OP_CLEAR = "clear";

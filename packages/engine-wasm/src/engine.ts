@@ -8,6 +8,7 @@ import {
   PULL_COOKIE,
   PULL_FLOOR,
   PULL_INCLUDED,
+  PULL_MORE,
   PULL_MUTATION_IDS,
   PULL_QUERIES_RECOMPUTED,
   PULL_QUERY_ROWS_EXAMINED,
@@ -246,6 +247,7 @@ export class Engine {
         floor: Number(meta[PULL_FLOOR]),
         queryRowsExamined: Number(meta[PULL_QUERY_ROWS_EXAMINED]),
         queriesRecomputed: Number(meta[PULL_QUERIES_RECOMPUTED]),
+        more: meta[PULL_MORE] === TRUE,
       };
     });
   }

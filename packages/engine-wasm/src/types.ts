@@ -101,6 +101,11 @@ export interface PullResult {
   /** A query-aware pull: the rows its query evaluations produced, and the queries it evaluated. */
   queryRowsExamined: number;
   queriesRecomputed: number;
+  /**
+   * The answer was cut by a cap (`maxChangeRows`, `maxChangeBytes`): more is owed and the client
+   * pulls again at once. A cut query-aware answer's cookie is a new version, the `watermark` now.
+   */
+  more: boolean;
 }
 
 export interface MutationRef {

@@ -61,6 +61,7 @@ export interface PullBody {
   cookie: number;
   unchanged?: true;
   lastMutationIDChanges?: Record<string, number>;
+  gotQueries?: string[];
   rowsPatch?: Array<{
     op: string;
     tableName?: string;

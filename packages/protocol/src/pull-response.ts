@@ -14,7 +14,7 @@ export const PullResponse = v.union([
   v.object({
     cookie: Version,
     lastMutationIDChanges: v.record(v.string(), v.number()),
-    /** A query-aware pull: the hashes of the group's active queries, complete at the cookie. */
+    /** A query-aware pull: the hashes of the active queries complete at the cookie (a cut answer: not all). */
     gotQueries: v.optional(v.array(v.string())),
     /** Query names the server does not define, when it tolerates them: their hashes, ignored. */
     unknownQueries: v.optional(v.array(v.string())),

@@ -16,12 +16,19 @@ export interface CaughtUpAnswer {
  * the Durable Object), so its watermark moves only inside a transaction of this store: every
  * transaction forgets the remembered state, and the next answer from the engine remembers it
  * again. A client group's owner never changes once claimed, so groups stay remembered.
+ *
+ * A query-aware answer cut by a cap commits a new, empty version and hands it out as its cookie:
+ * the watermark is taken from that answer, not from the pull's start, and the group it was cut
+ * for is owed rows, so its pulls go to the engine until an answer owes it none.
  */
 export class CaughtUpPulls {
   private watermark = -1;
   private floor = 0;
   private readonly bodies: Partial<Record<Dialect, string>> = {};
   private readonly owners = new Map<string, string>();
+  /** Groups an answer cut by a cap left rows owed to; `saturated` once too many were. */
+  private readonly owed = new Set<string>();
+  private saturated = false;
 
   /** The answer for a pull at `cookie`, or undefined when the engine must look. */
   answer(
@@ -33,6 +40,7 @@ export class CaughtUpPulls {
     if (cookie !== this.watermark) return undefined;
     const body = this.bodies[dialect];
     if (body === undefined || !this.knowsOwner(clientGroupID, userID)) return undefined;
+    if (this.saturated || this.owed.has(clientGroupID)) return undefined;
     return { body, watermark: this.watermark, floor: this.floor };
   }
 
@@ -50,6 +58,10 @@ export class CaughtUpPulls {
   /** Learns from a pull the engine answered (and committed) for this group and user. */
   remember(dialect: Dialect, clientGroupID: string, userID: string, result: PullResult): void {
     this.rememberOwner(clientGroupID, userID);
+    // Forgetting an owed group would answer it from memory: past the bound, no group is.
+    if (!result.more) this.owed.delete(clientGroupID);
+    else if (this.owed.size < MAX_REMEMBERED_GROUPS) this.owed.add(clientGroupID);
+    else this.saturated = true;
     if (result.watermark !== this.watermark) this.forget();
     this.watermark = result.watermark;
     this.floor = result.floor;

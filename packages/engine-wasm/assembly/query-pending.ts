@@ -1,0 +1,180 @@
+// The rows a query-aware group is owed: the rows whose patch its client has not received yet,
+// kept in the namespace's database so that an answer cut by the pull caps sends the rest later.
+//
+// A pull first computes the group's membership at the watermark (query-pull.ts), then adds to
+// the owed rows those whose membership moved and the held rows that changed since its cookie (on
+// a reset: every held row), and sends at most `maxChangeRows` rows / `maxChangeBytes` bytes of
+// them (at least one), in key order, removing them. An owed row is put with its current value
+// while the group holds it, deleted when the group no longer holds it and the client has it
+// (`client_has`), and dropped unsent otherwise. Whether the client has a row is exact: a row that
+// is not owed is held by the group exactly when the client has it, so a row's `client_has` is
+// fixed when it becomes owed (whether the group held it before the pull) and kept while it stays
+// owed. The patch is built at send time, so a row that changes or moves again while owed is sent
+// once, as it is then. Owed rows never enter the engine: only the keys and sizes of the rows an
+// answer sends do, to place the cut.
+//
+// While rows are owed the group also has a `_weir_query_partial` row: the cookie its
+// `lastMutationIDChanges` were last complete at, so that the last part of a cut answer reports
+// every id the parts cover (and no earlier part reports an id before its rows arrive).
+import { exec, queryPayload, queryRows } from "./host";
+import { delOp, keyMatch, putOp } from "./projection";
+import { Schema } from "./schema";
+import { firstSeq } from "./state";
+import { ident, literal, params, parseI64 } from "./text";
+
+export const PENDING_SQL: Array<string> = [
+  "CREATE TABLE IF NOT EXISTS _weir_query_pending (group_id TEXT NOT NULL, tbl TEXT NOT NULL, pk TEXT NOT NULL, " +
+    "client_has INTEGER NOT NULL, PRIMARY KEY (group_id, tbl, pk)) WITHOUT ROWID",
+  "CREATE TABLE IF NOT EXISTS _weir_query_partial (group_id TEXT PRIMARY KEY, since INTEGER NOT NULL) WITHOUT ROWID",
+];
+
+const HELD_NOW =
+  "EXISTS (SELECT 1 FROM _weir_group_rows AS g WHERE g.group_id = ? AND g.tbl = s.tbl AND g.pk = s.pk)";
+
+/**
+ * Owes the rows an incremental pull moved: those whose count changed and whose holding did
+ * (scratch kind 1), and the held rows that changed in (cookie, watermark].
+ */
+export function oweChanges(group: string, cookie: i64, watermark: i64): void {
+  exec(
+    "INSERT INTO _weir_query_pending (group_id, tbl, pk, client_has) SELECT ?, s.tbl, s.pk, s.was_held " +
+      "FROM _weir_query_scratch AS s WHERE s.kind = 1 AND s.was_held <> " +
+      HELD_NOW +
+      " ON CONFLICT DO NOTHING",
+    params([group, group]),
+  );
+  // Held now, and not owed for its holding: the client has it.
+  exec(
+    "INSERT INTO _weir_query_pending (group_id, tbl, pk, client_has) SELECT ?, s.tbl, s.pk, 1 " +
+      "FROM _weir_changes AS s WHERE s.seq >= ? AND s.seq < ? AND s.tbl <> '' AND " +
+      HELD_NOW +
+      " ON CONFLICT DO NOTHING",
+    params([group, firstSeq(cookie + 1).toString(), firstSeq(watermark + 1).toString(), group]),
+  );
+}
+
+/** Owes every held row to a client that starts from nothing (the answer begins with `clear`). */
+export function oweAll(group: string): void {
+  exec("DELETE FROM _weir_query_pending WHERE group_id = ?", params([group]));
+  exec(
+    "INSERT INTO _weir_query_pending (group_id, tbl, pk, client_has) SELECT group_id, tbl, pk, 0 " +
+      "FROM _weir_group_rows WHERE group_id = ?",
+    params([group]),
+  );
+}
+
+/** The patch of an owed row of each table (NULL: nothing to send), by the row's `tbl`. */
+function patchSql(schema: Schema, format: i32): string {
+  const cases: string[] = [];
+  for (let i = 0; i < schema.tables.length; i++) {
+    const table = schema.tables[i];
+    cases.push(
+      " WHEN " +
+        literal(table.name) +
+        " THEN coalesce(CASE WHEN EXISTS (SELECT 1 FROM _weir_group_rows AS g WHERE g.group_id = _weir_o.group_id " +
+        "AND g.tbl = _weir_o.tbl AND g.pk = _weir_o.pk) THEN (SELECT " +
+        putOp(table, format) +
+        " FROM " +
+        ident(table.name) +
+        " WHERE " +
+        keyMatch(table, "_weir_o.pk") +
+        ") END, CASE WHEN _weir_o.client_has THEN " +
+        delOp(table, format, "_weir_o.pk") +
+        " END)",
+    );
+  }
+  // The owed row is aliased under the reserved prefix: no app table can take its name.
+  return "CASE _weir_o.tbl" + cases.join("") + " END";
+}
+
+export class Sent {
+  /** The payloads the answer includes (the first ones the host holds). */
+  included: i64 = 0;
+  /** Rows are still owed: the answer was cut. */
+  more: bool = false;
+}
+
+/**
+ * Sends owed rows of the group up to the caps, in key order, and stops owing them. Leaves their
+ * payloads with the host (queryPayload).
+ */
+export function sendOwed(schema: Schema, format: i32, group: string, maxRows: i64, maxBytes: i64): Sent {
+  const sent = new Sent();
+  if (schema.tables.length == 0) {
+    exec("DELETE FROM _weir_query_pending WHERE group_id = ?", params([group]));
+    return sent;
+  }
+  // The inner LIMIT keeps SQLite from flattening the subquery into the outer one, which would
+  // render each patch three times (for the NULL test, the length and the payload). The scan
+  // follows the table's key, so it stops after the rows it answers: one more than the cap says
+  // whether more rows are owed.
+  const text = queryPayload(
+    "SELECT json_quote(tbl), json_quote(pk), length(CAST(patch AS BLOB)), patch FROM (SELECT _weir_o.tbl AS tbl, " +
+      "_weir_o.pk AS pk, " +
+      patchSql(schema, format) +
+      " AS patch FROM _weir_query_pending AS _weir_o WHERE _weir_o.group_id = ? ORDER BY _weir_o.tbl, _weir_o.pk LIMIT -1) " +
+      "WHERE patch IS NOT NULL LIMIT ?",
+    params([group, (maxRows < I64.MAX_VALUE ? maxRows + 1 : maxRows).toString()]),
+  );
+  const lines = text.length == 0 ? new Array<string>(0) : text.split("\n");
+  let bytes: i64 = 0;
+  let last = "";
+  for (let i = 0; i < lines.length; i++) {
+    const fields = lines[i].split("\t");
+    const size = parseI64(fields[2]);
+    if (i > 0 && (i >= maxRows || bytes + size > maxBytes)) {
+      sent.more = true;
+      break;
+    }
+    bytes += size;
+    last = lines[i];
+    sent.included++;
+  }
+  if (!sent.more) {
+    exec("DELETE FROM _weir_query_pending WHERE group_id = ?", params([group]));
+    return sent;
+  }
+  const key = last.split("\t");
+  exec(
+    "DELETE FROM _weir_query_pending WHERE group_id = ? AND (tbl < ? OR (tbl = ? AND pk <= ?))",
+    params([group, key[0], key[0], key[1]]),
+  );
+  return sent;
+}
+
+/** The group's active queries none of whose rows is owed, as a JSON array of hashes. */
+export function completeQueries(group: string, owing: bool): string {
+  const complete = owing
+    ? " AND NOT EXISTS (SELECT 1 FROM _weir_query_pending AS p WHERE p.group_id = q.group_id AND EXISTS " +
+      "(SELECT 1 FROM _weir_query_rows AS r WHERE r.group_id = p.group_id AND r.hash = q.hash AND r.tbl = p.tbl " +
+      "AND r.pk = p.pk))"
+    : "";
+  return queryRows(
+    "SELECT json_group_array(hash) FROM (SELECT hash FROM _weir_queries AS q WHERE q.group_id = ?" +
+      complete +
+      " ORDER BY hash)",
+    params([group]),
+  )[0][0];
+}
+
+/**
+ * The cookie the group's `lastMutationIDChanges` were last complete at, when an earlier answer
+ * was cut (else `cookie`); a reset starts from none.
+ */
+export function idsSince(group: string, cookie: i64, reset: bool, nullCookie: i64): i64 {
+  if (reset) return nullCookie;
+  const rows = queryRows("SELECT since FROM _weir_query_partial WHERE group_id = ?", params([group]));
+  return rows.length > 0 ? parseI64(rows[0][0]) : cookie;
+}
+
+/** Records where the ids are complete while rows are owed, or forgets it once none are. */
+export function notePartial(group: string, more: bool, since: i64): void {
+  if (!more) {
+    exec("DELETE FROM _weir_query_partial WHERE group_id = ?", params([group]));
+    return;
+  }
+  exec(
+    "INSERT INTO _weir_query_partial (group_id, since) VALUES (?, ?) ON CONFLICT (group_id) DO UPDATE SET since = excluded.since",
+    params([group, since.toString()]),
+  );
+}

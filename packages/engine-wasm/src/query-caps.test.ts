@@ -1,0 +1,118 @@
+import { describe, expect, it } from "vitest";
+import { ClientRows, channelMessages, chatSchema } from "../test/chat.js";
+import { DATABASES, testEngine } from "../test/databases.js";
+import { Namespace } from "../test/fixtures.js";
+import type { QueryPatchOp } from "./types.js";
+
+const put = (hash: string, ast: unknown): QueryPatchOp => ({ op: "put", hash, name: "q", args: [hash], ast });
+
+const C1_ROWS = ['message/["m1"]', 'message/["m2"]', 'message/["m3"]', 'user/["u1"]', 'user/["u2"]'];
+
+// Query-aware answers under the pull caps: cut between rows, each cut answer a new cookie.
+describe.each(DATABASES)("query-aware pull under caps on $kind", ({ open }) => {
+  async function chat(caps: { maxChangeRows?: number; maxChangeBytes?: number }) {
+    const ns = new Namespace(await testEngine(), open(), chatSchema);
+    ns.sql("INSERT INTO user VALUES ('u1', 'Ann'), ('u2', 'Bo')");
+    ns.sql(
+      "INSERT INTO message VALUES ('m1', 'c1', 'u1', 1, 'a'), ('m2', 'c1', 'u2', 2, 'b'), ('m3', 'c1', 'u1', 3, 'c'), ('m4', 'c2', 'u2', 4, 'd')",
+    );
+    const client = new ClientRows();
+    const pull = (patch: QueryPatchOp[] = [], cookie = client.cookie) => {
+      const result = ns.pull({ cookie, clientGroupID: "g", queries: { patch }, ...caps });
+      if (!result.json.unchanged) client.apply(result.json as never, chatSchema);
+      return result;
+    };
+    return { ns, client, pull };
+  }
+
+  it("sends a row an answer under a one-row cap, each answer at a new cookie, naming the query once complete", async () => {
+    const { ns, client, pull } = await chat({ maxChangeRows: 1 });
+    const watermark = ns.engine.state(ns.db.adapter).watermark;
+    const answers = [pull([put("h", channelMessages("c1", 3))])];
+    while (answers.at(-1)!.more) answers.push(pull());
+    expect(answers.map((a) => a.json.rowsPatch!.filter((op) => op.op !== "clear").length)).toEqual([
+      1, 1, 1, 1, 1,
+    ]);
+    expect(answers[0]!.json.rowsPatch![0]).toEqual({ op: "clear" });
+    expect(answers.map((a) => a.json.gotQueries)).toEqual([[], [], [], [], ["h"]]);
+    const cookies = answers.map((a) => a.cookie);
+    expect(cookies[0]).toBeGreaterThan(watermark);
+    for (let i = 1; i < cookies.length; i++) expect(cookies[i]).toBeGreaterThan(cookies[i - 1]!);
+    // The host learns the new watermark from the answer.
+    expect(answers.map((a) => a.watermark)).toEqual(cookies);
+    expect(client.keys()).toEqual(C1_ROWS);
+    expect(pull().json).toEqual({ cookie: cookies.at(-1), unchanged: true });
+  });
+
+  it("cuts by bytes, at least one row an answer", async () => {
+    const { client, pull } = await chat({ maxChangeBytes: 1 });
+    let answers = 1;
+    while (pull(answers === 1 ? [put("h", channelMessages("c1", 3))] : []).more) answers++;
+    expect(answers).toBe(5);
+    expect(client.keys()).toEqual(C1_ROWS);
+  });
+
+  it("reports a mutation's last id only in the answer that completes its rows", async () => {
+    const { ns, client, pull } = await chat({ maxChangeRows: 1 });
+    pull([put("h", channelMessages("c1", 3))]);
+    while (client.cookie !== null && pull().more);
+    ns.mutate("g", "c9", (run) =>
+      run(
+        "INSERT INTO message VALUES ('m5', 'c1', 'u1', 5, 'e'), ('m6', 'c1', 'u2', 6, 'f'), ('m7', 'c1', 'u1', 7, 'g')",
+      ),
+    );
+    const reported: string[][] = [];
+    for (let more = true; more; ) {
+      const answer = pull();
+      more = answer.more;
+      const ids = answer.json.lastMutationIDChanges ?? {};
+      if (Object.keys(ids).length > 0) {
+        // Every row the mutation wrote is there when its id is.
+        expect(client.keys()).toEqual(
+          expect.arrayContaining(['message/["m5"]', 'message/["m6"]', 'message/["m7"]']),
+        );
+        expect(ids).toEqual({ c9: 1 });
+      }
+      reported.push(Object.keys(ids));
+    }
+    // Three puts (m5..m7) and three dels (m1..m3) at one row an answer; the id in the last.
+    expect(reported).toEqual([[], [], [], [], [], ["c9"]]);
+  });
+
+  it("resets a client that lost a cut answer and pulls again from the cookie before it", async () => {
+    const { ns, client, pull } = await chat({ maxChangeRows: 2 });
+    const first = pull([put("h", channelMessages("c1", 3))]);
+    expect(first.more).toBe(true);
+    const before = client.cookie!;
+    const lost = ns.pull({ cookie: before, clientGroupID: "g", queries: { patch: [] }, maxChangeRows: 2 });
+    expect(lost.more).toBe(true);
+    // The second answer never arrived: the client pulls from the first one's cookie.
+    const again = pull([], before);
+    expect(again.reset).toBe(true);
+    while (pull().more);
+    expect(client.keys()).toEqual(C1_ROWS);
+    // The lost answer's cookie is not the group's either now.
+    expect(pull([], lost.cookie).reset).toBe(true);
+  });
+
+  it("resets a client that lost the answer to a caught-up pull that changed its queries", async () => {
+    const { client, pull } = await chat({});
+    pull([put("h", channelMessages("c2", 1))]);
+    const caughtUp = client.cookie!;
+    const lost = pull([put("i", channelMessages("c1", 3))]);
+    expect(lost.cookie).toBeGreaterThan(caughtUp);
+    client.rows.clear();
+    client.cookie = caughtUp;
+    // The client sends its patch again: the query is active already, the rows come by a reset.
+    const again = pull([put("i", channelMessages("c1", 3))]);
+    expect(again.reset).toBe(true);
+    expect(client.keys()).toEqual([...C1_ROWS.slice(0, 3), 'message/["m4"]', ...C1_ROWS.slice(3)]);
+  });
+
+  it("answers a plain pull at a cut answer's cookie", async () => {
+    const { ns, pull } = await chat({ maxChangeRows: 1 });
+    const cut = pull([put("h", channelMessages("c1", 3))]);
+    const plain = ns.pull({ cookie: cut.cookie, clientGroupID: "other" });
+    expect(plain.json).toEqual({ cookie: cut.cookie, unchanged: true });
+  });
+});
