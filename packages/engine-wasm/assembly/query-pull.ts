@@ -14,6 +14,7 @@ import {
 } from "../src/abi";
 import { exec, queryPayload, queryRows } from "./host";
 import { delOp, keyMatch, putOp } from "./projection";
+import { affected } from "./query-affected";
 import { Membership, planTables } from "./query-membership";
 import { readPlan } from "./query-plan";
 import { Schema, Table } from "./schema";
@@ -86,7 +87,7 @@ function applyPatch(membership: Membership, group: string, patchText: string, ev
         jsonString(tables),
       ]),
     );
-    if (evaluate && !membership.exceeded()) membership.evaluate(hash, plan);
+    if (evaluate && !membership.exceeded()) membership.evaluate(hash, plan, true);
   }
 }
 
@@ -205,23 +206,31 @@ export function queryPull(
   membership.budget = maxQueryRows;
   const full = cookie == NULL_COOKIE || cookie < floor || storedCookie != cookie;
   if (full) {
+    // Every held row is answered: the group's rows are built anew from its queries.
+    membership.full = true;
+    membership.clearRows();
     applyPatch(membership, group, patchText, false);
     const queries = storedQueries(group);
     for (let q = 0; q < queries.length && !membership.exceeded(); q++) {
-      membership.evaluate(queries[q].hash, queries[q].plan);
+      membership.evaluate(queries[q].hash, queries[q].plan, true);
       answer.recomputed++;
     }
   } else {
     if (cookie < watermark) {
       const touched = touchedTables(cookie, watermark);
+      const from = firstSeq(cookie + 1).toString();
+      const to = firstSeq(watermark + 1).toString();
       const queries = storedQueries(group);
       for (let q = 0; q < queries.length && !membership.exceeded(); q++) {
-        if (!readsAny(queries[q], touched)) continue;
-        membership.evaluate(queries[q].hash, queries[q].plan);
+        const query = queries[q];
+        if (!readsAny(query, touched)) continue;
+        if (!affected(readPlan(query.plan, schema), group, query.hash, from, to, touched)) continue;
+        membership.evaluate(query.hash, query.plan);
         answer.recomputed++;
       }
     }
     applyPatch(membership, group, patchText, true);
+    membership.settle();
   }
   if (membership.evaluated > maxQueryRows) {
     answer.exceeded = true;
