@@ -13,9 +13,10 @@
 //   loosely above: an EXISTS passes every row).
 // A visibility filter is a condition on the row's own columns, so a row that passes none of the
 // query's conditions cannot matter to it either.
-import { Correlation, Condition, CONDITION_EXISTS, QueryNode, readTables } from "./query-plan";
-import { QuerySql } from "./query-sql";
+
 import { queryRows } from "./host";
+import { CONDITION_EXISTS, Condition, Correlation, QueryNode, readTables } from "./query-plan";
+import { QuerySql } from "./query-sql";
 import { PRIOR_SEQ, priorTableName, Table } from "./schema";
 import { ident, literal, params } from "./text";
 import { Visibility } from "./visibility";
@@ -25,7 +26,14 @@ function keyMatch(table: Table, alias: string, keyRef: string): string {
   const parts: string[] = [];
   for (let i = 0; i < table.primaryKey.length; i++) {
     parts.push(
-      alias + "." + ident(table.primaryKey[i].name) + " = json_extract(" + keyRef + ", '$[" + i.toString() + "]')",
+      alias +
+        "." +
+        ident(table.primaryKey[i].name) +
+        " = json_extract(" +
+        keyRef +
+        ", '$[" +
+        i.toString() +
+        "]')",
     );
   }
   return parts.join(" AND ");
@@ -104,7 +112,12 @@ class AffectedSql {
   }
 
   // The node's condition, read loosely, and for a related node a held parent it correlates with.
-  private passes(node: QueryNode, alias: string, parent: QueryNode | null, correlation: Correlation | null): string {
+  private passes(
+    node: QueryNode,
+    alias: string,
+    parent: QueryNode | null,
+    correlation: Correlation | null,
+  ): string {
     let text = this.sql.condition(node.where, alias);
     if (parent == null) return text;
     const c = correlation!;
@@ -120,7 +133,12 @@ class AffectedSql {
       literal(parent.table.name);
     for (let i = 0; i < c.child.length; i++) {
       text +=
-        " AND _weir_p." + ident(c.parent[i].substring(1)) + " = " + alias + "." + ident(c.child[i].substring(1));
+        " AND _weir_p." +
+        ident(c.parent[i].substring(1)) +
+        " = " +
+        alias +
+        "." +
+        ident(c.child[i].substring(1));
     }
     return text + ")";
   }

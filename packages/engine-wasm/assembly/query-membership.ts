@@ -81,11 +81,13 @@ export class Membership {
     if (fresh) {
       const bound: string[] = [this.group, hash];
       for (let i = 0; i < sql.params.length; i++) bound.push(sql.params[i]);
-      this.evaluated += <i64>exec(
-        "INSERT INTO _weir_query_rows (group_id, hash, tbl, pk) SELECT ?, ?, t, k FROM (" +
-          sql.heldStatement() +
-          ") WHERE 1 ON CONFLICT DO NOTHING",
-        params(bound),
+      this.evaluated += <i64>(
+        exec(
+          "INSERT INTO _weir_query_rows (group_id, hash, tbl, pk) SELECT ?, ?, t, k FROM (" +
+            sql.heldStatement() +
+            ") WHERE 1 ON CONFLICT DO NOTHING",
+          params(bound),
+        )
       );
       const gh = params([this.group, hash]);
       if (!this.full) {
@@ -108,11 +110,13 @@ export class Membership {
     const kind = this.nextKind();
     const bound: string[] = [kind];
     for (let i = 0; i < sql.params.length; i++) bound.push(sql.params[i]);
-    this.evaluated += <i64>exec(
-      "INSERT INTO _weir_query_scratch (kind, tbl, pk, was_held) SELECT ?, t, k, 0 FROM (" +
-        sql.heldStatement() +
-        ") WHERE 1 ON CONFLICT DO NOTHING",
-      params(bound),
+    this.evaluated += <i64>(
+      exec(
+        "INSERT INTO _weir_query_scratch (kind, tbl, pk, was_held) SELECT ?, t, k, 0 FROM (" +
+          sql.heldStatement() +
+          ") WHERE 1 ON CONFLICT DO NOTHING",
+        params(bound),
+      )
     );
     this.diff(hash, kind);
   }

@@ -197,7 +197,9 @@ export class QuerySql {
    * rows come first, in the query's order.
    */
   statement(): string {
-    return "WITH " + this.ctes.join(", ") + " SELECT n, t, k FROM (" + unionAll(this.selects) + ") ORDER BY n, p";
+    return (
+      "WITH " + this.ctes.join(", ") + " SELECT n, t, k FROM (" + unionAll(this.selects) + ") ORDER BY n, p"
+    );
   }
 
   /** The same rows in no particular order (the root's positions are not computed). */
