@@ -12,7 +12,7 @@ import {
   QUERY_OP_VERSION,
   ROW_SEPARATOR,
 } from "../src/abi";
-import { exec, queryPayload, queryRows } from "./host";
+import { exec, queryJoinedPayloads, queryPayload, queryRows } from "./host";
 import { delOp, keyMatch, putOp } from "./projection";
 import { affected } from "./query-affected";
 import { Membership, planTables } from "./query-membership";
@@ -237,8 +237,17 @@ export function queryPull(
     return answer;
   }
   const bound: string[] = [];
-  const text = queryPayload(answerSql(schema, format, group, full, cookie, watermark, bound), params(bound));
-  answer.included = text.length == 0 ? 0 : text.split(ROW_SEPARATOR).length;
+  const sql = answerSql(schema, format, group, full, cookie, watermark, bound);
+  if (full) {
+    // Every row of a reset is a put: SQLite joins them into one string, as a plain reset's.
+    answer.included = queryJoinedPayloads(
+      "SELECT count(*), group_concat(patch, ',') FROM (" + sql + ")",
+      params(bound),
+    );
+  } else {
+    const text = queryPayload(sql, params(bound));
+    answer.included = text.length == 0 ? 0 : text.split(ROW_SEPARATOR).length;
+  }
   answer.reset = full;
   answer.evaluated = membership.evaluated;
   answer.gotQueries = queryRows(
