@@ -1,6 +1,6 @@
 // A query-aware pull: the group's rows are those its active queries hold. The pull applies the
-// group's query patch, re-evaluates the queries the changes since its cookie can affect (those
-// reading a table the changes touched), and answers the rows whose membership moved, and the
+// group's query patch, re-evaluates the queries the changes since its cookie can affect (see
+// query-affected.ts), and answers the rows whose membership moved, and the
 // rows still held that changed since the cookie, with their current values. A client whose
 // membership is not at its cookie (a null cookie, one below the floor, one the group's stored
 // membership was not answered at) gets `clear` and every row its queries hold.
