@@ -9,8 +9,11 @@
 //   child's condition and correlates with a row of the parent's table that the query holds.
 //   The held parents are the ones the result was built from: had one of them changed, its own
 //   node's test would have said so.
-// - Any change to a table an EXISTS condition reads affects the query (its conditions are read
-//   loosely above: an EXISTS passes every row).
+// - EXISTS condition (conditions are read loosely above: an EXISTS passes every row): a changed
+//   row of its table matters if its current or a prior value passes the subquery's condition
+//   and its correlated columns name, by primary key, a row of the node's table that passes the
+//   node's condition. Any other EXISTS (correlated on other columns, or with subqueries of its
+//   own) is affected by any change to a table it reads.
 // A visibility filter is a condition on the row's own columns, so a row that passes none of the
 // query's conditions cannot matter to it either.
 
@@ -39,19 +42,27 @@ function keyMatch(table: Table, alias: string, keyRef: string): string {
   return parts.join(" AND ");
 }
 
-/** Whether any table read inside one of the condition's EXISTS subqueries is in `touched`. */
-function existsTouched(condition: Condition | null, touched: Array<string>): bool {
-  if (condition == null) return false;
-  if (condition.kind == CONDITION_EXISTS) {
-    const tables: string[] = [];
-    readTables(condition.subquery!, tables);
-    for (let i = 0; i < tables.length; i++) if (touched.includes(tables[i])) return true;
-    return false;
-  }
-  for (let i = 0; i < condition.children.length; i++) {
-    if (existsTouched(condition.children[i], touched)) return true;
-  }
+function readsTouched(node: QueryNode, touched: Array<string>): bool {
+  const tables: string[] = [];
+  readTables(node, tables);
+  for (let i = 0; i < tables.length; i++) if (touched.includes(tables[i])) return true;
   return false;
+}
+
+function hasExists(condition: Condition | null): bool {
+  if (condition == null) return false;
+  if (condition.kind == CONDITION_EXISTS) return true;
+  for (let i = 0; i < condition.children.length; i++) if (hasExists(condition.children[i])) return true;
+  return false;
+}
+
+/** Whether the correlation's parent columns are the parent table's primary key. */
+function onParentKey(correlation: Correlation, parent: Table): bool {
+  if (correlation.parent.length != parent.primaryKey.length) return false;
+  for (let i = 0; i < parent.primaryKey.length; i++) {
+    if (!correlation.parent.includes("#" + parent.primaryKey[i].name)) return false;
+  }
+  return true;
 }
 
 class AffectedSql {
@@ -71,7 +82,7 @@ class AffectedSql {
   }
 
   node(node: QueryNode, parent: QueryNode | null, correlation: Correlation | null): void {
-    if (existsTouched(node.where, this.touched)) this.always = true;
+    this.existsConditions(node, node.where);
     if (this.always) return;
     if (this.touched.includes(node.table.name)) this.changedRows(node, parent, correlation);
     for (let i = 0; i < node.related.length; i++) {
@@ -79,14 +90,60 @@ class AffectedSql {
     }
   }
 
-  // EXISTS a change of the node's table in range whose current row or prior row passes.
-  private changedRows(node: QueryNode, parent: QueryNode | null, correlation: Correlation | null): void {
-    const table = node.table;
+  // An EXISTS whose table changed: a changed row of it matters if its current or a prior value
+  // passes the subquery's condition and correlates by key with a row of the node's table that
+  // passes the node's condition (that row's own changes are the node's test). A subquery with
+  // its own EXISTS or related subqueries, or correlated on other columns, is not looked into.
+  private existsConditions(node: QueryNode, condition: Condition | null): void {
+    if (condition == null || this.always) return;
+    if (condition.kind != CONDITION_EXISTS) {
+      for (let i = 0; i < condition.children.length; i++) this.existsConditions(node, condition.children[i]);
+      return;
+    }
+    const subquery = condition.subquery!;
+    if (!readsTouched(subquery, this.touched)) return;
+    if (
+      subquery.related.length > 0 ||
+      hasExists(subquery.where) ||
+      !onParentKey(condition.correlation, node.table)
+    ) {
+      this.always = true;
+      return;
+    }
     const bound = this.sql.params;
     bound.push(this.from);
     bound.push(this.to);
-    const alias = node.alias();
-    const text =
+    const live = this.correlatedBy(subquery, subquery.alias(), node, condition.correlation);
+    const prior = this.correlatedBy(subquery, subquery.alias(), node, condition.correlation);
+    this.parts.push(this.changes(subquery.table, subquery.alias(), live, prior));
+  }
+
+  private correlatedBy(
+    subquery: QueryNode,
+    alias: string,
+    node: QueryNode,
+    correlation: Correlation,
+  ): string {
+    let text = this.sql.condition(subquery.where, alias);
+    const nodeAlias = node.alias();
+    text += " AND EXISTS (SELECT 1 FROM " + ident(node.table.name) + " AS " + nodeAlias + " WHERE ";
+    for (let i = 0; i < correlation.child.length; i++) {
+      text +=
+        nodeAlias +
+        "." +
+        ident(correlation.parent[i].substring(1)) +
+        " = " +
+        alias +
+        "." +
+        ident(correlation.child[i].substring(1)) +
+        " AND ";
+    }
+    return text + this.sql.condition(node.where, nodeAlias) + ")";
+  }
+
+  // EXISTS a change of `table` in range whose current row or prior row (at `alias`) passes.
+  private changes(table: Table, alias: string, live: string, prior: string): string {
+    return (
       "EXISTS (SELECT 1 FROM _weir_changes AS _weir_c WHERE _weir_c.seq >= ? AND _weir_c.seq < ? AND _weir_c.tbl = " +
       literal(table.name) +
       " AND (EXISTS (SELECT 1 FROM " +
@@ -96,7 +153,7 @@ class AffectedSql {
       " WHERE " +
       keyMatch(table, alias, "_weir_c.pk") +
       " AND " +
-      this.passes(node, alias, parent, correlation) +
+      live +
       ") OR EXISTS (SELECT 1 FROM " +
       priorTableName(table) +
       " AS " +
@@ -106,9 +163,20 @@ class AffectedSql {
       "." +
       PRIOR_SEQ +
       " = _weir_c.seq AND " +
-      this.passes(node, alias, parent, correlation) +
-      ")))";
-    this.parts.push(text);
+      prior +
+      ")))"
+    );
+  }
+
+  // A change of the node's table in range whose current row or prior row passes.
+  private changedRows(node: QueryNode, parent: QueryNode | null, correlation: Correlation | null): void {
+    const bound = this.sql.params;
+    bound.push(this.from);
+    bound.push(this.to);
+    const alias = node.alias();
+    const live = this.passes(node, alias, parent, correlation);
+    const prior = this.passes(node, alias, parent, correlation);
+    this.parts.push(this.changes(node.table, alias, live, prior));
   }
 
   // The node's condition, read loosely, and for a related node a held parent it correlates with.

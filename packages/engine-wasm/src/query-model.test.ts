@@ -43,6 +43,26 @@ const QUERIES: Record<string, unknown> = {
       },
     },
   },
+  // Channels someone named "u1" wrote in: the EXISTS names the channel by its key.
+  u1wrote: {
+    table: "channel",
+    where: {
+      type: "correlatedSubquery",
+      op: "EXISTS",
+      related: {
+        correlation: { parentField: ["id"], childField: ["channelId"] },
+        subquery: {
+          table: "message",
+          where: {
+            type: "simple",
+            op: "=",
+            left: { type: "column", name: "authorId" },
+            right: { type: "literal", value: "u1" },
+          },
+        },
+      },
+    },
+  },
   users: {
     table: "user",
     where: {

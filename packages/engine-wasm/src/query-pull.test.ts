@@ -158,6 +158,44 @@ describe.each(DATABASES)("query-aware pull on $kind", ({ open }) => {
     expect(client.keys()).toEqual(['message/["m1"]', 'message/["m2"]', 'message/["m3"]', 'message/["m4"]']);
   });
 
+  it("re-evaluates a query whose EXISTS names its rows by key only when a changed row correlates", async () => {
+    const { ns, client, pull } = await chat();
+    const byAnn = {
+      table: "channel",
+      where: {
+        type: "correlatedSubquery",
+        op: "EXISTS",
+        related: {
+          correlation: { parentField: ["id"], childField: ["channelId"] },
+          subquery: {
+            table: "message",
+            where: {
+              type: "simple",
+              op: "=",
+              left: { type: "column", name: "authorId" },
+              right: { type: "literal", value: "u1" },
+            },
+          },
+        },
+      },
+    };
+    pull([put("ann", byAnn)]);
+    expect(client.keys()).toEqual(['channel/["c1"]']);
+    // Bo writes in c2, and a message names a channel that does not exist: nothing to do.
+    ns.sql("INSERT INTO message VALUES ('m5', 'c2', 'u2', 5, 'e'), ('m6', 'c9', 'u1', 6, 'f')");
+    expect(pull().queriesRecomputed).toBe(0);
+    // Ann's message moves into c2 (its current values), then m2 becomes Ann's own.
+    ns.sql("UPDATE message SET channelId = 'c2' WHERE id = 'm6'");
+    let after = pull();
+    expect(after.queriesRecomputed).toBe(1);
+    expect(client.keys()).toEqual(['channel/["c1"]', 'channel/["c2"]']);
+    // Ann's messages leave c1 (only their prior values correlate): c1 goes.
+    ns.sql("UPDATE message SET channelId = 'c9' WHERE id IN ('m1', 'm3')");
+    after = pull();
+    expect(after.queriesRecomputed).toBe(1);
+    expect(client.keys()).toEqual(['channel/["c2"]']);
+  });
+
   it("resets a client whose cookie the membership was not answered at, and refuses one from the future", async () => {
     const { ns, client, pull } = await chat();
     pull([put("a", channelMessages("c1", 1))]);
