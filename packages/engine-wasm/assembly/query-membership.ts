@@ -6,11 +6,11 @@
 // The scratch table holds, during one pull, the rows of the query being evaluated (kind 0) and
 // each row whose count changed with whether the group held it before the pull (kind 1); the
 // pull empties it before it answers, inside its transaction.
-import { exec, queryRows } from "./host";
+import { exec } from "./host";
 import { QueryNode, readPlan, readTables } from "./query-plan";
 import { querySql } from "./query-sql";
 import { Schema } from "./schema";
-import { params, parseI64 } from "./text";
+import { params } from "./text";
 import { Visibility } from "./visibility";
 
 export const MEMBERSHIP_SQL: Array<string> = [
@@ -29,8 +29,8 @@ export const MEMBERSHIP_SQL: Array<string> = [
     "was_held INTEGER NOT NULL, PRIMARY KEY (kind, tbl, pk)) WITHOUT ROWID",
 ];
 
-const EVALUATED = "0";
 const CHANGED = "1";
+// Scratch kinds below 0 hold the rows of one evaluation each (the n-th of the pull: -n).
 
 /** The tables a plan reads, as stored: ",a,b," so that a table is found by `instr`. */
 export function planTables(plan: QueryNode): string {
@@ -58,80 +58,132 @@ export class Membership {
     public group: string,
   ) {}
 
-  /** Replaces the query's rows with `plan`'s current result. */
-  evaluate(hash: string, planText: string): void {
-    const root = readPlan(planText, this.schema);
-    const sql = querySql(root, this.visibility);
-    const bound = sql.params;
-    exec(
-      "INSERT INTO _weir_query_scratch (kind, tbl, pk, was_held) SELECT " +
-        EVALUATED +
-        ", t, k, 0 FROM (" +
-        sql.heldStatement() +
-        ") WHERE 1 ON CONFLICT DO NOTHING",
-      params(bound),
+  /**
+   * The pull answers every row the group holds (a reset): which rows moved need not be noted,
+   * and the group's rows are built anew (see `clearRows`).
+   */
+  full: bool = false;
+  /** Evaluations so far in this pull: each one's rows are scratch kind -n. */
+  private evaluations: i32 = 0;
+
+  /** Forgets every row the group's queries hold, for a reset that evaluates them all afresh. */
+  clearRows(): void {
+    exec("DELETE FROM _weir_query_rows WHERE group_id = ?", params([this.group]));
+    exec("DELETE FROM _weir_group_rows WHERE group_id = ?", params([this.group]));
+  }
+
+  /**
+   * Replaces the query's rows with `plan`'s current result; `fresh`: the query holds no rows
+   * yet (just added, or after `clearRows`), so its rows go in directly.
+   */
+  evaluate(hash: string, planText: string, fresh: bool = false): void {
+    const sql = querySql(readPlan(planText, this.schema), this.visibility);
+    if (fresh) {
+      const bound: string[] = [this.group, hash];
+      for (let i = 0; i < sql.params.length; i++) bound.push(sql.params[i]);
+      this.evaluated += <i64>(
+        exec(
+          "INSERT INTO _weir_query_rows (group_id, hash, tbl, pk) SELECT ?, ?, t, k FROM (" +
+            sql.heldStatement() +
+            ") WHERE 1 ON CONFLICT DO NOTHING",
+          params(bound),
+        )
+      );
+      const gh = params([this.group, hash]);
+      if (!this.full) {
+        exec(
+          "INSERT INTO _weir_query_scratch (kind, tbl, pk, was_held) SELECT " +
+            CHANGED +
+            ", r.tbl, r.pk, EXISTS (SELECT 1 FROM _weir_group_rows AS g WHERE g.group_id = r.group_id AND " +
+            "g.tbl = r.tbl AND g.pk = r.pk) FROM _weir_query_rows AS r WHERE r.group_id = ? AND r.hash = ? " +
+            "ON CONFLICT DO NOTHING",
+          gh,
+        );
+      }
+      exec(
+        "INSERT INTO _weir_group_rows (group_id, tbl, pk, refs) SELECT group_id, tbl, pk, 1 FROM _weir_query_rows " +
+          "WHERE group_id = ? AND hash = ? ON CONFLICT (group_id, tbl, pk) DO UPDATE SET refs = refs + 1",
+        gh,
+      );
+      return;
+    }
+    const kind = this.nextKind();
+    const bound: string[] = [kind];
+    for (let i = 0; i < sql.params.length; i++) bound.push(sql.params[i]);
+    this.evaluated += <i64>(
+      exec(
+        "INSERT INTO _weir_query_scratch (kind, tbl, pk, was_held) SELECT ?, t, k, 0 FROM (" +
+          sql.heldStatement() +
+          ") WHERE 1 ON CONFLICT DO NOTHING",
+        params(bound),
+      )
     );
-    this.evaluated += parseI64(queryRows("SELECT count(*) FROM _weir_query_scratch WHERE kind = 0")[0][0]);
-    this.diff(hash);
-    exec("DELETE FROM _weir_query_scratch WHERE kind = " + EVALUATED);
+    this.diff(hash, kind);
   }
 
   /** Lets go of every row of the query (its result is empty now). */
   release(hash: string): void {
-    exec("DELETE FROM _weir_query_scratch WHERE kind = " + EVALUATED);
-    this.diff(hash);
-    exec("DELETE FROM _weir_query_rows WHERE group_id = ? AND hash = ?", params([this.group, hash]));
+    // A reset built the group's rows anew: the query holds none.
+    if (this.full) return;
+    this.diff(hash, this.nextKind());
   }
 
-  // The query's stored rows against the evaluated ones (scratch kind 0). Before a row's count
-  // moves for the first time in this pull, whether the group held it is noted (scratch kind 1).
-  private diff(hash: string): void {
-    const gh = params([this.group, hash]);
+  /** Drops the rows no query holds any longer; before the answer reads the group's rows. */
+  settle(): void {
+    exec("DELETE FROM _weir_group_rows WHERE group_id = ? AND refs <= 0", params([this.group]));
+  }
+
+  private nextKind(): string {
+    return (-++this.evaluations).toString();
+  }
+
+  // The query's stored rows against the evaluated ones (scratch kind `kind`). Before a row's
+  // count moves for the first time in this pull, whether the group held it is noted (scratch
+  // kind 1). The note counts every moved row, noted before or not, so an unchanged result
+  // stops there.
+  private diff(hash: string, kind: string): void {
     const gone =
       " FROM _weir_query_rows AS r WHERE r.group_id = ? AND r.hash = ? AND NOT EXISTS (SELECT 1 FROM " +
-      "_weir_query_scratch AS e WHERE e.kind = 0 AND e.tbl = r.tbl AND e.pk = r.pk)";
+      "_weir_query_scratch AS e WHERE e.kind = ? AND e.tbl = r.tbl AND e.pk = r.pk)";
     const fresh =
-      " FROM _weir_query_scratch AS e WHERE e.kind = 0 AND NOT EXISTS (SELECT 1 FROM _weir_query_rows AS r " +
+      " FROM _weir_query_scratch AS e WHERE e.kind = ? AND NOT EXISTS (SELECT 1 FROM _weir_query_rows AS r " +
       "WHERE r.group_id = ? AND r.hash = ? AND r.tbl = e.tbl AND r.pk = e.pk)";
-    exec(
+    const ghk = params([this.group, hash, kind]);
+    const moved = exec(
       "INSERT INTO _weir_query_scratch (kind, tbl, pk, was_held) SELECT " +
         CHANGED +
         ", r.tbl, r.pk, 1" +
         gone +
-        " ON CONFLICT DO NOTHING",
-      gh,
-    );
-    exec(
-      "INSERT INTO _weir_query_scratch (kind, tbl, pk, was_held) SELECT " +
+        " UNION ALL SELECT " +
         CHANGED +
         ", e.tbl, e.pk, EXISTS (SELECT 1 FROM _weir_group_rows AS g WHERE g.group_id = ? AND g.tbl = e.tbl " +
         "AND g.pk = e.pk)" +
         fresh +
-        " ON CONFLICT DO NOTHING",
-      params([this.group, this.group, hash]),
+        " ON CONFLICT DO UPDATE SET was_held = was_held",
+      params([this.group, hash, kind, this.group, kind, this.group, hash]),
     );
+    if (moved == 0) return;
     exec(
       "UPDATE _weir_group_rows SET refs = refs - 1 WHERE group_id = ? AND (tbl, pk) IN (SELECT r.tbl, r.pk" +
         gone +
         ")",
-      params([this.group, this.group, hash]),
+      params([this.group, this.group, hash, kind]),
     );
     exec(
       "DELETE FROM _weir_query_rows WHERE group_id = ? AND hash = ? AND NOT EXISTS (SELECT 1 FROM " +
-        "_weir_query_scratch AS e WHERE e.kind = 0 AND e.tbl = _weir_query_rows.tbl AND e.pk = _weir_query_rows.pk)",
-      gh,
+        "_weir_query_scratch AS e WHERE e.kind = ? AND e.tbl = _weir_query_rows.tbl AND e.pk = _weir_query_rows.pk)",
+      ghk,
     );
     exec(
       "INSERT INTO _weir_group_rows (group_id, tbl, pk, refs) SELECT ?, e.tbl, e.pk, 1" +
         fresh +
         " ON CONFLICT (group_id, tbl, pk) DO UPDATE SET refs = refs + 1",
-      params([this.group, this.group, hash]),
+      params([this.group, kind, this.group, hash]),
     );
     exec(
       "INSERT INTO _weir_query_rows (group_id, hash, tbl, pk) SELECT ?, ?, e.tbl, e.pk FROM _weir_query_scratch " +
-        "AS e WHERE e.kind = 0 ON CONFLICT DO NOTHING",
-      gh,
+        "AS e WHERE e.kind = ? ON CONFLICT DO NOTHING",
+      ghk,
     );
-    exec("DELETE FROM _weir_group_rows WHERE group_id = ? AND refs <= 0", params([this.group]));
   }
 }

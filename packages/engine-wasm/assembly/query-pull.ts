@@ -1,6 +1,6 @@
 // A query-aware pull: the group's rows are those its active queries hold. The pull applies the
-// group's query patch, re-evaluates the queries the changes since its cookie can affect (those
-// reading a table the changes touched), and answers the rows whose membership moved, and the
+// group's query patch, re-evaluates the queries the changes since its cookie can affect (see
+// query-affected.ts), and answers the rows whose membership moved, and the
 // rows still held that changed since the cookie, with their current values. A client whose
 // membership is not at its cookie (a null cookie, one below the floor, one the group's stored
 // membership was not answered at) gets `clear` and every row its queries hold. Those rows are
@@ -14,6 +14,7 @@ import {
   ROW_SEPARATOR,
 } from "../src/abi";
 import { exec, queryRows } from "./host";
+import { affected } from "./query-affected";
 import { Membership, planTables } from "./query-membership";
 import { completeQueries, idsSince, notePartial, oweAll, oweChanges, sendOwed } from "./query-pending";
 import { readPlan } from "./query-plan";
@@ -96,7 +97,7 @@ function applyPatch(membership: Membership, group: string, patchText: string, ev
         jsonString(tables),
       ]),
     );
-    if (evaluate && !membership.exceeded()) membership.evaluate(hash, plan);
+    if (evaluate && !membership.exceeded()) membership.evaluate(hash, plan, true);
   }
 }
 
@@ -143,23 +144,31 @@ export function queryPull(
   membership.budget = maxQueryRows;
   const full = cookie == NULL_COOKIE || cookie < floor || storedCookie != cookie;
   if (full) {
+    // Every held row is answered: the group's rows are built anew from its queries.
+    membership.full = true;
+    membership.clearRows();
     applyPatch(membership, group, patchText, false);
     const queries = storedQueries(group);
     for (let q = 0; q < queries.length && !membership.exceeded(); q++) {
-      membership.evaluate(queries[q].hash, queries[q].plan);
+      membership.evaluate(queries[q].hash, queries[q].plan, true);
       answer.recomputed++;
     }
   } else {
     if (cookie < watermark) {
       const touched = touchedTables(cookie, watermark);
+      const from = firstSeq(cookie + 1).toString();
+      const to = firstSeq(watermark + 1).toString();
       const queries = storedQueries(group);
       for (let q = 0; q < queries.length && !membership.exceeded(); q++) {
-        if (!readsAny(queries[q], touched)) continue;
-        membership.evaluate(queries[q].hash, queries[q].plan);
+        const query = queries[q];
+        if (!readsAny(query, touched)) continue;
+        if (!affected(readPlan(query.plan, schema), group, query.hash, from, to, touched)) continue;
+        membership.evaluate(query.hash, query.plan);
         answer.recomputed++;
       }
     }
     applyPatch(membership, group, patchText, true);
+    membership.settle();
   }
   if (membership.evaluated > maxQueryRows) {
     answer.exceeded = true;

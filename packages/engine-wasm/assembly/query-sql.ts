@@ -24,6 +24,10 @@ export class QuerySql {
   params: Array<string> = [] as string[];
   private ctes: Array<string> = [] as string[];
   private selects: Array<string> = [] as string[];
+  /** The same selects without the root's position, which only an ordered answer needs. */
+  private heldSelects: Array<string> = [] as string[];
+  /** EXISTS conditions read as true: a condition every row the exact one passes also passes. */
+  loose: bool = false;
   /** Held nodes so far: the next one's position among the root and its related subqueries. */
   private heldCount: i32 = 0;
 
@@ -73,7 +77,7 @@ export class QuerySql {
     if (condition == null) return "1";
     const c = condition;
     if (c.kind == CONDITION_COMPARE) return this.compare(c, alias);
-    if (c.kind == CONDITION_EXISTS) return this.exists(c, alias);
+    if (c.kind == CONDITION_EXISTS) return this.loose ? "1" : this.exists(c, alias);
     const parts: string[] = [];
     for (let i = 0; i < c.children.length; i++) parts.push(this.condition(c.children[i], alias));
     if (parts.length == 0) return c.kind == CONDITION_AND ? "1" : "0";
@@ -178,18 +182,10 @@ export class QuerySql {
     // MATERIALIZED: a node is read by its children as well as by the answer; evaluated once.
     this.ctes.push(alias + " AS MATERIALIZED (" + body + ")");
     const position = parent == null ? "row_number() OVER (ORDER BY " + ordering(node, alias) + ")" : "0";
-    this.selects.push(
-      "SELECT " +
-        (this.heldCount++).toString() +
-        " AS n, " +
-        position +
-        " AS p, " +
-        literal(node.table.name) +
-        " AS t, " +
-        keyArray(node.table, alias) +
-        " AS k FROM " +
-        alias,
-    );
+    const number = (this.heldCount++).toString();
+    const rows = literal(node.table.name) + " AS t, " + keyArray(node.table, alias) + " AS k FROM " + alias;
+    this.selects.push("SELECT " + number + " AS n, " + position + " AS p, " + rows);
+    this.heldSelects.push("SELECT " + number + " AS n, " + rows);
     for (let i = 0; i < node.related.length; i++) {
       this.held(node.related[i].node, node, node.related[i].correlation);
     }
@@ -201,12 +197,14 @@ export class QuerySql {
    * rows come first, in the query's order.
    */
   statement(): string {
-    return this.heldStatement() + " ORDER BY n, p";
+    return (
+      "WITH " + this.ctes.join(", ") + " SELECT n, t, k FROM (" + unionAll(this.selects) + ") ORDER BY n, p"
+    );
   }
 
-  /** The same rows in no particular order. */
+  /** The same rows in no particular order (the root's positions are not computed). */
   heldStatement(): string {
-    return "WITH " + this.ctes.join(", ") + " SELECT n, t, k FROM (" + unionAll(this.selects) + ")";
+    return "WITH " + this.ctes.join(", ") + " SELECT n, t, k FROM (" + unionAll(this.heldSelects) + ")";
   }
 }
 

@@ -16,6 +16,8 @@ function random(seed: number) {
 
 const CHANNELS = ["c1", "c2", "c3"];
 const USERS = ["u1", "u2", "u3", "u4"];
+// Messages may name an author that comes and goes.
+const AUTHORS = [...USERS, "u5"];
 // The queries a group may subscribe to: windows of a channel, and every user.
 const QUERIES: Record<string, unknown> = {
   c1w2: channelMessages("c1", 2),
@@ -29,6 +31,46 @@ const QUERIES: Record<string, unknown> = {
       op: "LIKE",
       left: { type: "column", name: "name" },
       right: { type: "literal", value: "A%" },
+    },
+  },
+  // Messages in channels named "open": any change to channel may move them.
+  open: {
+    table: "message",
+    where: {
+      type: "correlatedSubquery",
+      op: "EXISTS",
+      related: {
+        correlation: { parentField: ["channelId"], childField: ["id"] },
+        subquery: {
+          table: "channel",
+          where: {
+            type: "simple",
+            op: "=",
+            left: { type: "column", name: "name" },
+            right: { type: "literal", value: "open" },
+          },
+        },
+      },
+    },
+  },
+  // Channels someone named "u1" wrote in: the EXISTS names the channel by its key.
+  u1wrote: {
+    table: "channel",
+    where: {
+      type: "correlatedSubquery",
+      op: "EXISTS",
+      related: {
+        correlation: { parentField: ["id"], childField: ["channelId"] },
+        subquery: {
+          table: "message",
+          where: {
+            type: "simple",
+            op: "=",
+            left: { type: "column", name: "authorId" },
+            right: { type: "literal", value: "u1" },
+          },
+        },
+      },
     },
   },
 };
@@ -89,7 +131,7 @@ describe.each(DATABASES)("query-aware pull against a model on $kind", ({ open })
             ns.sql("INSERT OR REPLACE INTO message VALUES (?, ?, ?, ?, 't')", [
               id,
               CHANNELS[next(3)]!,
-              USERS[next(4)]!,
+              AUTHORS[next(5)]!,
               next(20),
             ]);
             messages++;
@@ -100,8 +142,17 @@ describe.each(DATABASES)("query-aware pull against a model on $kind", ({ open })
               id,
             ]);
           else ns.sql("DELETE FROM message WHERE id = ?", [id]);
-          if (next(4) === 0)
+          const other = next(8);
+          if (other === 0)
             ns.sql("UPDATE user SET name = ? WHERE id = ?", [next(2) ? "Ann" : "Bo", USERS[next(4)]!]);
+          else if (other === 1)
+            ns.sql("INSERT OR REPLACE INTO user VALUES ('u5', ?)", [next(2) ? "Ann" : "Bo"]);
+          else if (other === 2) ns.sql("DELETE FROM user WHERE id = 'u5'");
+          else if (other === 3)
+            ns.sql("INSERT OR REPLACE INTO channel VALUES (?, ?)", [
+              CHANNELS[next(3)]!,
+              next(2) ? "open" : "shut",
+            ]);
         }
         const group = groups[next(groups.length)]!;
         let patch: QueryPatchOp[] = [];

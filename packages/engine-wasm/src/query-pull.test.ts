@@ -86,6 +86,125 @@ describe.each(DATABASES)("query-aware pull on $kind", ({ open }) => {
     expect(pull().json).toEqual({ cookie: after.cookie, unchanged: true });
   });
 
+  it("re-evaluates only the queries a changed row can enter or leave", async () => {
+    const { ns, client, pull } = await chat();
+    pull([put("one", channelMessages("c1", 2)), put("two", channelMessages("c2", 2))]);
+    // Another channel's message, an author no held message names: nothing to do.
+    ns.sql("INSERT INTO channel VALUES ('c3', 'three')");
+    ns.sql("INSERT INTO message VALUES ('m6', 'c3', 'u1', 6, 'f')");
+    ns.sql("INSERT INTO user VALUES ('u3', 'Cy')");
+    let after = pull();
+    expect(after.queriesRecomputed).toBe(0);
+    expect(after.json.rowsPatch).toEqual([]);
+    // A message moves into c1's window (its current values pass c1's condition).
+    ns.sql("UPDATE message SET channelId = 'c1', authorId = 'u3' WHERE id = 'm6'");
+    after = pull();
+    expect(after.queriesRecomputed).toBe(1);
+    expect(client.keys()).toEqual([
+      'message/["m3"]',
+      'message/["m4"]',
+      'message/["m6"]',
+      'user/["u1"]',
+      'user/["u2"]',
+      'user/["u3"]',
+    ]);
+    // It moves out again (only its prior values pass), and m2 comes back into the window.
+    ns.sql("UPDATE message SET channelId = 'c3' WHERE id = 'm6'");
+    after = pull();
+    expect(after.queriesRecomputed).toBe(1);
+    expect(client.keys()).toEqual([
+      'message/["m2"]',
+      'message/["m3"]',
+      'message/["m4"]',
+      'user/["u1"]',
+      'user/["u2"]',
+    ]);
+    // A user a held message names, added after the message: the related subquery holds it.
+    ns.sql("INSERT INTO message VALUES ('m7', 'c2', 'u9', 7, 'g')");
+    pull();
+    ns.sql("INSERT INTO user VALUES ('u9', 'Di')");
+    after = pull();
+    expect(after.queriesRecomputed).toBe(1);
+    expect(client.rows.get('user/["u9"]')).toEqual({ id: "u9", name: "Di" });
+    // A user no held message names (u3 wrote only m6, now in c3) is renamed: nothing to do.
+    ns.sql("UPDATE user SET name = 'Cyd' WHERE id = 'u3'");
+    expect(pull().queriesRecomputed).toBe(0);
+    // A held author renamed: the query holding them is re-evaluated and the row put.
+    ns.sql("UPDATE user SET name = 'Dee' WHERE id = 'u9'");
+    after = pull();
+    expect(after.queriesRecomputed).toBe(1);
+    expect(after.json.rowsPatch).toEqual([
+      { op: "put", tableName: "user", value: { id: "u9", name: "Dee" } },
+    ]);
+  });
+
+  it("re-evaluates a query when a table its EXISTS condition reads changes", async () => {
+    const { ns, client, pull } = await chat();
+    const inChannel = {
+      table: "message",
+      where: {
+        type: "correlatedSubquery",
+        op: "EXISTS",
+        related: {
+          correlation: { parentField: ["channelId"], childField: ["id"] },
+          subquery: {
+            table: "channel",
+            where: {
+              type: "simple",
+              op: "=",
+              left: { type: "column", name: "name" },
+              right: { type: "literal", value: "two" },
+            },
+          },
+        },
+      },
+    };
+    pull([put("e", inChannel)]);
+    expect(client.keys()).toEqual(['message/["m4"]']);
+    ns.sql("UPDATE channel SET name = 'two' WHERE id = 'c1'");
+    const after = pull();
+    expect(after.queriesRecomputed).toBe(1);
+    expect(client.keys()).toEqual(['message/["m1"]', 'message/["m2"]', 'message/["m3"]', 'message/["m4"]']);
+  });
+
+  it("re-evaluates a query whose EXISTS names its rows by key only when a changed row correlates", async () => {
+    const { ns, client, pull } = await chat();
+    const byAnn = {
+      table: "channel",
+      where: {
+        type: "correlatedSubquery",
+        op: "EXISTS",
+        related: {
+          correlation: { parentField: ["id"], childField: ["channelId"] },
+          subquery: {
+            table: "message",
+            where: {
+              type: "simple",
+              op: "=",
+              left: { type: "column", name: "authorId" },
+              right: { type: "literal", value: "u1" },
+            },
+          },
+        },
+      },
+    };
+    pull([put("ann", byAnn)]);
+    expect(client.keys()).toEqual(['channel/["c1"]']);
+    // Bo writes in c2, and a message names a channel that does not exist: nothing to do.
+    ns.sql("INSERT INTO message VALUES ('m5', 'c2', 'u2', 5, 'e'), ('m6', 'c9', 'u1', 6, 'f')");
+    expect(pull().queriesRecomputed).toBe(0);
+    // Ann's message moves into c2 (its current values), then m2 becomes Ann's own.
+    ns.sql("UPDATE message SET channelId = 'c2' WHERE id = 'm6'");
+    let after = pull();
+    expect(after.queriesRecomputed).toBe(1);
+    expect(client.keys()).toEqual(['channel/["c1"]', 'channel/["c2"]']);
+    // Ann's messages leave c1 (only their prior values correlate): c1 goes.
+    ns.sql("UPDATE message SET channelId = 'c9' WHERE id IN ('m1', 'm3')");
+    after = pull();
+    expect(after.queriesRecomputed).toBe(1);
+    expect(client.keys()).toEqual(['channel/["c2"]']);
+  });
+
   it("resets a client whose cookie the membership was not answered at, and refuses one from the future", async () => {
     const { ns, client, pull } = await chat();
     pull([put("a", channelMessages("c1", 1))]);
