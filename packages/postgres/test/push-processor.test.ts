@@ -161,6 +161,26 @@ describe("the PostgreSQL push processor", () => {
     expect((await titles()).filter((id) => id.startsWith("d"))).toEqual(["d1", "d2"]);
   });
 
+  it("records a client's refused first mutation, so that its next one runs, and a refusal sent again stays a replay", async () => {
+    const request = push([{ id: 1, name: "createThenRefuse", args: { id: "f1" } }]);
+    const context = { namespace: "app", authorization: "alice" };
+    expect(await processor.process(request, context)).toMatchObject({
+      mutations: [{ result: { error: "app", message: "not today" } }],
+    });
+    // Sent again: acknowledged without running (the refusal was recorded).
+    expect(await processor.process(request, context)).toMatchObject({ mutations: [{ result: {} }] });
+    const next = {
+      ...request,
+      mutations: push([{ id: 2, name: "createTodo", args: { id: "f2", title: "x" } }]).mutations,
+    };
+    expect(await processor.process(next, context)).toMatchObject({ mutations: [{ result: {} }] });
+    expect((await titles()).filter((id) => id.startsWith("f"))).toEqual(["f2"]);
+    const last = await db.sql("SELECT last_mutation_id FROM weir_app_clients WHERE client_group_id = $1", [
+      request.clientGroupID,
+    ]);
+    expect(Number(last.rows[0].last_mutation_id)).toBe(2);
+  });
+
   it("refuses a mutation past the next one with a PushFailed naming the rest", async () => {
     const request = push([
       { id: 2, name: "createTodo", args: { id: "o2", title: "x" } },
