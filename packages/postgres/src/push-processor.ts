@@ -171,9 +171,9 @@ export function createPushProcessor(options: PushProcessorOptions): PushProcesso
     const positionOf = (results: Array<pg.QueryResult<{ lsn: string }>>) =>
       readPosition ? parseLsn(results[results.length - 1]!.rows[0]!.lsn) : null;
     try {
-      const opened = (await client.query(`${begin}; ${advance(client, context, id)}`)) as unknown as Array<
-        pg.QueryResult
-      >;
+      const opened = (await client.query(
+        `${begin}; ${advance(client, context, id)}`,
+      )) as unknown as Array<pg.QueryResult>;
       if (opened[advancedAt]!.rowCount === 0) {
         const stored = await client.query<{ last: string }>(
           `SELECT last_mutation_id::text AS last FROM ${table} WHERE client_group_id = $1 AND client_id = $2`,
