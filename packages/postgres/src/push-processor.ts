@@ -83,6 +83,8 @@ const MAX_TX_ATTEMPTS = 5;
  */
 const POSITION_QUERY_SYNC =
   "SELECT (CASE WHEN current_setting('synchronous_commit') = 'off' THEN pg_current_wal_insert_lsn() ELSE pg_current_wal_flush_lsn() END)::text AS lsn";
+/** After a commit that waited for the local disk: the flush position bounds every commit before it. */
+const POSITION_QUERY_FLUSHED = "SELECT pg_current_wal_flush_lsn()::text AS lsn";
 /** With asynchronous commits (the processor's default): the insert position bounds them all. */
 const POSITION_QUERY_ASYNC = "SELECT pg_current_wal_insert_lsn()::text AS lsn";
 /** Largest mutate body read, as weir's own push limit. */
@@ -118,6 +120,12 @@ export function createPushProcessor(options: PushProcessorOptions): PushProcesso
   const table = quoteIdentifier(options.clientsTable ?? "weir_app_clients");
   const synchronous = options.synchronousCommit === true;
   const begin = synchronous ? "BEGIN" : "BEGIN; SET LOCAL synchronous_commit = off";
+  // The push's last mutation commits waiting for the local disk (always: its flush carries the
+  // push's earlier, asynchronous commits to the disk, which logical replication decodes only
+  // then; left to the WAL writer, they would wait for its next round, up to `wal_writer_delay`).
+  // Its flush position then covers every commit of the push.
+  const beginLast = synchronous ? "BEGIN" : "BEGIN; SET LOCAL synchronous_commit = local";
+  const lastPositionQuery = synchronous ? POSITION_QUERY_SYNC : POSITION_QUERY_FLUSHED;
   // Statements before the advance: its RETURNING row is in the result at this index.
   const advancedAt = synchronous ? 1 : 2;
   const positionQuery = synchronous ? POSITION_QUERY_SYNC : POSITION_QUERY_ASYNC;
@@ -166,13 +174,14 @@ export function createPushProcessor(options: PushProcessorOptions): PushProcesso
     readPosition: boolean,
   ): Promise<Outcome> {
     const id = Math.trunc(mutation.id);
-    const position = readPosition ? `; ${positionQuery}` : "";
+    const opening = readPosition ? beginLast : begin;
+    const position = readPosition ? `; ${lastPositionQuery}` : "";
     // The position's SELECT follows a COMMIT, alone or after `begin` and the advance.
     const positionOf = (results: Array<pg.QueryResult<{ lsn: string }>>) =>
       readPosition ? parseLsn(results[results.length - 1]!.rows[0]!.lsn) : null;
     try {
       const opened = (await client.query(
-        `${begin}; ${advance(client, context, id)}`,
+        `${opening}; ${advance(client, context, id)}`,
       )) as unknown as Array<pg.QueryResult>;
       if (opened[advancedAt]!.rowCount === 0) {
         const stored = await client.query<{ last: string }>(
@@ -197,7 +206,7 @@ export function createPushProcessor(options: PushProcessorOptions): PushProcesso
         // The refused mutation's id, recorded alone. Not advancing means another request took
         // this mutation meanwhile, which recorded it too.
         const recorded = (await client.query(
-          `${begin}; ${advance(client, context, id)}; COMMIT${position}`,
+          `${opening}; ${advance(client, context, id)}; COMMIT${position}`,
         )) as unknown as Array<pg.QueryResult<{ lsn: string }>>;
         options.onCommitted?.(context);
         return {

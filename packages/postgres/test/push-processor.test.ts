@@ -127,6 +127,19 @@ describe("the PostgreSQL push processor", () => {
     expect(await changesUntil(before, answer.watermark!)).toEqual(["a", "c"]);
   });
 
+  it("leaves a push's commits on the disk when it answers, so replication can decode them at once", async () => {
+    const request = push([
+      { id: 1, name: "createTodo", args: { id: "w1", title: "x" } },
+      { id: 2, name: "createTodo", args: { id: "w2", title: "y" } },
+    ]);
+    const answer = await processor.process(request, { namespace: "app", authorization: "alice" });
+    if (!("mutations" in answer)) throw new Error(JSON.stringify(answer));
+    // The WAL writer flushes asynchronous commits only every wal_writer_delay (200 ms): the
+    // push's last commit waited for the disk instead, carrying the others with it.
+    const flushed = await db.sql("SELECT pg_current_wal_flush_lsn()::text AS lsn");
+    expect(parseLsn(flushed.rows[0].lsn)).toBeGreaterThan(answer.watermark!);
+  });
+
   it("commits synchronously when asked, and the upstream reaches that answer's watermark too", async () => {
     const synchronous = createPushProcessor({ pool, mutators, synchronousCommit: true });
     const settled = BigInt((await upstream.status()).buffer.newestWatermark);
