@@ -83,6 +83,8 @@ const MAX_TX_ATTEMPTS = 5;
  */
 const POSITION_QUERY_SYNC =
   "SELECT (CASE WHEN current_setting('synchronous_commit') = 'off' THEN pg_current_wal_insert_lsn() ELSE pg_current_wal_flush_lsn() END)::text AS lsn";
+/** After a commit that waited for the local disk: the flush position bounds every commit before it. */
+const POSITION_QUERY_FLUSHED = "SELECT pg_current_wal_flush_lsn()::text AS lsn";
 /** With asynchronous commits (the processor's default): the insert position bounds them all. */
 const POSITION_QUERY_ASYNC = "SELECT pg_current_wal_insert_lsn()::text AS lsn";
 /** Largest mutate body read, as weir's own push limit. */
@@ -118,8 +120,14 @@ export function createPushProcessor(options: PushProcessorOptions): PushProcesso
   const table = quoteIdentifier(options.clientsTable ?? "weir_app_clients");
   const synchronous = options.synchronousCommit === true;
   const begin = synchronous ? "BEGIN" : "BEGIN; SET LOCAL synchronous_commit = off";
-  // Statements before the client's row is read: its SELECT's result is at this index.
-  const lockedAt = synchronous ? 2 : 3;
+  // The push's last mutation commits waiting for the local disk (always: its flush carries the
+  // push's earlier, asynchronous commits to the disk, which logical replication decodes only
+  // then; left to the WAL writer, they would wait for its next round, up to `wal_writer_delay`).
+  // Its flush position then covers every commit of the push.
+  const beginLast = synchronous ? "BEGIN" : "BEGIN; SET LOCAL synchronous_commit = local";
+  const lastPositionQuery = synchronous ? POSITION_QUERY_SYNC : POSITION_QUERY_FLUSHED;
+  // Statements before the advance: its RETURNING row is in the result at this index.
+  const advancedAt = synchronous ? 1 : 2;
   const positionQuery = synchronous ? POSITION_QUERY_SYNC : POSITION_QUERY_ASYNC;
   let created: Promise<void> | null = null;
   const ensureTable = () => {
@@ -136,12 +144,28 @@ export function createPushProcessor(options: PushProcessorOptions): PushProcesso
   };
 
   /**
-   * One mutation in three round trips: the transaction's start, the client's row locked and the
-   * savepoint in one multi-statement query; the mutator; then the id advanced and the commit in
-   * another, which also reads the WAL position after the commit when `readPosition` (the push's
-   * last mutation, whose position becomes the answer's watermark). Values in those two queries
-   * are literals (a multi-statement query takes no parameters): the ids are escaped by `pg`, the
-   * mutation id is a safe integer.
+   * The statement that moves the client's last mutation id from `id - 1` to `id`, answering a row
+   * only when it did: it locks the client's row, and a concurrent push of the same mutation waits
+   * for this transaction and then finds the id moved. The first mutation of a client creates its
+   * row. Literals, not parameters: it runs in a multi-statement query (escaped by `pg`; the id is
+   * a safe integer).
+   */
+  function advance(client: pg.PoolClient, context: PushContext, id: number): string {
+    const group = client.escapeLiteral(context.clientGroupID);
+    const clientID = client.escapeLiteral(context.clientID);
+    if (id === 1) {
+      return `INSERT INTO ${table} AS c (client_group_id, client_id, last_mutation_id) VALUES (${group}, ${clientID}, 1) ON CONFLICT (client_group_id, client_id) DO UPDATE SET last_mutation_id = 1 WHERE c.last_mutation_id = 0 RETURNING 1`;
+    }
+    return `UPDATE ${table} SET last_mutation_id = ${id} WHERE client_group_id = ${group} AND client_id = ${clientID} AND last_mutation_id = ${id - 1} RETURNING 1`;
+  }
+
+  /**
+   * One mutation in two round trips besides its mutator's queries: the transaction's start with
+   * the client's id advanced (which locks its row), then the commit, which also reads the WAL
+   * position after it when `readPosition` (the push's last mutation, whose position becomes the
+   * answer's watermark). When the id did not advance, the mutation is a replay or out of order,
+   * and nothing runs. A mutator that throws rolls the whole transaction back; its id is then
+   * advanced in a transaction of its own, so the client's next mutation is taken.
    */
   async function applyOne(
     client: pg.PoolClient,
@@ -149,43 +173,56 @@ export function createPushProcessor(options: PushProcessorOptions): PushProcesso
     context: PushContext,
     readPosition: boolean,
   ): Promise<Outcome> {
-    const where = `client_group_id = ${client.escapeLiteral(context.clientGroupID)} AND client_id = ${client.escapeLiteral(context.clientID)}`;
+    const id = Math.trunc(mutation.id);
+    const opening = readPosition ? beginLast : begin;
+    const position = readPosition ? `; ${lastPositionQuery}` : "";
+    // The position's SELECT follows a COMMIT, alone or after `begin` and the advance.
+    const positionOf = (results: Array<pg.QueryResult<{ lsn: string }>>) =>
+      readPosition ? parseLsn(results[results.length - 1]!.rows[0]!.lsn) : null;
     try {
       const opened = (await client.query(
-        `${begin}; INSERT INTO ${table} (client_group_id, client_id, last_mutation_id) VALUES (${client.escapeLiteral(context.clientGroupID)}, ${client.escapeLiteral(context.clientID)}, 0) ON CONFLICT DO NOTHING; SELECT last_mutation_id::text AS last FROM ${table} WHERE ${where} FOR UPDATE; SAVEPOINT weir_mutation`,
-      )) as unknown as Array<pg.QueryResult<{ last: string }>>;
-      const last = Number(opened[lockedAt]!.rows[0]!.last);
-      if (mutation.id <= last) {
+        `${opening}; ${advance(client, context, id)}`,
+      )) as unknown as Array<pg.QueryResult>;
+      if (opened[advancedAt]!.rowCount === 0) {
+        const stored = await client.query<{ last: string }>(
+          `SELECT last_mutation_id::text AS last FROM ${table} WHERE client_group_id = $1 AND client_id = $2`,
+          [context.clientGroupID, context.clientID],
+        );
+        await client.query("ROLLBACK");
+        const last = stored.rows.length === 0 ? 0 : Number(stored.rows[0]!.last);
         // Applied already (weir sent it again): acknowledged, nothing applied.
-        await client.query("ROLLBACK");
-        return { kind: "applied", result: {}, position: null };
-      }
-      if (mutation.id > last + 1) {
-        await client.query("ROLLBACK");
+        if (id <= last) return { kind: "applied", result: {}, position: null };
         return { kind: "ooo" };
       }
-      let result: MutateResponse["mutations"][number]["result"] = {};
       const mutator = Object.hasOwn(options.mutators, mutation.name)
         ? options.mutators[mutation.name]
         : undefined;
-      let release = "RELEASE SAVEPOINT weir_mutation";
       try {
         if (!mutator) throw new Error(`no mutator ${mutation.name}`);
         await mutator(client, mutation.args[0], context);
       } catch (error) {
         if (RETRIED_SQLSTATES.has((error as { code?: string }).code ?? "")) throw error;
-        release = "ROLLBACK TO SAVEPOINT weir_mutation";
-        result = { error: "app", message: (error as Error).message };
+        await client.query("ROLLBACK");
+        // The refused mutation's id, recorded alone. Not advancing means another request took
+        // this mutation meanwhile, which recorded it too.
+        const recorded = (await client.query(
+          `${opening}; ${advance(client, context, id)}; COMMIT${position}`,
+        )) as unknown as Array<pg.QueryResult<{ lsn: string }>>;
+        options.onCommitted?.(context);
+        return {
+          kind: "applied",
+          result: { error: "app", message: (error as Error).message },
+          position: positionOf(recorded),
+        };
       }
-      const position = readPosition ? `; ${positionQuery}` : "";
-      const closed = (await client.query(
-        `${release}; UPDATE ${table} SET last_mutation_id = ${Math.trunc(mutation.id)} WHERE ${where}; COMMIT${position}`,
-      )) as unknown as Array<pg.QueryResult<{ lsn: string }>>;
+      const closed = (await client.query(`COMMIT${position}`)) as unknown as
+        | pg.QueryResult<{ lsn: string }>
+        | Array<pg.QueryResult<{ lsn: string }>>;
       options.onCommitted?.(context);
       return {
         kind: "applied",
-        result,
-        position: readPosition ? parseLsn(closed[3]!.rows[0]!.lsn) : null,
+        result: {},
+        position: Array.isArray(closed) ? positionOf(closed) : null,
       };
     } catch (error) {
       await client.query("ROLLBACK").catch(() => undefined);

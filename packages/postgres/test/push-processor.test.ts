@@ -127,6 +127,19 @@ describe("the PostgreSQL push processor", () => {
     expect(await changesUntil(before, answer.watermark!)).toEqual(["a", "c"]);
   });
 
+  it("leaves a push's commits on the disk when it answers, so replication can decode them at once", async () => {
+    const request = push([
+      { id: 1, name: "createTodo", args: { id: "w1", title: "x" } },
+      { id: 2, name: "createTodo", args: { id: "w2", title: "y" } },
+    ]);
+    const answer = await processor.process(request, { namespace: "app", authorization: "alice" });
+    if (!("mutations" in answer)) throw new Error(JSON.stringify(answer));
+    // The WAL writer flushes asynchronous commits only every wal_writer_delay (200 ms): the
+    // push's last commit waited for the disk instead, carrying the others with it.
+    const flushed = await db.sql("SELECT pg_current_wal_flush_lsn()::text AS lsn");
+    expect(parseLsn(flushed.rows[0].lsn)).toBeGreaterThan(answer.watermark!);
+  });
+
   it("commits synchronously when asked, and the upstream reaches that answer's watermark too", async () => {
     const synchronous = createPushProcessor({ pool, mutators, synchronousCommit: true });
     const settled = BigInt((await upstream.status()).buffer.newestWatermark);
@@ -159,6 +172,26 @@ describe("the PostgreSQL push processor", () => {
     }
     expect(committed.sort()).toEqual([1, 2]);
     expect((await titles()).filter((id) => id.startsWith("d"))).toEqual(["d1", "d2"]);
+  });
+
+  it("records a client's refused first mutation, so that its next one runs, and a refusal sent again stays a replay", async () => {
+    const request = push([{ id: 1, name: "createThenRefuse", args: { id: "f1" } }]);
+    const context = { namespace: "app", authorization: "alice" };
+    expect(await processor.process(request, context)).toMatchObject({
+      mutations: [{ result: { error: "app", message: "not today" } }],
+    });
+    // Sent again: acknowledged without running (the refusal was recorded).
+    expect(await processor.process(request, context)).toMatchObject({ mutations: [{ result: {} }] });
+    const next = {
+      ...request,
+      mutations: push([{ id: 2, name: "createTodo", args: { id: "f2", title: "x" } }]).mutations,
+    };
+    expect(await processor.process(next, context)).toMatchObject({ mutations: [{ result: {} }] });
+    expect((await titles()).filter((id) => id.startsWith("f"))).toEqual(["f2"]);
+    const last = await db.sql("SELECT last_mutation_id FROM weir_app_clients WHERE client_group_id = $1", [
+      request.clientGroupID,
+    ]);
+    expect(Number(last.rows[0].last_mutation_id)).toBe(2);
   });
 
   it("refuses a mutation past the next one with a PushFailed naming the rest", async () => {
