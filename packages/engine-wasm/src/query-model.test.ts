@@ -1,5 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { ClientRows, channelMessages, chatSchema } from "../test/chat.js";
+import {
+  ClientRows,
+  channelMessages,
+  channelsWrittenBy,
+  chatSchema,
+  messagesInChannelsNamed,
+} from "../test/chat.js";
 import { DATABASES, testEngine } from "../test/databases.js";
 import { Namespace } from "../test/fixtures.js";
 import type { Engine } from "./engine.js";
@@ -34,45 +40,9 @@ const QUERIES: Record<string, unknown> = {
     },
   },
   // Messages in channels named "open": any change to channel may move them.
-  open: {
-    table: "message",
-    where: {
-      type: "correlatedSubquery",
-      op: "EXISTS",
-      related: {
-        correlation: { parentField: ["channelId"], childField: ["id"] },
-        subquery: {
-          table: "channel",
-          where: {
-            type: "simple",
-            op: "=",
-            left: { type: "column", name: "name" },
-            right: { type: "literal", value: "open" },
-          },
-        },
-      },
-    },
-  },
+  open: messagesInChannelsNamed("open"),
   // Channels someone named "u1" wrote in: the EXISTS names the channel by its key.
-  u1wrote: {
-    table: "channel",
-    where: {
-      type: "correlatedSubquery",
-      op: "EXISTS",
-      related: {
-        correlation: { parentField: ["id"], childField: ["channelId"] },
-        subquery: {
-          table: "message",
-          where: {
-            type: "simple",
-            op: "=",
-            left: { type: "column", name: "authorId" },
-            right: { type: "literal", value: "u1" },
-          },
-        },
-      },
-    },
-  },
+  u1wrote: channelsWrittenBy("u1"),
 };
 
 /** The group's rows a from-scratch evaluation of `names` gives, with their current values. */

@@ -1,5 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { ClientRows, channelMessages, chatSchema } from "../test/chat.js";
+import {
+  ClientRows,
+  channelMessages,
+  channelsWrittenBy,
+  chatSchema,
+  messagesInChannelsNamed,
+} from "../test/chat.js";
 import { DATABASES, testEngine } from "../test/databases.js";
 import { Namespace } from "../test/fixtures.js";
 import type { QueryPatchOp } from "./types.js";
@@ -140,25 +146,7 @@ describe.each(DATABASES)("query-aware pull on $kind", ({ open }) => {
 
   it("re-evaluates a query when a table its EXISTS condition reads changes", async () => {
     const { ns, client, pull } = await chat();
-    const inChannel = {
-      table: "message",
-      where: {
-        type: "correlatedSubquery",
-        op: "EXISTS",
-        related: {
-          correlation: { parentField: ["channelId"], childField: ["id"] },
-          subquery: {
-            table: "channel",
-            where: {
-              type: "simple",
-              op: "=",
-              left: { type: "column", name: "name" },
-              right: { type: "literal", value: "two" },
-            },
-          },
-        },
-      },
-    };
+    const inChannel = messagesInChannelsNamed("two");
     pull([put("e", inChannel)]);
     expect(client.keys()).toEqual(['message/["m4"]']);
     ns.sql("UPDATE channel SET name = 'two' WHERE id = 'c1'");
@@ -169,25 +157,7 @@ describe.each(DATABASES)("query-aware pull on $kind", ({ open }) => {
 
   it("re-evaluates a query whose EXISTS names its rows by key only when a changed row correlates", async () => {
     const { ns, client, pull } = await chat();
-    const byAnn = {
-      table: "channel",
-      where: {
-        type: "correlatedSubquery",
-        op: "EXISTS",
-        related: {
-          correlation: { parentField: ["id"], childField: ["channelId"] },
-          subquery: {
-            table: "message",
-            where: {
-              type: "simple",
-              op: "=",
-              left: { type: "column", name: "authorId" },
-              right: { type: "literal", value: "u1" },
-            },
-          },
-        },
-      },
-    };
+    const byAnn = channelsWrittenBy("u1");
     pull([put("ann", byAnn)]);
     expect(client.keys()).toEqual(['channel/["c1"]']);
     // Bo writes in c2, and a message names a channel that does not exist: nothing to do.

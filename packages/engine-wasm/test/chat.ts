@@ -30,6 +30,46 @@ export function channelMessages(channelId: string, limit: number) {
   };
 }
 
+/** A simple condition `column = value`. */
+function equals(column: string, value: string) {
+  return {
+    type: "simple",
+    op: "=",
+    left: { type: "column", name: column },
+    right: { type: "literal", value },
+  };
+}
+
+/** Messages in a channel named `name`: an EXISTS on channel, correlated by the channel's key. */
+export function messagesInChannelsNamed(name: string) {
+  return {
+    table: "message",
+    where: {
+      type: "correlatedSubquery",
+      op: "EXISTS",
+      related: {
+        correlation: { parentField: ["channelId"], childField: ["id"] },
+        subquery: { table: "channel", where: equals("name", name) },
+      },
+    },
+  };
+}
+
+/** Channels `authorId` wrote in: an EXISTS on message, naming the channel by its key. */
+export function channelsWrittenBy(authorId: string) {
+  return {
+    table: "channel",
+    where: {
+      type: "correlatedSubquery",
+      op: "EXISTS",
+      related: {
+        correlation: { parentField: ["id"], childField: ["channelId"] },
+        subquery: { table: "message", where: equals("authorId", authorId) },
+      },
+    },
+  };
+}
+
 /** A client's copy of its rows, kept by applying pull answers as a client would. */
 export class ClientRows {
   rows = new Map<string, unknown>();
