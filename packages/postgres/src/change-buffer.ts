@@ -93,11 +93,16 @@ export class ChangeBuffer {
   private readTenant: Database.Statement | undefined;
   /** How far the stream was read (see `through`). */
   private throughValue = 0n;
+  /** The stored `end_lsn` (where the stream resumes) and `total` (changes held), kept in memory. */
+  private endLsnValue: bigint | null = null;
+  private totalValue = 0n;
   private initializedValue = false;
   /** Set when the stored rows were encoded under other options and were dropped at open. */
   resetReason: string | null = null;
   private readonly insertChange: Database.Statement;
   private readonly insertRoute: Database.Statement;
+  /** Statements prepared once: the reader commits, prunes and reports its position on every flush. */
+  private readonly statements = new Map<string, Database.Statement>();
 
   constructor(
     readonly file: string,
@@ -126,13 +131,15 @@ export class ChangeBuffer {
     this.insertRoute = this.db.prepare(
       "INSERT OR IGNORE INTO route (tenant, watermark, seq) VALUES (?, ?, ?)",
     );
+    const end = this.meta("end_lsn");
+    this.endLsnValue = end === null ? null : BigInt(end);
+    this.totalValue = BigInt(this.meta("total") ?? "0");
     const floor = this.meta("floor");
     if (floor !== null) {
       this.initializedValue = true;
       this.floorValue = BigInt(floor);
       this.headValue = BigInt(this.meta("head") ?? floor);
-      const end = this.meta("end_lsn");
-      this.throughValue = end === null ? 0n : BigInt(end) - 1n;
+      this.throughValue = this.endLsnValue === null ? 0n : this.endLsnValue - 1n;
     }
     const configKey = this.meta("config");
     if (configKey !== null && configKey !== identity.configKey && this.initializedValue) {
@@ -144,6 +151,7 @@ export class ChangeBuffer {
         this.setMeta("floor", this.floorValue);
         this.setMeta("total", 0n);
       })();
+      this.totalValue = 0n;
       this.resetReason = "the tables, columns or tenant rules changed: buffered changes were dropped";
     }
     this.db.transaction(() => {
@@ -153,15 +161,24 @@ export class ChangeBuffer {
     })();
   }
 
+  private statement(sql: string): Database.Statement {
+    let statement = this.statements.get(sql);
+    if (statement === undefined) {
+      statement = this.db.prepare(sql);
+      this.statements.set(sql, statement);
+    }
+    return statement;
+  }
+
   private meta(key: string): string | null {
-    const row = this.db.prepare("SELECT value FROM meta WHERE key = ?").get(key) as
+    const row = this.statement("SELECT value FROM meta WHERE key = ?").get(key) as
       | { value: string }
       | undefined;
     return row?.value ?? null;
   }
 
   private setMeta(key: string, value: string | bigint | number): void {
-    this.db.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)").run(key, String(value));
+    this.statement("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)").run(key, String(value));
   }
 
   /** Whether a floor was set: false for a new file, until `initialize`. */
@@ -199,13 +216,13 @@ export class ChangeBuffer {
   advance(lsn: bigint): void {
     if (lsn - 1n <= this.through) return;
     this.setMeta("end_lsn", lsn);
+    this.endLsnValue = lsn;
     this.throughValue = lsn - 1n;
   }
 
   /** Where the stream resumes: the end of the newest buffered commit, or null for a new buffer. */
   resumeLsn(): bigint | null {
-    const value = this.meta("end_lsn");
-    return value === null ? null : BigInt(value);
+    return this.endLsnValue;
   }
 
   /** Starts a new buffer at `floor`: the slot's position, from which PostgreSQL sends every commit. */
@@ -215,6 +232,7 @@ export class ChangeBuffer {
       this.setMeta("head", floor);
       this.setMeta("total", 0n);
     })();
+    this.totalValue = 0n;
     this.floorValue = floor;
     this.headValue = floor;
     this.initializedValue = true;
@@ -231,6 +249,7 @@ export class ChangeBuffer {
       );
     })();
     this.throughValue = 0n;
+    this.endLsnValue = null;
     this.initialize(position);
   }
 
@@ -276,22 +295,22 @@ export class ChangeBuffer {
   /** Commits whole transactions in one SQLite transaction, and moves the head past them. */
   commit(transactions: CommittedTransaction[], now: number): void {
     if (transactions.length === 0) return;
+    let total = 0;
     this.db.transaction(() => {
-      let total = 0;
       for (const tx of transactions) {
         this.writeChanges(tx.watermark, tx.firstSeq, tx.changes);
-        this.db
-          .prepare(
-            "INSERT OR REPLACE INTO tx (watermark, xid, end_lsn, committed_at, changes) VALUES (?, ?, ?, ?, ?)",
-          )
-          .run(tx.watermark, tx.xid, tx.endLsn, now, tx.total);
+        this.statement(
+          "INSERT OR REPLACE INTO tx (watermark, xid, end_lsn, committed_at, changes) VALUES (?, ?, ?, ?, ?)",
+        ).run(tx.watermark, tx.xid, tx.endLsn, now, tx.total);
         total += tx.total;
       }
       const last = transactions[transactions.length - 1]!;
       this.setMeta("head", last.watermark);
       this.setMeta("end_lsn", last.endLsn);
-      this.setMeta("total", BigInt(this.meta("total") ?? "0") + BigInt(total));
+      this.setMeta("total", this.totalValue + BigInt(total));
     })();
+    this.totalValue += BigInt(total);
+    this.endLsnValue = transactions[transactions.length - 1]!.endLsn;
     this.headValue = transactions[transactions.length - 1]!.watermark;
     // A commit record ends where the next one may start: the next commit's watermark is above.
     this.throughValue = transactions[transactions.length - 1]!.endLsn - 1n;
@@ -349,10 +368,10 @@ export class ChangeBuffer {
    * call, and raises the floor to the newest one deleted. Answers how many changes it deleted.
    */
   prune(retention: Retention, now: number): number {
-    let total = Number(this.meta("total") ?? "0");
-    const oldest = this.db
-      .prepare("SELECT watermark, committed_at, changes FROM tx ORDER BY watermark")
-      .iterate() as IterableIterator<{ watermark: bigint; committed_at: bigint; changes: bigint }>;
+    let total = Number(this.totalValue);
+    const oldest = this.statement(
+      "SELECT watermark, committed_at, changes FROM tx ORDER BY watermark",
+    ).iterate() as IterableIterator<{ watermark: bigint; committed_at: bigint; changes: bigint }>;
     let cut: bigint | null = null;
     let deleted = 0;
     for (const tx of oldest) {
@@ -366,12 +385,13 @@ export class ChangeBuffer {
     if (cut === null) return 0;
     const floor = cut;
     this.db.transaction(() => {
-      this.db.prepare("DELETE FROM change WHERE watermark <= ?").run(floor);
-      this.db.prepare("DELETE FROM route WHERE watermark <= ?").run(floor);
-      this.db.prepare("DELETE FROM tx WHERE watermark <= ?").run(floor);
+      this.statement("DELETE FROM change WHERE watermark <= ?").run(floor);
+      this.statement("DELETE FROM route WHERE watermark <= ?").run(floor);
+      this.statement("DELETE FROM tx WHERE watermark <= ?").run(floor);
       if (floor > this.floorValue) this.setMeta("floor", floor);
       this.setMeta("total", total);
     })();
+    this.totalValue = BigInt(total);
     if (floor > this.floorValue) this.floorValue = floor;
     return deleted;
   }
@@ -405,7 +425,7 @@ export class ChangeBuffer {
         bytes += statSync(this.file + suffix).size;
       } catch {}
     }
-    return { changes: Number(this.meta("total") ?? "0"), transactions: Number(transactions.n), bytes };
+    return { changes: Number(this.totalValue), transactions: Number(transactions.n), bytes };
   }
 
   close(): void {
