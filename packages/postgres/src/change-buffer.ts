@@ -1,5 +1,6 @@
 import { statSync } from "node:fs";
 import Database from "better-sqlite3";
+import { WalFlusher } from "./wal-flusher.js";
 
 /** One row change as the buffer keeps it: the row already in weir's types, as JSON text. */
 export interface BufferedChange {
@@ -82,8 +83,10 @@ const COLUMNS = "watermark, table_name, op, row_data, old_key, key_changed, new_
  * The durable change buffer: a SQLite file holding decoded transactions in commit order, each
  * under its watermark (its commit LSN). Its `head` is the newest committed watermark and its
  * `floor` the lowest watermark it answers `changes` from: everything committed upstream after
- * the floor is here, up to the head. Writes are synchronous=FULL, so a transaction is on disk
- * before the reader confirms its LSN to PostgreSQL.
+ * the floor is here, up to the head. Commits return once written (synchronous=NORMAL: safe from
+ * a crash of the process); `sync` then makes them durable with an fsync off the event loop, and
+ * only then are they shown (`head`, `through`) and confirmed to PostgreSQL (`durableLsn`), so
+ * neither a namespace nor the slot ever stands past what a power loss would keep.
  */
 export class ChangeBuffer {
   private readonly db: Database.Database;
@@ -96,6 +99,11 @@ export class ChangeBuffer {
   /** The stored `end_lsn` (where the stream resumes) and `total` (changes held), kept in memory. */
   private endLsnValue: bigint | null = null;
   private totalValue = 0n;
+  /** What the last `sync` made durable: the head, `through` and end LSN that are shown. */
+  private durableHead = 0n;
+  private durableThrough = 0n;
+  private durableEnd: bigint | null = null;
+  private readonly wal: WalFlusher;
   private initializedValue = false;
   /** Set when the stored rows were encoded under other options and were dropped at open. */
   resetReason: string | null = null;
@@ -110,7 +118,8 @@ export class ChangeBuffer {
   ) {
     this.db = new Database(file);
     this.db.pragma("journal_mode = WAL");
-    this.db.pragma("synchronous = FULL");
+    this.db.pragma("synchronous = NORMAL");
+    this.wal = new WalFlusher(file);
     this.db.defaultSafeIntegers(true);
     this.db.exec(SCHEMA);
     const slot = this.meta("slot");
@@ -159,6 +168,14 @@ export class ChangeBuffer {
       this.setMeta("publication", identity.publication);
       this.setMeta("config", identity.configKey);
     })();
+    this.markDurable();
+  }
+
+  /** What the file holds is what a power loss keeps (at open, or after a start over). */
+  private markDurable(): void {
+    this.durableHead = this.headValue;
+    this.durableThrough = this.throughValue;
+    this.durableEnd = this.endLsnValue;
   }
 
   private statement(sql: string): Database.Statement {
@@ -191,8 +208,13 @@ export class ChangeBuffer {
     return this.floorValue;
   }
 
-  /** The newest committed watermark (the floor while nothing is buffered). */
+  /** The newest durable watermark (the floor while nothing is buffered): what readers see. */
   get head(): bigint {
+    return this.durableHead;
+  }
+
+  /** The newest committed watermark, durable or not: where the reader skips what it sent again. */
+  get writtenHead(): bigint {
     return this.headValue;
   }
 
@@ -205,8 +227,25 @@ export class ChangeBuffer {
    */
   get through(): bigint {
     // bigints: Math.max does not take them.
-    if (this.throughValue > this.headValue) return this.throughValue;
-    return this.headValue;
+    if (this.durableThrough > this.durableHead) return this.durableThrough;
+    return this.durableHead;
+  }
+
+  /**
+   * Makes every commit and `advance` so far durable, then shows them. Calls made while an fsync
+   * runs share the next one.
+   */
+  async sync(): Promise<void> {
+    const head = this.headValue;
+    const through = this.throughValue;
+    const end = this.endLsnValue;
+    if (head === this.durableHead && through === this.durableThrough && end === this.durableEnd) return;
+    await this.wal.flush();
+    // Calls resolve in order; a start over (restartAt) in between has set these itself.
+    if (through < this.durableThrough) return;
+    this.durableHead = head;
+    this.durableThrough = through;
+    this.durableEnd = end;
   }
 
   /**
@@ -214,7 +253,7 @@ export class ChangeBuffer {
    * before it is in. Stored as where the stream resumes.
    */
   advance(lsn: bigint): void {
-    if (lsn - 1n <= this.through) return;
+    if (lsn - 1n <= this.throughValue || lsn - 1n <= this.headValue) return;
     this.setMeta("end_lsn", lsn);
     this.endLsnValue = lsn;
     this.throughValue = lsn - 1n;
@@ -223,6 +262,11 @@ export class ChangeBuffer {
   /** Where the stream resumes: the end of the newest buffered commit, or null for a new buffer. */
   resumeLsn(): bigint | null {
     return this.endLsnValue;
+  }
+
+  /** What may be confirmed to PostgreSQL: `resumeLsn` as of the last `sync`. */
+  durableLsn(): bigint | null {
+    return this.durableEnd;
   }
 
   /** Starts a new buffer at `floor`: the slot's position, from which PostgreSQL sends every commit. */
@@ -236,6 +280,7 @@ export class ChangeBuffer {
     this.floorValue = floor;
     this.headValue = floor;
     this.initializedValue = true;
+    this.markDurable();
   }
 
   /**
@@ -429,6 +474,7 @@ export class ChangeBuffer {
   }
 
   close(): void {
+    void this.wal.close();
     if (this.db.open) this.db.close();
   }
 }
