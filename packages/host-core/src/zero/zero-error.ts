@@ -3,6 +3,7 @@ export type ZeroErrorKind =
   | "Unauthorized"
   | "InvalidConnectionRequest"
   | "InvalidConnectionRequestBaseCookie"
+  | "InvalidConnectionRequestLastMutationID"
   | "InvalidMessage"
   | "InvalidPush"
   | "VersionNotSupported"
