@@ -6,6 +6,7 @@ export type ZeroErrorKind =
   | "InvalidConnectionRequestLastMutationID"
   | "InvalidMessage"
   | "InvalidPush"
+  | "PushFailed"
   | "VersionNotSupported"
   | "ServerOverloaded"
   | "Internal";
