@@ -1,5 +1,6 @@
 import type { Claims } from "../auth/claims.js";
 import type { Logger } from "../ports/logger.js";
+import type { ZeroPullBody } from "./zero-client-record.js";
 import { formatZeroCookie, type ZeroCookie } from "./zero-cookie.js";
 import { ZeroError } from "./zero-error.js";
 import type { ZeroGroup } from "./zero-group.js";
@@ -14,6 +15,8 @@ export interface ZeroConnectionHost {
   /** Computes and sends the group's poke, now. */
   poke(group: ZeroGroup): void;
   push(connection: ZeroConnection, body: ZeroPushBody): Promise<void>;
+  /** The answer to a `pull` message (mutation recovery of another client group). */
+  recoveryPull(connection: ZeroConnection, body: ZeroPullBody): unknown[];
   /** Authenticates a new credential (`updateAuth`): the claims, or a rejection. */
   reauthenticate(token: string): Promise<Claims>;
   closed(connection: ZeroConnection): void;
@@ -149,11 +152,7 @@ export class ZeroConnection {
         return;
       }
       case "pull":
-        // Mutation recovery of another client group: weir confirms none of its mutations here.
-        this.send([
-          "pull",
-          { requestID: message[1].requestID, cookie: message[1].cookie ?? "", lastMutationIDChanges: {} },
-        ]);
+        this.send(this.host.recoveryPull(this, message[1]));
         return;
       default:
         break;
