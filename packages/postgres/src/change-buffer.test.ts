@@ -2,7 +2,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { type BufferedChange, ChangeBuffer } from "./change-buffer.js";
+import { ChangeBuffer } from "./change-buffer.js";
+import type { BufferedChange } from "./change-buffer-schema.js";
 import { readNamespaceChanges } from "./read-namespace-changes.js";
 
 const dirs: string[] = [];

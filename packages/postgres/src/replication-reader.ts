@@ -1,6 +1,7 @@
 import { retryDelayMs } from "@weir/host-core";
 import { LogicalReplicationService, PgoutputPlugin } from "pg-logical-replication";
-import type { BufferedChange, ChangeBuffer, CommittedTransaction, Retention } from "./change-buffer.js";
+import type { ChangeBuffer } from "./change-buffer.js";
+import type { BufferedChange, CommittedTransaction, Retention } from "./change-buffer-schema.js";
 import { formatLsn, parseLsn } from "./lsn.js";
 import type { TablePlan } from "./read-tables.js";
 import { rowChange } from "./row-change.js";
