@@ -1,7 +1,7 @@
 // Builds the Zero todo app: the browser bundle (the stock @rocicorp/zero client, the named
-// queries and mutators, the UI) into dist/public/app.js beside the page and the todo example's
+// queries and mutators, the UI) into dist/public/app.js beside the todo example's page and
 // stylesheet, and the server entry into dist/server.js. The server serves dist/public as is.
-import { copyFile, cp, mkdir } from "node:fs/promises";
+import { copyFile, mkdir, readFile, writeFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -12,11 +12,20 @@ const out = join(root, "dist");
 const require = createRequire(import.meta.url);
 
 await mkdir(join(out, "public"), { recursive: true });
-await cp(join(root, "public"), join(out, "public"), { recursive: true });
-// The look is the todo example's own.
+// The page and its look are the todo example's own, with this example's title and hint.
 for (const name of ["styles.css", "favicon.svg"]) {
   await copyFile(require.resolve(`@weir/example-todo/public/${name}`), join(out, "public", name));
 }
+const page = await readFile(require.resolve("@weir/example-todo/public/index.html"), "utf8");
+const retitled = page
+  .replace("<title>weir todos</title>", "<title>weir todos on Zero</title>")
+  .replace(
+    "Open this page in a second window: changes appear in both.",
+    "The stock Rocicorp Zero client, synced by weir. Open a second window: changes appear in both.",
+  );
+if (retitled === page)
+  throw new Error("the todo example's page changed: update the Zero example's title and hint");
+await writeFile(join(out, "public", "index.html"), retitled);
 
 await build({
   entryPoints: [join(root, "src", "client", "app.ts")],

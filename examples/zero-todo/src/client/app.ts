@@ -1,4 +1,5 @@
 import { Zero } from "@rocicorp/zero";
+import { $, currentUser, newID, showSignIn, signOut } from "@weir/example-todo/client/page-user";
 import { markSynced, renderTodoList, sortTodos } from "@weir/example-todo/client/todo-list-view";
 import { NAMESPACE, type Todo } from "@weir/example-todo/schema";
 import { mutators } from "../mutators.js";
@@ -9,46 +10,8 @@ import { schema } from "../schema.js";
 // subscribes to the named query `allTodos`, and writes through the custom mutators. weir's
 // Node host, on the same origin, answers the client's WebSocket at /todo/sync/v51/connect.
 
-// `?user=` picks a user for this tab (handy for two users side by side); otherwise the name
-// entered once is remembered.
+// The tab's user is remembered under this key (see page-user).
 const USER_KEY = "weir-zero-todo-user";
-
-function $<T extends Element>(selector: string): T {
-  const element = document.querySelector<T>(selector);
-  if (!element) throw new Error(`missing ${selector}`);
-  return element;
-}
-
-function currentUser(): string | null {
-  const fromUrl = new URLSearchParams(location.search).get("user")?.trim();
-  return fromUrl || localStorage.getItem(USER_KEY);
-}
-
-function showSignIn(): void {
-  const form = $<HTMLFormElement>("form.sign-in");
-  form.hidden = false;
-  form.onsubmit = (event) => {
-    event.preventDefault();
-    const user = new FormData(form).get("user")?.toString().trim();
-    if (!user) return;
-    localStorage.setItem(USER_KEY, user);
-    location.reload();
-  };
-  $<HTMLInputElement>("form.sign-in input").focus();
-}
-
-function signOut(): void {
-  localStorage.removeItem(USER_KEY);
-  const url = new URL(location.href);
-  url.searchParams.delete("user");
-  location.assign(url);
-}
-
-/** Ids are made in the browser so a todo exists (and can be edited) before the server hears of it. */
-function newID(): string {
-  const bytes = crypto.getRandomValues(new Uint8Array(12));
-  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
-}
 
 function showTodos(user: string): void {
   const z = new Zero({
@@ -64,7 +27,7 @@ function showTodos(user: string): void {
 
   $<HTMLElement>("[data-user]").textContent = user;
   $<HTMLElement>(".who").hidden = false;
-  $<HTMLButtonElement>("[data-sign-out]").onclick = signOut;
+  $<HTMLButtonElement>("[data-sign-out]").onclick = () => signOut(USER_KEY);
   $<HTMLElement>("section.todos").hidden = false;
 
   const list = $<HTMLUListElement>("ul.todo-list");
@@ -137,6 +100,6 @@ function showTodos(user: string): void {
   input.focus();
 }
 
-const user = currentUser();
+const user = currentUser(USER_KEY);
 if (user) showTodos(user);
-else showSignIn();
+else showSignIn(USER_KEY);
