@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { launchChromium } from "@weir/example-todo/test/chromium";
+import { launchChromium, openTodoPage } from "@weir/example-todo/test/chromium";
 import { startPostgres, type TestPostgres } from "@weir/postgres/testing";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -69,18 +69,7 @@ afterAll(async () => {
   if (dataDir) rmSync(dataDir, { recursive: true, force: true });
 });
 
-/** A page in a fresh browser profile (its own Replicache client group), its wake socket live. */
-async function openApp(user: string): Promise<Page> {
-  const context = await browser.newContext();
-  const page = await context.newPage();
-  page.on("pageerror", (error) => pageErrors.push(error.message));
-  page.on("console", (message) => {
-    if (message.type() === "error") pageErrors.push(message.text());
-  });
-  await page.goto(`${url}/?user=${encodeURIComponent(user)}`);
-  await page.locator('[data-status="live"]').waitFor();
-  return page;
-}
+const openApp = (user: string): Promise<Page> => openTodoPage(browser, url, user, pageErrors);
 
 const item = (page: Page, text: string) => page.locator(".todo-list li", { hasText: text });
 

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { launchChromium } from "../test/chromium.js";
+import { launchChromium, openTodoPage, waitUntilLive } from "../test/chromium.js";
 
 // The todo app in a real Chromium, served by the example's own server entry (what
 // `npm start` runs) over an embedded SQLite file.
@@ -65,23 +65,7 @@ afterAll(async () => {
   if (dataDir) rmSync(dataDir, { recursive: true, force: true });
 });
 
-/** A page in a fresh browser profile (its own IndexedDB, so its own Replicache client group). */
-async function openApp(user: string): Promise<Page> {
-  const context = await browser.newContext();
-  const page = await context.newPage();
-  page.on("pageerror", (error) => pageErrors.push(error.message));
-  page.on("console", (message) => {
-    if (message.type() === "error") pageErrors.push(message.text());
-  });
-  await page.goto(`${server.url}/?user=${encodeURIComponent(user)}`);
-  await live(page);
-  return page;
-}
-
-/** Waits until the page's wake socket is connected. */
-async function live(page: Page): Promise<void> {
-  await page.locator('[data-status="live"]').waitFor();
-}
+const openApp = (user: string): Promise<Page> => openTodoPage(browser, server.url, user, pageErrors);
 
 const item = (page: Page, text: string) => page.locator(".todo-list li", { hasText: text });
 
@@ -115,7 +99,7 @@ describe("the todo app in Chromium", () => {
     await item(second, "buy oat milk and bread").waitFor();
 
     await second.reload();
-    await live(second);
+    await waitUntilLive(second);
     await item(second, "buy oat milk and bread").waitFor();
     expect(await second.locator(".todo-list li.done").count()).toBe(1);
 
@@ -142,7 +126,7 @@ describe("the todo app in Chromium", () => {
     expect(await fresh.locator(".todo-list li .text").allTextContents()).toEqual(["buy oat milk and bread"]);
     expect(await fresh.locator(".todo-list li.done").count()).toBe(1);
 
-    await live(first);
+    await waitUntilLive(first);
     await fresh.locator("form.new-todo input").fill("call the plumber");
     await fresh.locator("form.new-todo input").press("Enter");
     await item(first, "call the plumber").waitFor();

@@ -1,7 +1,7 @@
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { launchChromium } from "@weir/example-todo/test/chromium";
+import { launchChromium, openTodoPage, waitUntilLive } from "@weir/example-todo/test/chromium";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type AppServer, SERVER_ENTRY, startAppServer, stopAppServer } from "../test/app-server.js";
@@ -37,23 +37,7 @@ afterAll(async () => {
   if (dataDir) rmSync(dataDir, { recursive: true, force: true });
 });
 
-/** A page in a fresh browser profile (its own IndexedDB, so its own Zero client group). */
-async function openApp(user: string): Promise<Page> {
-  const context = await browser.newContext();
-  const page = await context.newPage();
-  page.on("pageerror", (error) => pageErrors.push(error.message));
-  page.on("console", (message) => {
-    if (message.type() === "error") pageErrors.push(message.text());
-  });
-  await page.goto(`${server.url}/?user=${encodeURIComponent(user)}`);
-  await live(page);
-  return page;
-}
-
-/** Waits until the page's Zero client is connected. */
-async function live(page: Page): Promise<void> {
-  await page.locator('[data-status="live"]').waitFor();
-}
+const openApp = (user: string): Promise<Page> => openTodoPage(browser, server.url, user, pageErrors);
 
 async function add(page: Page, text: string): Promise<void> {
   await page.locator("form.new-todo input").fill(text);
@@ -110,7 +94,7 @@ describe("the Zero todo app in Chromium", () => {
 
     // Reload: the todos come back, done as they were.
     await page.reload();
-    await live(page);
+    await waitUntilLive(page);
     await page.locator('.todo-list[data-complete="true"]').waitFor({ state: "attached" });
     expect(await texts(page)).toEqual(["buy oat milk"]);
     expect(await page.locator(".todo-list li.done").count()).toBe(1);
@@ -136,7 +120,7 @@ describe("the Zero todo app in Chromium", () => {
 
     const port = new URL(server.url).port;
     server = await startAppServer({ PORT: port, HOST: "127.0.0.1", WEIR_DATA_DIR: dataDir });
-    await live(page);
+    await waitUntilLive(page);
     await page.locator('.todo-list li[data-synced="true"]', { hasText: "feed the cat" }).waitFor();
     const fresh = await openApp("erin");
     await item(fresh, "feed the cat").waitFor();
