@@ -1,5 +1,6 @@
 import type { PullResult } from "@weir/engine-wasm";
 import type { Dialect } from "@weir/protocol";
+import type { NamespaceStore } from "../ports/storage.js";
 
 const MAX_REMEMBERED_GROUPS = 10_000;
 
@@ -73,5 +74,19 @@ export class CaughtUpPulls {
     this.watermark = -1;
     this.bodies.native = undefined;
     this.bodies.replicache = undefined;
+  }
+
+  /** `store`, with every transaction first making these answers forget what they know. */
+  forgettingStore(store: NamespaceStore): NamespaceStore {
+    return {
+      db: store.db,
+      transaction: (fn) => {
+        this.forget();
+        return store.transaction(fn);
+      },
+      ...(store.sizeBytes ? { sizeBytes: () => store.sizeBytes!() } : {}),
+      ...(store.location === undefined ? {} : { location: store.location }),
+      close: (outcome) => store.close(outcome),
+    };
   }
 }

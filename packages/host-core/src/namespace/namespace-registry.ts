@@ -93,7 +93,7 @@ export class NamespaceRegistry {
     const now = this.init.clock.monotonic();
     let closed = 0;
     for (const [name, service] of this.open) {
-      if (!service.idleFor(idleMs, now)) continue;
+      if (!service.usage.idleFor(idleMs, now)) continue;
       this.open.delete(name);
       this.close(service);
       closed++;
@@ -107,13 +107,13 @@ export class NamespaceRegistry {
    */
   retire(service: NamespaceService, damaged: boolean): void {
     if (this.open.get(service.namespace) === service) this.open.delete(service.namespace);
-    service.retire(damaged);
-    if (!service.inUse) this.close(service);
+    service.usage.retire(damaged);
+    if (!service.usage.inUse) this.close(service);
   }
 
   /** A request is done with the service. */
   released(service: NamespaceService): void {
-    if (service.retired && !service.inUse) this.close(service);
+    if (service.usage.retired && !service.usage.inUse) this.close(service);
   }
 
   /** Notes a refused namespace; the first refusal is logged with the store's location and error. */
@@ -171,7 +171,8 @@ export class NamespaceRegistry {
     if (this.open.size < this.init.maxOpen) return;
     let idlest: NamespaceService | undefined;
     for (const service of this.open.values()) {
-      if (!service.inUse && (!idlest || service.lastUsed < idlest.lastUsed)) idlest = service;
+      if (!service.usage.inUse && (!idlest || service.usage.lastUsed < idlest.usage.lastUsed))
+        idlest = service;
     }
     if (!idlest) {
       throw new HttpError(
@@ -186,7 +187,7 @@ export class NamespaceRegistry {
 
   private close(service: NamespaceService): void {
     try {
-      service.close(service.retired?.damaged ?? false);
+      service.close(service.usage.retired?.damaged ?? false);
     } catch (error) {
       this.init.logger.log("error", {
         msg: "closing a namespace failed",

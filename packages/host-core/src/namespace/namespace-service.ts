@@ -3,7 +3,7 @@ import type { AdminAction, Dialect, MutateRequest } from "@weir/protocol";
 import { authenticateRequest } from "../auth/authenticate-request.js";
 import type { Claims } from "../auth/claims.js";
 import type { QueryDefinition, ResolvedConfig } from "../config/weir-config.js";
-import { callMutate, type MutateOutcome } from "../delegate/mutate-call.js";
+import type { MutateOutcome } from "../delegate/mutate-call.js";
 import { runAdmin } from "../flows/admin-flow.js";
 import { CaughtUpPulls } from "../flows/caught-up-pulls.js";
 import type { TableInfo } from "../flows/column-codec.js";
@@ -18,7 +18,7 @@ import type {
   PullContext,
   PushContext,
 } from "../flows/flow-context.js";
-import { type IngestAction, ingestRefusal, runIngestAdmin, runNotify } from "../flows/ingest-flow.js";
+import { type IngestAction, runIngestAdmin, runNotify } from "../flows/ingest-flow.js";
 import type { Knobs } from "../flows/knobs.js";
 import type { Mutator } from "../flows/mutator.js";
 import { runPull } from "../flows/pull-flow.js";
@@ -35,12 +35,11 @@ import { ZeroHub } from "../zero/zero-hub.js";
 import type { ZeroNamespace } from "../zero/zero-namespace.js";
 import { ControlStore } from "./control-store.js";
 import { CounterFlush, type CounterFlushPolicy } from "./counter-flush.js";
+import { MutateDelegate } from "./mutate-delegate.js";
 import { type IngestEvent, NamespaceIngest } from "./namespace-ingest.js";
+import { NamespaceUsage } from "./namespace-usage.js";
+import { RetentionPacer } from "./retention-pacer.js";
 import { WakeCoalescer } from "./wake-coalescer.js";
-
-/** How many change-log rows one retention pass deletes at most, so a push never stalls on it. */
-const PRUNE_BATCH = 10_000;
-const PRUNE_EVERY_MAX = 1_000;
 
 export interface NamespaceServiceInit {
   namespace: string;
@@ -99,19 +98,16 @@ export class NamespaceService
   /** Ingest from the upstream, when the namespace has one. */
   private readonly ingester: NamespaceIngest | null;
   /** The app's mutate endpoint, when pushes are delegated to it. */
-  private readonly mutateUrl: string | null;
+  private readonly delegate: MutateDelegate | null;
   /** Requests being served, so an idle close never pulls the database from under one. */
-  private activeRequests = 0;
-  private lastUse: number;
-  /** Taken out of service (its engine or database failed): closed once no request uses it. */
-  private retiredState: { damaged: boolean } | null = null;
+  readonly usage: NamespaceUsage;
+  private readonly retentionPacer: RetentionPacer;
   private closed = false;
-  private versionsSincePrune = 0;
 
   constructor(init: NamespaceServiceInit) {
     this.namespace = init.namespace;
     this.hash = init.hash;
-    this.store = forgetOnTransaction(init.store, this.caughtUp);
+    this.store = this.caughtUp.forgettingStore(init.store);
     this.engine = init.engine;
     this.config = init.config;
     this.caps = { maxChangeRows: init.config.maxChangeRows, maxChangeBytes: init.config.maxChangeBytes };
@@ -126,7 +122,7 @@ export class NamespaceService
     this.logger = init.logger;
     this.waitUntil = init.waitUntil;
     this.processMemory = init.memory ?? (() => ({}));
-    this.lastUse = init.clock.monotonic();
+    this.usage = new NamespaceUsage(init.clock);
     this.store.transaction(() => this.engine.install(this.store.db, this.config.schema));
     this.control = ControlStore.open(this.store);
     this.coalescer = new WakeCoalescer(init.namespace, init.config.wakeWindowMs, init.scheduler, (except) => {
@@ -142,7 +138,14 @@ export class NamespaceService
         }),
       ),
     );
-    this.counterFlush = new CounterFlush(init.counterFlush, () => this.saveCounters(), this.lastUse);
+    this.counterFlush = new CounterFlush(init.counterFlush, () => this.saveCounters(), this.usage.lastUsed);
+    this.retentionPacer = new RetentionPacer({
+      engine: this.engine,
+      store: this.store,
+      retainChanges: () => this.retainChanges,
+      logger: this.logger,
+      hash: this.hash,
+    });
     const upstream = init.config.upstream;
     this.ingester =
       upstream && init.upstream
@@ -166,7 +169,19 @@ export class NamespaceService
             ...(init.observeIngest ? { observe: init.observeIngest } : {}),
           })
         : null;
-    this.mutateUrl = this.ingester ? (init.config.mutate?.url(init.namespace) ?? null) : null;
+    const ingester = this.ingester;
+    const url = ingester ? (init.config.mutate?.url(init.namespace) ?? null) : null;
+    this.delegate =
+      ingester && url !== null
+        ? new MutateDelegate({
+            namespace: init.namespace,
+            url,
+            mutate: init.config.mutate!,
+            clock: this.clock,
+            catchUp: (watermark, waitMs) => ingester.catchUp(watermark, waitMs),
+            building: () => this.upstreamCursor() === null,
+          })
+        : null;
   }
 
   get knobs(): Readonly<Knobs> {
@@ -218,7 +233,7 @@ export class NamespaceService
 
   /** Whether pushes go to the app's own server (delegated push). */
   get delegates(): boolean {
-    return this.mutateUrl !== null;
+    return this.delegate !== null;
   }
 
   /** A push, delegated to the app's mutate endpoint (see runDelegatedPush). */
@@ -236,34 +251,11 @@ export class NamespaceService
   }
 
   forward(body: MutateRequest, authorization: string | null): Promise<MutateOutcome> {
-    const mutate = this.config.mutate!;
-    // While the first snapshot is still being built, the app's writes take longer to come back.
-    const firstSnapshot = this.upstreamCursor() === null;
-    return callMutate({
-      url: this.mutateUrl!,
-      fetch: mutate.fetch ?? ((url, init) => fetch(url, init)),
-      body,
-      authorization,
-      namespace: this.namespace,
-      timeoutMs: firstSnapshot ? mutate.firstSnapshotTimeoutMs : mutate.timeoutMs,
-      attempts: mutate.attempts,
-      now: () => this.clock.now(),
-      sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
-    });
+    return this.delegate!.forward(body, authorization);
   }
 
-  async ingestEffects(watermark: bigint | undefined): Promise<void> {
-    try {
-      await this.ingester!.catchUp(watermark, this.config.mutate!.effectsWaitMs);
-    } catch (error) {
-      if ((error as Error).name === "TimeoutError") {
-        throw new HttpError(
-          "upstream_unavailable",
-          `the app's writes did not come back from the upstream: ${(error as Error).message}; nothing was acknowledged, push again`,
-        );
-      }
-      throw ingestRefusal(error, this.clock.now());
-    }
+  ingestEffects(watermark: bigint | undefined): Promise<void> {
+    return this.delegate!.ingestEffects(watermark);
   }
 
   /** `POST /<ns>/notify`: ingest what the upstream committed, then answer. */
@@ -351,24 +343,9 @@ export class NamespaceService
     this.ingester?.close();
   }
 
-  /**
-   * Retention after pushes. A pass costs a look through the change log, so it runs once the log
-   * has grown by a hundredth of what it keeps (at least every version for tiny retentions, at
-   * most every PRUNE_EVERY_MAX versions), and again at once while a pass left work behind.
-   */
+  /** Retention after pushes: a pass once the log has grown enough (see RetentionPacer). */
   retention(newVersions: number): void {
-    this.versionsSincePrune += newVersions;
-    const every = Math.min(PRUNE_EVERY_MAX, Math.max(1, Math.ceil(this.retainChanges / 100)));
-    if (this.versionsSincePrune < every) return;
-    try {
-      const result = this.store.transaction(() =>
-        this.engine.prune(this.store.db, this.retainChanges, PRUNE_BATCH),
-      );
-      this.versionsSincePrune = result.more ? every : 0;
-    } catch (error) {
-      // The push already committed; a failed pass is retried after the next one.
-      this.logger.log("error", { msg: "retention failed", ns: this.hash, error: String(error) });
-    }
+    this.retentionPacer.committed(newVersions);
   }
 
   /**
@@ -411,37 +388,14 @@ export class NamespaceService
     }
   }
 
-  /** A request starts using the namespace. */
+  /** A request (or a socket) starts using the namespace. */
   enter(): void {
-    this.activeRequests++;
+    this.usage.enter();
   }
 
-  /** A request is done with the namespace. */
+  /** A request (or a socket) is done with the namespace. */
   leave(): void {
-    this.activeRequests--;
-    this.lastUse = this.clock.monotonic();
-  }
-
-  /** No request uses it now, and none did for `idleMs`. */
-  idleFor(idleMs: number, now: number): boolean {
-    return this.activeRequests === 0 && now - this.lastUse >= idleMs;
-  }
-
-  get inUse(): boolean {
-    return this.activeRequests > 0;
-  }
-
-  get lastUsed(): number {
-    return this.lastUse;
-  }
-
-  /** Takes it out of service: no new request gets it, and it closes once none uses it. */
-  retire(damaged: boolean): void {
-    this.retiredState = { damaged: damaged || (this.retiredState?.damaged ?? false) };
-  }
-
-  get retired(): { damaged: boolean } | null {
-    return this.retiredState;
+    this.usage.leave();
   }
 
   /**
@@ -486,18 +440,4 @@ export class NamespaceService
       this.counterFlush.changed(writes, this.clock.monotonic());
     }
   }
-}
-
-/** The store, with every transaction first making the caught-up answers forget what they know. */
-function forgetOnTransaction(store: NamespaceStore, caughtUp: CaughtUpPulls): NamespaceStore {
-  return {
-    db: store.db,
-    transaction(fn) {
-      caughtUp.forget();
-      return store.transaction(fn);
-    },
-    ...(store.sizeBytes ? { sizeBytes: () => store.sizeBytes!() } : {}),
-    ...(store.location === undefined ? {} : { location: store.location }),
-    close: (outcome) => store.close(outcome),
-  };
 }
