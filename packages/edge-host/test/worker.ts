@@ -33,7 +33,19 @@ const syncConfig = (env: Env): EdgeConfig<Env> =>
         authenticate: devAuthenticate,
       }
     : config;
-export const SyncObject = createSyncDurableObject(syncConfig);
+const BaseSyncObject = createSyncDurableObject(syncConfig);
+
+/** The sync object, telling which instance it is (a new one after an eviction or hibernation). */
+export class SyncObject extends BaseSyncObject {
+  private readonly instance = crypto.randomUUID();
+
+  override fetch(request: Request): Promise<Response> {
+    if (new URL(request.url).pathname === "/__instance") {
+      return Promise.resolve(Response.json({ instance: this.instance }));
+    }
+    return super.fetch(request);
+  }
+}
 
 /**
  * An alarm task shaped like upstream polling: in namespaces named `ticks*` it writes a row per
@@ -90,6 +102,10 @@ export default {
       return env.WEIR.get(env.WEIR.idFromName(namespace)).fetch(
         new Request(url, { method: request.method, headers, body: request.body }),
       );
+    }
+    // Which instance of the namespace's object is running.
+    if (first === "__instance" && namespace) {
+      return env.WEIR.get(env.WEIR.idFromName(namespace)).fetch(new Request("http://object/__instance"));
     }
     // An engine whose every call leaves its memory past the ceiling: each call replaces its instance.
     if (first === "__engine-renewal") {
