@@ -20,6 +20,58 @@ afterAll(async () => {
 
 describe("the stock Zero client on the edge", () => zeroClientSuite(() => `${workerd.url}/todo`));
 
+/** Long enough for the object's counter flush (10 s), then workerd's idle hibernation (10 s). */
+const HIBERNATION_WAIT_MS = 26_000;
+
+describe("the stock Zero client through hibernation", () => {
+  it("stays connected while the object hibernates; another client's write then reaches it incrementally", async () => {
+    const base = `${workerd.url}/todo`;
+    const reader = zeroClient(base, "ivy", { storageKey: "hibernation-reader" });
+    let writer: ReturnType<typeof zeroClient> | undefined;
+    const view = reader.materialize(queries.allTodos());
+    try {
+      const first = newID();
+      expect(await create(reader, { id: first, text: "Before", done: false, sort: 1 })).toEqual({
+        type: "success",
+      });
+      await rowsOf<Todo>(reader, queries.allTodos(), (rows) => rows.some((row) => row.id === first));
+      const socket = sockets.findLast((s) => s.connectURL.searchParams.get("clientID") === reader.clientID)!;
+      const seen = socket.received.length;
+      const cookie = lastCookie(socket.received);
+      const before = await instance();
+      // Only the client's keepalives meanwhile, which the platform answers (`autoResponse: "zero"`).
+      await new Promise((resolve) => setTimeout(resolve, HIBERNATION_WAIT_MS));
+      writer = zeroClient(base, "ivy", { storageKey: "hibernation-writer" });
+      const second = newID();
+      expect(await create(writer, { id: second, text: "After", done: false, sort: 2 })).toEqual({
+        type: "success",
+      });
+      const rows = await rowsOf<Todo>(reader, queries.allTodos(), (rows) =>
+        rows.some((row) => row.id === second),
+      );
+      expect(rows.map((row) => row.id)).toEqual([first, second]);
+      // A new instance answered (the object hibernated), on the socket the client had all along.
+      expect(await instance()).not.toBe(before);
+      expect(sockets.findLast((s) => s.connectURL.searchParams.get("clientID") === reader.clientID)).toBe(
+        socket,
+      );
+      const after = socket.received.slice(seen);
+      const start = after.find((frame) => frame[0] === "pokeStart")![1] as { baseCookie: string };
+      expect(start.baseCookie).toBe(cookie);
+      expect(JSON.stringify(after)).not.toContain('"op":"clear"');
+    } finally {
+      view.destroy();
+      await reader.close();
+      await writer?.close();
+    }
+  });
+});
+
+async function instance(): Promise<string> {
+  const response = await fetch(`${workerd.url}/__instance/todo`);
+  return ((await response.json()) as { instance: string }).instance;
+}
+
 describe("the stock Zero client across a restart of workerd", () => {
   it("reconnects to the restarted object with its cookie; its rows and queries carry on", async () => {
     const persistDir = tempDir();

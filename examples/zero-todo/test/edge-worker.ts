@@ -3,9 +3,16 @@
 import { createSyncDurableObject, createSyncWorker, type EdgeConfig } from "@weir/edge-host";
 import { zeroTodoServer } from "../src/zero-config.js";
 
-/** Development authentication, as node-host's devAuth: the client's `auth` is the user id. */
-const config: EdgeConfig = {
+interface Env {
+  WEIR: {
+    idFromName(name: string): unknown;
+    get(id: unknown): { fetch(request: Request): Promise<Response> };
+  };
+}
+
+const config: EdgeConfig<Env> = {
   ...zeroTodoServer,
+  /** Development authentication, as node-host's devAuth: the client's `auth` is the user id. */
   authenticate(request) {
     const userID = request.headers
       .get("authorization")
@@ -13,7 +20,32 @@ const config: EdgeConfig = {
       .trim();
     return userID ? { userID } : null;
   },
+  // The stock client's keepalive is answered without waking the object, so it can hibernate.
+  autoResponse: "zero",
 };
 
-export const SyncObject = createSyncDurableObject(config);
-export default createSyncWorker(config);
+const BaseSyncObject = createSyncDurableObject(config);
+
+/** The sync object, telling which instance it is (a new one after hibernation or an eviction). */
+export class SyncObject extends BaseSyncObject {
+  private readonly instance = crypto.randomUUID();
+
+  override fetch(request: Request): Promise<Response> {
+    if (new URL(request.url).pathname === "/__instance") {
+      return Promise.resolve(Response.json({ instance: this.instance }));
+    }
+    return super.fetch(request);
+  }
+}
+
+const sync = createSyncWorker(config);
+
+export default {
+  fetch(request: Request, env: Env, ctx: Parameters<typeof sync.fetch>[2]): Promise<Response> {
+    const [, first, namespace] = new URL(request.url).pathname.split("/");
+    if (first === "__instance" && namespace) {
+      return env.WEIR.get(env.WEIR.idFromName(namespace)).fetch(new Request("http://object/__instance"));
+    }
+    return sync.fetch(request, env, ctx);
+  },
+};

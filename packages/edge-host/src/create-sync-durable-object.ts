@@ -25,7 +25,7 @@ import { loadEdgeEngine } from "./load-edge-engine.js";
 import { ObjectBinding } from "./object-binding.js";
 import { durableObjectStorage } from "./storage.js";
 import { closeQuietly, HibernatableWake, PING, PONG } from "./wake.js";
-import { HibernatableZero, isZeroSocket } from "./zero-sockets.js";
+import { HibernatableZero, isZeroSocket, ZERO_PING, ZERO_PONG } from "./zero-sockets.js";
 
 /** Counters are stored with every write request, and at most 10 s after pulls changed them. */
 const COUNTER_FLUSH: CounterFlushPolicy = { afterWrites: true, intervalMs: 10_000 };
@@ -67,8 +67,11 @@ export function createSyncDurableObject<Env>(source: EdgeConfigSource<Env>): Syn
       this.alarms = new AlarmSlots(ctx.storage);
       this.wake = new HibernatableWake(ctx);
       this.zero = new HibernatableZero(ctx, this.logger);
-      // The platform answers `ping` itself, so a client's keepalive never wakes a sleeping object.
-      ctx.setWebSocketAutoResponse(new WebSocketRequestResponsePair(PING, PONG));
+      // The platform answers a keepalive itself, so it never wakes a sleeping object.
+      const zeroPings = this.config.autoResponse === "zero";
+      ctx.setWebSocketAutoResponse(
+        new WebSocketRequestResponsePair(zeroPings ? ZERO_PING : PING, zeroPings ? ZERO_PONG : PONG),
+      );
       void ctx.blockConcurrencyWhile(() => this.init());
     }
 

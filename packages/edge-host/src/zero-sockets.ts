@@ -15,6 +15,10 @@ import {
  */
 export const ZERO_TAG = "weir:zero";
 
+/** The Zero client's keepalive and its answer, as the platform may answer them (`autoResponse`). */
+export const ZERO_PING = JSON.stringify(["ping", {}]);
+export const ZERO_PONG = JSON.stringify(["pong", {}]);
+
 /** What a Zero socket carries through hibernation: its connection's state, once it has one. */
 export interface ZeroAttachment {
   zero: ZeroConnectionState | null;
