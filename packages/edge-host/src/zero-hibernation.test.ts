@@ -41,15 +41,18 @@ const pokeEnds = (socket: ZeroTestSocket) =>
   socket.messages.filter((m) => m[0] === "pokeEnd").map((m) => (m[1] as { cookie: string }).cookie);
 
 describe("Zero connections through hibernation", () => {
-  it("are rebuilt from their sockets' attachments: the next poke starts at their cookie, with no reset and each user's rows", async () => {
+  it("are rebuilt from their sockets' attachments: the next poke starts at their cookie, with no reset and each user's rows; one too large to keep is closed for a reconnect", async () => {
     const ns = `hib${Date.now().toString(36)}`;
     expect((await push(workerd.url, ns, "alice", 1, { id: "a1", text: "Before", done: true })).status).toBe(
       200,
     );
     const alice = await subscribe(ns, "alice", "ga");
     const bob = await subscribe(ns, "bob", "gb");
+    // Claims past the attachment's 2 KiB: this connection cannot be kept through hibernation.
+    const large = await subscribe(ns, "alice~pad2500", "gl");
     await until(() => pokePartsOf(alice).some((part) => JSON.stringify(part.rowsPatch).includes('"a1"')));
     await until(() => pokeEnds(bob).length > 0);
+    await until(() => pokeEnds(large).length > 0);
     const aliceCookie = pokeEnds(alice).at(-1)!;
     const bobCookie = pokeEnds(bob).at(-1)!;
     const before = await instance(ns);
@@ -77,6 +80,9 @@ describe("Zero connections through hibernation", () => {
       bobCookie,
     );
     expect(JSON.stringify(bobAfter)).not.toContain('"op":"clear"');
+    // The one whose state was too large to keep is told to reconnect, and closed.
+    expect(await large.next("error")).toMatchObject({ kind: "Internal" });
+    expect((await large.closed).code).toBe(1002);
     // The restored connection goes on answering frames.
     alice.ws.send(JSON.stringify(["ping", {}]));
     await alice.next("pong");

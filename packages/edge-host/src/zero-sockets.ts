@@ -19,6 +19,10 @@ export const ZERO_TAG = "weir:zero";
 export const ZERO_PING = JSON.stringify(["ping", {}]);
 export const ZERO_PONG = JSON.stringify(["pong", {}]);
 
+/** A socket's attachment may be at most 2,048 bytes on Cloudflare (as serialized; JSON is counted). */
+const MAX_ATTACHMENT_BYTES = 2_048;
+const encoder = new TextEncoder();
+
 /** What a Zero socket carries through hibernation: its connection's state, once it has one. */
 export interface ZeroAttachment {
   zero: ZeroConnectionState | null;
@@ -147,6 +151,7 @@ export class HibernatableZero {
   }
 
   private socket(ws: WebSocket): ZeroSocket {
+    let kept = true;
     return {
       send: (frame) => {
         try {
@@ -163,14 +168,23 @@ export class HibernatableZero {
         }
       },
       save: (state) => {
+        const attachment: ZeroAttachment = { zero: state };
+        // Past the platform's limit the state is not kept (local workerd does not enforce it, so
+        // the bound is checked here, for the same behaviour everywhere): the connection works
+        // while the object stays awake, and is closed for a reconnect once it wakes anew.
+        const fits = encoder.encode(JSON.stringify(attachment)).length <= MAX_ATTACHMENT_BYTES;
         try {
-          ws.serializeAttachment({ zero: state } satisfies ZeroAttachment);
-        } catch (error) {
-          // Too large to keep (claims and credential past the platform's 2 KiB): the connection
-          // works while the object stays awake, and is closed for a reconnect once it wakes anew.
+          ws.serializeAttachment(fits ? attachment : { zero: null });
+        } catch {
           ws.serializeAttachment({ zero: null } satisfies ZeroAttachment);
-          this.logger.log("error", { msg: "keeping a zero connection's state failed", error: String(error) });
         }
+        if (!fits && kept) {
+          this.logger.log("warn", {
+            msg: "a zero connection's state is too large to keep through hibernation",
+            limit: MAX_ATTACHMENT_BYTES,
+          });
+        }
+        kept = fits;
       },
     };
   }
