@@ -36,11 +36,12 @@ describe("the stock Zero client through hibernation", () => {
       });
       await rowsOf<Todo>(reader, queries.allTodos(), (rows) => rows.some((row) => row.id === first));
       const socket = sockets.findLast((s) => s.connectURL.searchParams.get("clientID") === reader.clientID)!;
-      const seen = socket.received.length;
-      const cookie = lastCookie(socket.received);
       const before = await instance();
       // Only the client's keepalives meanwhile, which the platform answers (`autoResponse: "zero"`).
       await new Promise((resolve) => setTimeout(resolve, HIBERNATION_WAIT_MS));
+      // Read once all is quiet (a poke may still have been under way a moment ago).
+      const seen = socket.received.length;
+      const cookie = lastCookie(socket.received);
       writer = zeroClient(base, "ivy", { storageKey: "hibernation-writer" });
       const second = newID();
       expect(await create(writer, { id: second, text: "After", done: false, sort: 2 })).toEqual({

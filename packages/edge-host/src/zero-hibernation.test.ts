@@ -53,13 +53,14 @@ describe("Zero connections through hibernation", () => {
     await until(() => pokePartsOf(alice).some((part) => JSON.stringify(part.rowsPatch).includes('"a1"')));
     await until(() => pokeEnds(bob).length > 0);
     await until(() => pokeEnds(large).length > 0);
-    const aliceCookie = pokeEnds(alice).at(-1)!;
-    const bobCookie = pokeEnds(bob).at(-1)!;
     const before = await instance(ns);
-    const seen = alice.messages.length;
-    const bobSeen = bob.messages.length;
 
     await new Promise((resolve) => setTimeout(resolve, HIBERNATION_WAIT_MS));
+    // Read once all is quiet (a poke may still have been under way a moment ago).
+    const aliceCookie = pokeEnds(alice).at(-1)!;
+    const bobCookie = pokeEnds(bob).at(-1)!;
+    const seen = alice.messages.length;
+    const bobSeen = bob.messages.length;
     expect((await push(workerd.url, ns, "alice", 2, { id: "a2", text: "After", done: true })).status).toBe(
       200,
     );
