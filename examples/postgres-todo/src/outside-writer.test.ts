@@ -113,14 +113,21 @@ describe("a row written to PostgreSQL by another program", () => {
       await stack.db.sql("UPDATE todo SET done = true WHERE id = 'e1'");
     });
 
-    // A page opened after the restart.
+    // A page opened after the restart. The rows written while the server was down reach it once
+    // the reader has replicated them (durably) and the namespace has ingested them: it pulls
+    // until then, as on a wake.
     const again = todoClient(stack.base, "erin");
     clients.push(again);
     await sync(again);
-    expect(await todosOf(again)).toEqual([
-      { id: "e1", owner: "erin", text: "before the restart", done: true, sort: 1 },
-      { id: "e2", owner: "erin", text: "while it was down", done: false, sort: 2 },
-    ]);
+    await expect
+      .poll(async () => {
+        await again.pull({ now: true });
+        return todosOf(again);
+      })
+      .toEqual([
+        { id: "e1", owner: "erin", text: "before the restart", done: true, sort: 1 },
+        { id: "e2", owner: "erin", text: "while it was down", done: false, sort: 2 },
+      ]);
     await again.mutate.deleteTodo({ id: "e2" });
     await sync(again);
     expect((await stack.db.sql("SELECT id FROM todo WHERE owner = 'erin'")).rows).toEqual([{ id: "e1" }]);

@@ -31,6 +31,14 @@ export interface SuiteApp {
   close(): Promise<void>;
 }
 
+/**
+ * The caller's user: the conformance hosts authenticate with the user id itself, which a native
+ * client sends as it is and the Zero dialect passes on as `Bearer <token>`.
+ */
+function owner(authorization: string | null): string {
+  return (authorization ?? "").replace(/^Bearer /, "");
+}
+
 /** The conformance app's mutators, on the upstream's copy of its tables. */
 const mutators: Record<string, SqliteMutator> = {
   /** A todo owned by the caller (the conformance hosts authenticate with the user id itself). */
@@ -38,7 +46,7 @@ const mutators: Record<string, SqliteMutator> = {
     const { id, text } = args as { id: string; text?: string };
     db.prepare("INSERT INTO todo (id, owner, text, done, sort) VALUES (?, ?, ?, 0, 0)").run(
       id,
-      context.authorization ?? "",
+      owner(context.authorization),
       text ?? "",
     );
   },
@@ -46,7 +54,7 @@ const mutators: Record<string, SqliteMutator> = {
   bulkCreate(db, args, context) {
     const { prefix, count } = args as { prefix: string; count: number };
     const insert = db.prepare("INSERT INTO todo (id, owner, text, done, sort) VALUES (?, ?, '', 0, ?)");
-    for (let i = 0; i < count; i++) insert.run(`${prefix}-${i}`, context.authorization ?? "", i);
+    for (let i = 0; i < count; i++) insert.run(`${prefix}-${i}`, owner(context.authorization), i);
   },
   refuse() {
     throw new Error("refused by the app");

@@ -21,6 +21,8 @@ export interface ZeroConnectOptions {
   group?: string;
   clientID?: string;
   cookie?: string;
+  /** The connect URL's lmid (default 0). */
+  lmid?: number;
   /** The user whose token the protocol header carries (default alice). */
   user?: string;
   protocol?: string;
@@ -34,7 +36,7 @@ export function connectZero(
 ): Promise<ZeroTestSocket> {
   const group = options.group ?? `g${Math.random().toString(36).slice(2)}`;
   const clientID = options.clientID ?? "c1";
-  const query = `clientID=${clientID}&clientGroupID=${group}&baseCookie=${options.cookie ?? ""}&lmid=0&wsid=w1`;
+  const query = `clientID=${clientID}&clientGroupID=${group}&baseCookie=${options.cookie ?? ""}&lmid=${options.lmid ?? 0}&wsid=w1`;
   const ws = new WebSocket(
     `${url.replace("http", "ws")}/${ns}/sync/v${options.version ?? 51}/connect?${query}`,
     options.protocol ??

@@ -202,4 +202,78 @@ export function zeroSuite(current: () => ConformanceTarget): void {
     expect(await socket.next("error")).toMatchObject({ kind: "Unauthorized" });
     expect((await socket.closed).code).toBe(1002);
   });
+
+  describe("the record of a client's mutations", () => {
+    /** Pushes createTodo mutations 1..count of client c1 and waits until a poke confirms the last. */
+    async function pushed(ns: string, group: string, count: number): Promise<void> {
+      const socket = await connect(ns, { group });
+      await socket.next("pokeEnd");
+      const mutations = Array.from({ length: count }, (_, i) => ({
+        type: "custom",
+        id: i + 1,
+        clientID: "c1",
+        name: "createTodo",
+        args: [{ id: `${group}-${i + 1}` }],
+        timestamp: 1,
+      }));
+      socket.ws.send(
+        JSON.stringify([
+          "push",
+          { clientGroupID: group, mutations, pushVersion: 1, timestamp: 1, requestID: "r" },
+        ]),
+      );
+      await until(() =>
+        parts(socket).some((part) => (part.lastMutationIDChanges as Record<string, number>)?.c1 === count),
+      );
+      socket.ws.close();
+      await socket.closed;
+    }
+
+    it("takes a connect URL's lmid the server confirmed, and refuses one it never did", async () => {
+      await pushed("zl1", "glmid", 2);
+      for (const lmid of [0, 1, 2]) {
+        const socket = await connect("zl1", { group: "glmid", lmid });
+        await socket.next("pokeEnd");
+        expect(socket.messages.some((m) => m[0] === "error")).toBe(false);
+        socket.ws.close();
+        await socket.closed;
+      }
+      const ahead = await connect("zl1", { group: "glmid", lmid: 3 });
+      expect(await ahead.next("error")).toEqual({
+        kind: "InvalidConnectionRequestLastMutationID",
+        message: expect.stringContaining("3"),
+        origin: "zeroCache",
+      });
+      expect((await ahead.closed).code).toBe(1002);
+      // A client group the server has no record of: any lmid above 0 was never acknowledged here.
+      const unknown = await connect("zl1", { group: "gforgotten", lmid: 1 });
+      expect(await unknown.next("error")).toMatchObject({ kind: "InvalidConnectionRequestLastMutationID" });
+      expect(unknown.messages.some((m) => m[0] === "pokeStart")).toBe(false);
+    });
+
+    it("answers a pull (mutation recovery) with the confirmed ids of the user's other client group", async () => {
+      await pushed("zl2", "gold", 3);
+      const socket = await connect("zl2", { group: "gnew" });
+      await socket.next("connected");
+      socket.ws.send(JSON.stringify(["pull", { clientGroupID: "gold", cookie: null, requestID: "q1" }]));
+      expect(await socket.next("pull")).toEqual({
+        requestID: "q1",
+        cookie: expect.stringMatching(/^[0-9]{16}\.[0-9]{8}$/),
+        lastMutationIDChanges: { c1: 3 },
+      });
+      socket.ws.send(JSON.stringify(["pull", { clientGroupID: "gnone", cookie: "x", requestID: "q2" }]));
+      await until(() => socket.messages.filter((m) => m[0] === "pull").length === 2);
+      expect(socket.messages.filter((m) => m[0] === "pull")[1]![1]).toMatchObject({
+        requestID: "q2",
+        lastMutationIDChanges: {},
+      });
+      socket.ws.close();
+      // Another user learns nothing of the group.
+      const stranger = await connect("zl2", { group: "gbob", user: "bob" });
+      await stranger.next("connected");
+      stranger.ws.send(JSON.stringify(["pull", { clientGroupID: "gold", cookie: null, requestID: "q3" }]));
+      expect(await stranger.next("pull")).toMatchObject({ requestID: "q3", lastMutationIDChanges: {} });
+      stranger.ws.close();
+    });
+  });
 }

@@ -113,6 +113,11 @@ export function clients(): string {
   return inspect.listClients();
 }
 
+/** A group's last mutation ids by client (JSON), when it is `userID`'s. */
+export function groupMutationIDs(groupID: string, userID: string): string {
+  return inspect.groupMutationIDs(groupID, userID);
+}
+
 export function upstreamState(): string {
   return upstream.upstreamState();
 }

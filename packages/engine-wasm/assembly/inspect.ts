@@ -1,7 +1,7 @@
 // Read-only views of the bookkeeping, for status pages and the CLI.
 import { queryRows } from "./host";
 import { firstSeq, WATERMARK } from "./state";
-import { params } from "./text";
+import { jsonString, params } from "./text";
 
 /** "watermark\tfloor\tchanges\tclients\tgroups". */
 export function stateSummary(): string {
@@ -34,4 +34,17 @@ export function listClients(): string {
       "FROM _weir_clients AS c LEFT JOIN _weir_client_groups AS g ON g.id = c.group_id",
   );
   return rows.length == 0 ? "[]" : rows[0][0];
+}
+
+/**
+ * The last mutation id of each client of a group, as a JSON object by client id, when the group
+ * belongs to `userID`; "{}" for an unknown group or another user's. Reads the group's clients only.
+ */
+export function groupMutationIDs(groupID: string, userID: string): string {
+  const rows = queryRows(
+    "SELECT coalesce(json_group_object(c.id, c.last_mutation_id), '{}') FROM _weir_clients AS c " +
+      "JOIN _weir_client_groups AS g ON g.id = c.group_id WHERE c.group_id = ? AND g.user_id = ?",
+    params([jsonString(groupID), jsonString(userID)]),
+  );
+  return rows.length == 0 ? "{}" : rows[0][0];
 }

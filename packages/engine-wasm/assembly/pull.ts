@@ -237,6 +237,28 @@ function planReset(
   plan.patch = '{"op":"clear"}' + ROWS_AFTER_OP_HERE;
 }
 
+// A pull far behind reads only the versions that can fill its row cap, not every change since
+// its cookie: they end with the version of the (maxRows + 1)-th change logged after the cookie
+// (a version is read whole). Distinct rows are at most the logged changes, so the cap can still
+// cut inside them; when it does not, the answer ends at that version, as if a cap had cut it
+// there, and the client pulls again. A row's states after that version are judged by the pull
+// that reads them: each such state is the prior value of a later change (or the live row).
+const WINDOW_END = new Statement(
+  "SELECT version FROM _weir_changes WHERE seq >= ? AND seq < ? AND tbl <> '' ORDER BY seq LIMIT 1 OFFSET ?",
+);
+
+/** Caps beyond this read every change since the cookie (an OFFSET that large finds nothing). */
+const WINDOWED_ROWS: i64 = 1_000_000_000;
+
+function windowEnd(cookie: i64, watermark: i64, maxRows: i64): i64 {
+  if (maxRows >= WINDOWED_ROWS) return watermark;
+  const found = queryStatement(
+    WINDOW_END,
+    params([firstSeq(cookie + 1).toString(), firstSeq(watermark + 1).toString(), maxRows.toString()]),
+  );
+  return found.length == 0 ? watermark : parseI64(found);
+}
+
 // Caps cut the answer only between versions: the changes of one version (one transaction)
 // arrive together, and the first version is always included so that a pull always progresses.
 // A version is included only if all of it fits, so each is measured whole before it is taken.
@@ -251,9 +273,10 @@ function planChanges(
   plan: PullPlan,
 ): void {
   const bound: string[] = [];
-  const sql = changesSql(schema, visibility, format, cookie, watermark, bound);
+  const end = windowEnd(cookie, watermark, maxRows);
+  const sql = changesSql(schema, visibility, format, cookie, end, bound);
   const text = schema.tables.length == 0 ? "" : queryPayload(sql, params(bound));
-  plan.cookie = watermark;
+  plan.cookie = end;
   let rows: i64 = 0;
   let bytes: i64 = 0;
   let position = 0;

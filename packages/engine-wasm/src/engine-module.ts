@@ -60,6 +60,7 @@ export interface EngineModule {
   state(): string;
   listChanges(since: number, limit: number): string;
   clients(): string;
+  groupMutationIDs(groupID: string, userID: string): string;
   /** Frees what the engine allocated and no longer uses; call between engine calls. */
   collect(): void;
   memoryBytes(): number;
@@ -106,6 +107,7 @@ function exportsOf(instance: WebAssembly.Instance) {
     groupQueries: fn("groupQueries"),
     listChanges: fn("listChanges"),
     clients: fn("clients"),
+    groupMutationIDs: fn("groupMutationIDs"),
     commit: fn("commit"),
     upstreamState: fn("upstreamState"),
     claimFence: fn("claimFence"),
@@ -261,6 +263,10 @@ export async function instantiateEngine(
     },
     listChanges: (since, limit) => lift(wasm!.listChanges(since, limit)),
     clients: () => lift(wasm!.clients()),
+    groupMutationIDs: (groupID, userID) => {
+      const group = lower(groupID);
+      return lift(wasm!.groupMutationIDs(group, lower(userID)));
+    },
     collect: () => wasm!.raw.__collect(),
     memoryBytes: () => wasm!.raw.memory.buffer.byteLength,
     renew: () => {

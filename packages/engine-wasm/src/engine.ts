@@ -522,6 +522,14 @@ export class Engine {
     return JSON.parse(this.call(db, [], () => this.wasm.clients()));
   }
 
+  /**
+   * The last mutation id of each client of a group that belongs to `userID`, by client id; empty
+   * for a group the engine does not know or another user's. Reads that group's clients only.
+   */
+  groupMutationIDs(db: SqlAdapter, clientGroupID: string, userID: string): Record<string, number> {
+    return JSON.parse(this.call(db, [], () => this.wasm.groupMutationIDs(clientGroupID, userID)));
+  }
+
   /** The size of the engine's WASM linear memory. */
   memoryBytes(): number {
     return this.wasm.memoryBytes();

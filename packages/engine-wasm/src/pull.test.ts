@@ -76,6 +76,51 @@ describe.each(DATABASES)("pull on $kind", ({ open }) => {
     expect(ns.pull({ cookie: second.cookie }).unchanged).toBe(true);
   });
 
+  it("reads only the versions a capped pull far behind can send, and catches up in order", async () => {
+    const db = open();
+    // The largest result any statement handed back, to see what a pull read.
+    let widest = 0;
+    const inner = db.adapter;
+    db.adapter = {
+      query: (sql, params) => {
+        const rows = inner.query(sql, params);
+        widest = Math.max(widest, rows.length);
+        return rows;
+      },
+      exec: (sql, params) => inner.exec(sql, params),
+    };
+    const ns = new Namespace(await testEngine(), db, todoSchema);
+    // A row changed in each of the first 5 versions, then 300 versions of one new row each.
+    ns.sql(insert, ["hot", "0", 0]);
+    for (let i = 1; i < 5; i++) ns.sql("UPDATE todo SET text = ? WHERE id = 'hot'", [String(i)]);
+    for (let i = 0; i < 300; i++) ns.mutate("g", "c1", (run) => run(insert, [`r${i}`, "x", i]));
+    widest = 0;
+    const first = ns.pull({ cookie: 0, maxChangeRows: 10 });
+    // The window ends at the 11th change logged after the cookie (version 11): the hot row's
+    // five changes count five, so the answer holds 7 rows, fewer than the cap, and says more.
+    const ids = first.json.rowsPatch?.map((op) => op.value?.id);
+    expect(ids).toEqual(["hot", ...["r0", "r1", "r2", "r3", "r4", "r5"]]);
+    expect(first.cookie).toBe(11);
+    expect(first.more).toBe(true);
+    // c1's last mutation (300) lies beyond the window: not reported until an answer covers it.
+    expect(first.json.lastMutationIDChanges).toEqual({});
+    expect(widest).toBeLessThanOrEqual(11);
+    const seen = new Set(first.json.rowsPatch?.map((op) => String(op.value?.id)));
+    let cookie = first.cookie;
+    for (let pulls = 0; pulls < 100; pulls++) {
+      widest = 0;
+      const next = ns.pull({ cookie, maxChangeRows: 10 });
+      if (next.unchanged) break;
+      expect(widest).toBeLessThanOrEqual(11);
+      expect(next.json.rowsPatch?.length).toBe(cookie < 295 ? 10 : 305 - cookie);
+      for (const op of next.json.rowsPatch ?? []) seen.add(String(op.value?.id));
+      expect(next.json.lastMutationIDChanges).toEqual(next.cookie === 305 ? { c1: 300 } : {});
+      cookie = next.cookie;
+    }
+    expect(cookie).toBe(305);
+    expect(seen.size).toBe(301);
+  });
+
   it("cuts under maxChangeBytes and still always makes progress", async () => {
     const ns = await namespace();
     for (let i = 0; i < 5; i++) ns.sql(insert, [`r${i}`, "x".repeat(100), i]);

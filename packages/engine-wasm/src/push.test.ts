@@ -71,6 +71,23 @@ describe.each(DATABASES)("push steps on $kind", ({ open }) => {
     );
   });
 
+  it("reads a group's last mutation ids for its owner only", async () => {
+    const ns = await namespace();
+    const { engine, db } = ns;
+    db.transaction(() => {
+      engine.claimGroup(db.adapter, "g", "alice");
+      engine.claimGroup(db.adapter, "other", "alice");
+      engine.finalizeBatch(db.adapter, "g", [
+        { clientID: "a", mutationID: 3 },
+        { clientID: 'q"\\t', mutationID: 1 },
+      ]);
+      engine.finalize(db.adapter, { clientGroupID: "other", clientID: "z", mutationID: 7 });
+    });
+    expect(engine.groupMutationIDs(db.adapter, "g", "alice")).toEqual({ a: 3, 'q"\\t': 1 });
+    expect(engine.groupMutationIDs(db.adapter, "g", "mallory")).toEqual({});
+    expect(engine.groupMutationIDs(db.adapter, "unknown", "alice")).toEqual({});
+  });
+
   it("keeps the same client id in two groups apart", async () => {
     const ns = await namespace();
     ns.db.transaction(() =>

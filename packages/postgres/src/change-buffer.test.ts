@@ -2,7 +2,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { type BufferedChange, ChangeBuffer } from "./change-buffer.js";
+import { ChangeBuffer } from "./change-buffer.js";
+import type { BufferedChange } from "./change-buffer-schema.js";
 import { readNamespaceChanges } from "./read-namespace-changes.js";
 
 const dirs: string[] = [];
@@ -31,7 +32,8 @@ function insert(id: number, tenant: string | null = null): BufferedChange {
   };
 }
 
-function commit(buffer: ChangeBuffer, watermark: bigint, ids: number[], now: number): void {
+/** Commits one transaction and waits until it is durable, and so shown. */
+async function commit(buffer: ChangeBuffer, watermark: bigint, ids: number[], now: number): Promise<void> {
   buffer.commit(
     [
       {
@@ -45,15 +47,16 @@ function commit(buffer: ChangeBuffer, watermark: bigint, ids: number[], now: num
     ],
     now,
   );
+  await buffer.sync();
 }
 
-describe("ChangeBuffer", () => {
-  it("prunes whole transactions by age and by count, raising the floor to the newest pruned", () => {
+describe("ChangeBuffer", async () => {
+  it("prunes whole transactions by age and by count, raising the floor to the newest pruned", async () => {
     const buffer = new ChangeBuffer(file(), identity);
     buffer.initialize(100n);
-    commit(buffer, 110n, [1, 2], 1_000);
-    commit(buffer, 120n, [3], 2_000);
-    commit(buffer, 130n, [4, 5, 6], 3_000);
+    await commit(buffer, 110n, [1, 2], 1_000);
+    await commit(buffer, 120n, [3], 2_000);
+    await commit(buffer, 130n, [4, 5, 6], 3_000);
     expect(buffer.prune({ maxAgeMs: 1_500, maxChanges: 100 }, 3_000)).toBe(2);
     expect(buffer.floor).toBe(110n);
     // Count: the newest 3 changes stay; a transaction is never split.
@@ -65,11 +68,11 @@ describe("ChangeBuffer", () => {
     buffer.close();
   });
 
-  it("keeps pending parts of a transaction out of reads until its commit, and drops them after a crash", () => {
+  it("keeps pending parts of a transaction out of reads until its commit, and drops them after a crash", async () => {
     const path = file();
     const buffer = new ChangeBuffer(path, identity);
     buffer.initialize(100n);
-    commit(buffer, 110n, [1], 0);
+    await commit(buffer, 110n, [1], 0);
     buffer.writePending(120n, 0, [insert(2), insert(3)]);
     expect(readNamespaceChanges(buffer, undefined, 100n, 10).changes).toHaveLength(1);
     buffer.close();
@@ -79,6 +82,7 @@ describe("ChangeBuffer", () => {
       [{ watermark: 120n, xid: 1, endLsn: 128n, changes: [insert(4)], firstSeq: 0, total: 1 }],
       0,
     );
+    await reopened.sync();
     expect(readNamespaceChanges(reopened, undefined, 110n, 10).changes.map((c) => c.rowData)).toEqual([
       { id: 4 },
     ]);
@@ -86,11 +90,11 @@ describe("ChangeBuffer", () => {
     reopened.close();
   });
 
-  it("refuses another slot's buffer, and drops rows encoded under other options", () => {
+  it("refuses another slot's buffer, and drops rows encoded under other options", async () => {
     const path = file();
     const buffer = new ChangeBuffer(path, identity);
     buffer.initialize(100n);
-    commit(buffer, 110n, [1], 0);
+    await commit(buffer, 110n, [1], 0);
     buffer.close();
     expect(() => new ChangeBuffer(path, { ...identity, slot: "other" })).toThrow(/belongs to slot s/);
     const changed = new ChangeBuffer(path, { ...identity, configKey: "k2" });
@@ -100,11 +104,11 @@ describe("ChangeBuffer", () => {
     changed.close();
   });
 
-  it("answers whole transactions: the limit is passed to finish one, and a page never ends inside one", () => {
+  it("answers whole transactions: the limit is passed to finish one, and a page never ends inside one", async () => {
     const buffer = new ChangeBuffer(file(), identity);
     buffer.initialize(100n);
-    commit(buffer, 110n, [1, 2, 3], 0);
-    commit(buffer, 120n, [4], 0);
+    await commit(buffer, 110n, [1, 2, 3], 0);
+    await commit(buffer, 120n, [4], 0);
     const first = readNamespaceChanges(buffer, undefined, 100n, 2);
     expect(first.watermark).toBe(110n);
     expect(first.changes).toHaveLength(3);
@@ -116,27 +120,58 @@ describe("ChangeBuffer", () => {
     });
     buffer.close();
   });
-  it("stands through a keepalive with nothing left to buffer, so a commit at that position still comes after", () => {
+  it("stands through a keepalive with nothing left to buffer, so a commit at that position still comes after", async () => {
     const path = file();
     const buffer = new ChangeBuffer(path, identity);
     buffer.initialize(100n);
-    commit(buffer, 110n, [1], 0);
+    await commit(buffer, 110n, [1], 0);
     expect(buffer.through).toBe(117n);
     buffer.advance(200n);
+    await buffer.sync();
     expect(buffer.through).toBe(199n);
     expect(readNamespaceChanges(buffer, undefined, 110n, 10)).toEqual({ watermark: 199n, changes: [] });
     // An earlier keepalive never moves it back.
     buffer.advance(150n);
+    await buffer.sync();
     expect(buffer.through).toBe(199n);
     buffer.close();
     const reopened = new ChangeBuffer(path, identity);
     expect(reopened.through).toBe(199n);
     expect(reopened.resumeLsn()).toBe(200n);
     // The next commit record may start exactly where the stream was: it is above the cursor.
-    commit(reopened, 200n, [2], 0);
+    await commit(reopened, 200n, [2], 0);
     expect(readNamespaceChanges(reopened, undefined, 199n, 10).changes.map((c) => c.rowData)).toEqual([
       { id: 2 },
     ]);
     reopened.close();
+  });
+
+  it("shows a commit to readers and to PostgreSQL only once it is durable", async () => {
+    const path = file();
+    const buffer = new ChangeBuffer(path, identity);
+    buffer.initialize(100n);
+    await commit(buffer, 110n, [1], 0);
+    buffer.commit(
+      [{ watermark: 120n, xid: 2, endLsn: 128n, changes: [insert(2)], firstSeq: 0, total: 1 }],
+      0,
+    );
+    // Written (the reader skips it if PostgreSQL sends it again), not yet durable.
+    expect(buffer.writtenHead).toBe(120n);
+    expect(buffer.resumeLsn()).toBe(128n);
+    expect(buffer.head).toBe(110n);
+    expect(buffer.through).toBe(117n);
+    expect(buffer.durableLsn()).toBe(118n);
+    expect(readNamespaceChanges(buffer, undefined, 110n, 10)).toEqual({ watermark: 117n, changes: [] });
+    buffer.advance(200n);
+    const synced = buffer.sync();
+    expect(buffer.through).toBe(117n);
+    await synced;
+    expect(buffer.head).toBe(120n);
+    expect(buffer.through).toBe(199n);
+    expect(buffer.durableLsn()).toBe(200n);
+    expect(readNamespaceChanges(buffer, undefined, 110n, 10).changes.map((c) => c.rowData)).toEqual([
+      { id: 2 },
+    ]);
+    buffer.close();
   });
 });

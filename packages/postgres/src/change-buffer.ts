@@ -1,89 +1,27 @@
 import { statSync } from "node:fs";
 import Database from "better-sqlite3";
-
-/** One row change as the buffer keeps it: the row already in weir's types, as JSON text. */
-export interface BufferedChange {
-  tableName: string;
-  op: "INSERT" | "UPDATE" | "DELETE" | "TRUNCATE";
-  /** The new row's sent columns (INSERT, UPDATE). */
-  rowJson: string | null;
-  /** The old row's primary key (UPDATE, DELETE). */
-  oldKeyJson: string | null;
-  keyChanged: boolean;
-  /** The tenant of the new row and of the old one (tenant tables only). */
-  newTenant: string | null;
-  oldTenant: string | null;
-  /** Reaches every namespace: a table without a tenant column, or a TRUNCATE. */
-  shared: boolean;
-}
-
-/** A PostgreSQL transaction whose commit was decoded: the unit the buffer commits. */
-export interface CommittedTransaction {
-  watermark: bigint;
-  xid: number;
-  /** The end of its commit record: where PostgreSQL resumes after it. */
-  endLsn: bigint;
-  /** Its changes not yet written as pending ones, numbered from `firstSeq`. */
-  changes: BufferedChange[];
-  firstSeq: number;
-  /** All of its changes, pending ones included. */
-  total: number;
-}
-
-/** A change as read back, before it is shaped for one namespace. */
-export interface StoredChange {
-  watermark: bigint;
-  table_name: string;
-  op: BufferedChange["op"];
-  row_data: string | null;
-  old_key: string | null;
-  key_changed: bigint;
-  new_tenant: string | null;
-  old_tenant: string | null;
-  shared: bigint;
-}
-
-/** Who the buffer belongs to: a buffer is never read for another slot, or another table set. */
-export interface BufferIdentity {
-  slot: string;
-  publication: string;
-  /** A digest of the tables, columns and tenant rules the rows were encoded with. */
-  configKey: string;
-}
-
-export interface Retention {
-  maxAgeMs: number;
-  maxChanges: number;
-}
+import {
+  BUFFER_SCHEMA,
+  type BufferedChange,
+  type BufferIdentity,
+  CHANGE_COLUMNS,
+  type CommittedTransaction,
+  type Retention,
+  type StoredChange,
+} from "./change-buffer-schema.js";
+import { WalFlusher } from "./wal-flusher.js";
 
 /** At most this many changes are deleted by one `prune`, so that a request never waits long. */
 const PRUNE_BATCH = 50_000;
-
-const SCHEMA = `
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS tx (
-  watermark INTEGER PRIMARY KEY, xid INTEGER NOT NULL, end_lsn INTEGER NOT NULL,
-  committed_at INTEGER NOT NULL, changes INTEGER NOT NULL);
-CREATE INDEX IF NOT EXISTS tx_xid ON tx (xid);
-CREATE TABLE IF NOT EXISTS change (
-  watermark INTEGER NOT NULL, seq INTEGER NOT NULL, table_name TEXT NOT NULL, op TEXT NOT NULL,
-  row_data TEXT, old_key TEXT, key_changed INTEGER NOT NULL, new_tenant TEXT, old_tenant TEXT,
-  shared INTEGER NOT NULL, PRIMARY KEY (watermark, seq)) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS change_shared ON change (watermark, seq) WHERE shared = 1;
-CREATE TABLE IF NOT EXISTS route (
-  tenant TEXT NOT NULL, watermark INTEGER NOT NULL, seq INTEGER NOT NULL,
-  PRIMARY KEY (tenant, watermark, seq)) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS cursor (namespace TEXT PRIMARY KEY, watermark INTEGER NOT NULL, asked_at INTEGER NOT NULL);
-`;
-
-const COLUMNS = "watermark, table_name, op, row_data, old_key, key_changed, new_tenant, old_tenant, shared";
 
 /**
  * The durable change buffer: a SQLite file holding decoded transactions in commit order, each
  * under its watermark (its commit LSN). Its `head` is the newest committed watermark and its
  * `floor` the lowest watermark it answers `changes` from: everything committed upstream after
- * the floor is here, up to the head. Writes are synchronous=FULL, so a transaction is on disk
- * before the reader confirms its LSN to PostgreSQL.
+ * the floor is here, up to the head. Commits return once written (synchronous=NORMAL: safe from
+ * a crash of the process); `sync` then makes them durable with an fsync off the event loop, and
+ * only then are they shown (`head`, `through`) and confirmed to PostgreSQL (`durableLsn`), so
+ * neither a namespace nor the slot ever stands past what a power loss would keep.
  */
 export class ChangeBuffer {
   private readonly db: Database.Database;
@@ -93,11 +31,21 @@ export class ChangeBuffer {
   private readTenant: Database.Statement | undefined;
   /** How far the stream was read (see `through`). */
   private throughValue = 0n;
+  /** The stored `end_lsn` (where the stream resumes) and `total` (changes held), kept in memory. */
+  private endLsnValue: bigint | null = null;
+  private totalValue = 0n;
+  /** What the last `sync` made durable: the head, `through` and end LSN that are shown. */
+  private durableHead = 0n;
+  private durableThrough = 0n;
+  private durableEnd: bigint | null = null;
+  private readonly wal: WalFlusher;
   private initializedValue = false;
   /** Set when the stored rows were encoded under other options and were dropped at open. */
   resetReason: string | null = null;
   private readonly insertChange: Database.Statement;
   private readonly insertRoute: Database.Statement;
+  /** Statements prepared once: the reader commits, prunes and reports its position on every flush. */
+  private readonly statements = new Map<string, Database.Statement>();
 
   constructor(
     readonly file: string,
@@ -105,9 +53,10 @@ export class ChangeBuffer {
   ) {
     this.db = new Database(file);
     this.db.pragma("journal_mode = WAL");
-    this.db.pragma("synchronous = FULL");
+    this.db.pragma("synchronous = NORMAL");
+    this.wal = new WalFlusher(file);
     this.db.defaultSafeIntegers(true);
-    this.db.exec(SCHEMA);
+    this.db.exec(BUFFER_SCHEMA);
     const slot = this.meta("slot");
     const publication = this.meta("publication");
     if (
@@ -126,13 +75,15 @@ export class ChangeBuffer {
     this.insertRoute = this.db.prepare(
       "INSERT OR IGNORE INTO route (tenant, watermark, seq) VALUES (?, ?, ?)",
     );
+    const end = this.meta("end_lsn");
+    this.endLsnValue = end === null ? null : BigInt(end);
+    this.totalValue = BigInt(this.meta("total") ?? "0");
     const floor = this.meta("floor");
     if (floor !== null) {
       this.initializedValue = true;
       this.floorValue = BigInt(floor);
       this.headValue = BigInt(this.meta("head") ?? floor);
-      const end = this.meta("end_lsn");
-      this.throughValue = end === null ? 0n : BigInt(end) - 1n;
+      this.throughValue = this.endLsnValue === null ? 0n : this.endLsnValue - 1n;
     }
     const configKey = this.meta("config");
     if (configKey !== null && configKey !== identity.configKey && this.initializedValue) {
@@ -144,6 +95,7 @@ export class ChangeBuffer {
         this.setMeta("floor", this.floorValue);
         this.setMeta("total", 0n);
       })();
+      this.totalValue = 0n;
       this.resetReason = "the tables, columns or tenant rules changed: buffered changes were dropped";
     }
     this.db.transaction(() => {
@@ -151,17 +103,34 @@ export class ChangeBuffer {
       this.setMeta("publication", identity.publication);
       this.setMeta("config", identity.configKey);
     })();
+    this.markDurable();
+  }
+
+  /** What the file holds is what a power loss keeps (at open, or after a start over). */
+  private markDurable(): void {
+    this.durableHead = this.headValue;
+    this.durableThrough = this.throughValue;
+    this.durableEnd = this.endLsnValue;
+  }
+
+  private statement(sql: string): Database.Statement {
+    let statement = this.statements.get(sql);
+    if (statement === undefined) {
+      statement = this.db.prepare(sql);
+      this.statements.set(sql, statement);
+    }
+    return statement;
   }
 
   private meta(key: string): string | null {
-    const row = this.db.prepare("SELECT value FROM meta WHERE key = ?").get(key) as
+    const row = this.statement("SELECT value FROM meta WHERE key = ?").get(key) as
       | { value: string }
       | undefined;
     return row?.value ?? null;
   }
 
   private setMeta(key: string, value: string | bigint | number): void {
-    this.db.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)").run(key, String(value));
+    this.statement("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)").run(key, String(value));
   }
 
   /** Whether a floor was set: false for a new file, until `initialize`. */
@@ -174,8 +143,13 @@ export class ChangeBuffer {
     return this.floorValue;
   }
 
-  /** The newest committed watermark (the floor while nothing is buffered). */
+  /** The newest durable watermark (the floor while nothing is buffered): what readers see. */
   get head(): bigint {
+    return this.durableHead;
+  }
+
+  /** The newest committed watermark, durable or not: where the reader skips what it sent again. */
+  get writtenHead(): bigint {
     return this.headValue;
   }
 
@@ -188,8 +162,25 @@ export class ChangeBuffer {
    */
   get through(): bigint {
     // bigints: Math.max does not take them.
-    if (this.throughValue > this.headValue) return this.throughValue;
-    return this.headValue;
+    if (this.durableThrough > this.durableHead) return this.durableThrough;
+    return this.durableHead;
+  }
+
+  /**
+   * Makes every commit and `advance` so far durable, then shows them. Calls made while an fsync
+   * runs share the next one.
+   */
+  async sync(): Promise<void> {
+    const head = this.headValue;
+    const through = this.throughValue;
+    const end = this.endLsnValue;
+    if (head === this.durableHead && through === this.durableThrough && end === this.durableEnd) return;
+    await this.wal.flush();
+    // Calls resolve in order; a start over (restartAt) in between has set these itself.
+    if (through < this.durableThrough) return;
+    this.durableHead = head;
+    this.durableThrough = through;
+    this.durableEnd = end;
   }
 
   /**
@@ -197,15 +188,20 @@ export class ChangeBuffer {
    * before it is in. Stored as where the stream resumes.
    */
   advance(lsn: bigint): void {
-    if (lsn - 1n <= this.through) return;
+    if (lsn - 1n <= this.throughValue || lsn - 1n <= this.headValue) return;
     this.setMeta("end_lsn", lsn);
+    this.endLsnValue = lsn;
     this.throughValue = lsn - 1n;
   }
 
   /** Where the stream resumes: the end of the newest buffered commit, or null for a new buffer. */
   resumeLsn(): bigint | null {
-    const value = this.meta("end_lsn");
-    return value === null ? null : BigInt(value);
+    return this.endLsnValue;
+  }
+
+  /** What may be confirmed to PostgreSQL: `resumeLsn` as of the last `sync`. */
+  durableLsn(): bigint | null {
+    return this.durableEnd;
   }
 
   /** Starts a new buffer at `floor`: the slot's position, from which PostgreSQL sends every commit. */
@@ -215,9 +211,11 @@ export class ChangeBuffer {
       this.setMeta("head", floor);
       this.setMeta("total", 0n);
     })();
+    this.totalValue = 0n;
     this.floorValue = floor;
     this.headValue = floor;
     this.initializedValue = true;
+    this.markDurable();
   }
 
   /**
@@ -231,6 +229,7 @@ export class ChangeBuffer {
       );
     })();
     this.throughValue = 0n;
+    this.endLsnValue = null;
     this.initialize(position);
   }
 
@@ -276,22 +275,22 @@ export class ChangeBuffer {
   /** Commits whole transactions in one SQLite transaction, and moves the head past them. */
   commit(transactions: CommittedTransaction[], now: number): void {
     if (transactions.length === 0) return;
+    let total = 0;
     this.db.transaction(() => {
-      let total = 0;
       for (const tx of transactions) {
         this.writeChanges(tx.watermark, tx.firstSeq, tx.changes);
-        this.db
-          .prepare(
-            "INSERT OR REPLACE INTO tx (watermark, xid, end_lsn, committed_at, changes) VALUES (?, ?, ?, ?, ?)",
-          )
-          .run(tx.watermark, tx.xid, tx.endLsn, now, tx.total);
+        this.statement(
+          "INSERT OR REPLACE INTO tx (watermark, xid, end_lsn, committed_at, changes) VALUES (?, ?, ?, ?, ?)",
+        ).run(tx.watermark, tx.xid, tx.endLsn, now, tx.total);
         total += tx.total;
       }
       const last = transactions[transactions.length - 1]!;
       this.setMeta("head", last.watermark);
       this.setMeta("end_lsn", last.endLsn);
-      this.setMeta("total", BigInt(this.meta("total") ?? "0") + BigInt(total));
+      this.setMeta("total", this.totalValue + BigInt(total));
     })();
+    this.totalValue += BigInt(total);
+    this.endLsnValue = transactions[transactions.length - 1]!.endLsn;
     this.headValue = transactions[transactions.length - 1]!.watermark;
     // A commit record ends where the next one may start: the next commit's watermark is above.
     this.throughValue = transactions[transactions.length - 1]!.endLsn - 1n;
@@ -307,14 +306,14 @@ export class ChangeBuffer {
     // Prepared once: a namespace reads on every ingest pass, and preparing the tenant's read
     // costs more than running it when little is new.
     this.readAll ??= this.db.prepare(
-      `SELECT ${COLUMNS} FROM change WHERE watermark > ? AND watermark <= ? ORDER BY watermark, seq`,
+      `SELECT ${CHANGE_COLUMNS} FROM change WHERE watermark > ? AND watermark <= ? ORDER BY watermark, seq`,
     );
     this.readTenant ??= this.db.prepare(
       `SELECT r.watermark, c.table_name, c.op, c.row_data, c.old_key, c.key_changed, c.new_tenant, c.old_tenant, c.shared, r.seq
          FROM route r JOIN change c ON c.watermark = r.watermark AND c.seq = r.seq
         WHERE r.tenant = @tenant AND r.watermark > @after AND r.watermark <= @head
        UNION ALL
-       SELECT ${COLUMNS}, seq FROM change WHERE shared = 1 AND watermark > @after AND watermark <= @head
+       SELECT ${CHANGE_COLUMNS}, seq FROM change WHERE shared = 1 AND watermark > @after AND watermark <= @head
        ORDER BY 1, 10`,
     );
     const statement = tenant === undefined ? this.readAll : this.readTenant;
@@ -349,10 +348,10 @@ export class ChangeBuffer {
    * call, and raises the floor to the newest one deleted. Answers how many changes it deleted.
    */
   prune(retention: Retention, now: number): number {
-    let total = Number(this.meta("total") ?? "0");
-    const oldest = this.db
-      .prepare("SELECT watermark, committed_at, changes FROM tx ORDER BY watermark")
-      .iterate() as IterableIterator<{ watermark: bigint; committed_at: bigint; changes: bigint }>;
+    let total = Number(this.totalValue);
+    const oldest = this.statement(
+      "SELECT watermark, committed_at, changes FROM tx ORDER BY watermark",
+    ).iterate() as IterableIterator<{ watermark: bigint; committed_at: bigint; changes: bigint }>;
     let cut: bigint | null = null;
     let deleted = 0;
     for (const tx of oldest) {
@@ -366,12 +365,13 @@ export class ChangeBuffer {
     if (cut === null) return 0;
     const floor = cut;
     this.db.transaction(() => {
-      this.db.prepare("DELETE FROM change WHERE watermark <= ?").run(floor);
-      this.db.prepare("DELETE FROM route WHERE watermark <= ?").run(floor);
-      this.db.prepare("DELETE FROM tx WHERE watermark <= ?").run(floor);
+      this.statement("DELETE FROM change WHERE watermark <= ?").run(floor);
+      this.statement("DELETE FROM route WHERE watermark <= ?").run(floor);
+      this.statement("DELETE FROM tx WHERE watermark <= ?").run(floor);
       if (floor > this.floorValue) this.setMeta("floor", floor);
       this.setMeta("total", total);
     })();
+    this.totalValue = BigInt(total);
     if (floor > this.floorValue) this.floorValue = floor;
     return deleted;
   }
@@ -405,10 +405,11 @@ export class ChangeBuffer {
         bytes += statSync(this.file + suffix).size;
       } catch {}
     }
-    return { changes: Number(this.meta("total") ?? "0"), transactions: Number(transactions.n), bytes };
+    return { changes: Number(this.totalValue), transactions: Number(transactions.n), bytes };
   }
 
   close(): void {
+    void this.wal.close();
     if (this.db.open) this.db.close();
   }
 }

@@ -1,6 +1,7 @@
 import type { UpstreamChangesPage as ChangesPage } from "@weir/host-core";
 import type { UpstreamChange } from "@weir/protocol";
-import type { ChangeBuffer, StoredChange } from "./change-buffer.js";
+import type { ChangeBuffer } from "./change-buffer.js";
+import type { StoredChange } from "./change-buffer-schema.js";
 
 function parse(json: string | null): Record<string, unknown> | null {
   return json === null ? null : (JSON.parse(json) as Record<string, unknown>);

@@ -1,6 +1,7 @@
 import { retryDelayMs } from "@weir/host-core";
 import { LogicalReplicationService, PgoutputPlugin } from "pg-logical-replication";
-import type { BufferedChange, ChangeBuffer, CommittedTransaction, Retention } from "./change-buffer.js";
+import type { ChangeBuffer } from "./change-buffer.js";
+import type { BufferedChange, CommittedTransaction, Retention } from "./change-buffer-schema.js";
 import { formatLsn, parseLsn } from "./lsn.js";
 import type { TablePlan } from "./read-tables.js";
 import { rowChange } from "./row-change.js";
@@ -77,6 +78,8 @@ export class ReplicationReader {
   private skipping = false;
   private ready: (CommittedTransaction & { tenants: Set<string>; shared: boolean })[] = [];
   private flushScheduled = false;
+  /** The newest flush's fsync and what follows it (the wake, the confirmation). */
+  private durable: Promise<void> = Promise.resolve();
   private keepalive = 0n;
   /** A keepalive that came between transactions while earlier ones waited for their flush. */
   private heldKeepalive = 0n;
@@ -88,7 +91,7 @@ export class ReplicationReader {
   private firstStart: { resolve: () => void; reject: (error: Error) => void } | null = null;
 
   constructor(private readonly options: ReaderOptions) {
-    this.confirmed = options.buffer.resumeLsn() ?? 0n;
+    this.confirmed = options.buffer.durableLsn() ?? 0n;
   }
 
   /**
@@ -207,7 +210,9 @@ export class ReplicationReader {
       case "begin": {
         const watermark = parseLsn(message.commitLsn);
         const last =
-          this.ready.length > 0 ? this.ready[this.ready.length - 1]!.watermark : this.options.buffer.head;
+          this.ready.length > 0
+            ? this.ready[this.ready.length - 1]!.watermark
+            : this.options.buffer.writtenHead;
         // Sent again after a crash or a lost connection: already buffered.
         this.skipping = watermark <= last;
         this.open = this.skipping
@@ -286,14 +291,22 @@ export class ReplicationReader {
     }
   }
 
-  /** Every commit before `at` is durable: the buffer stands there (see the heartbeat handler). */
+  /** Every commit before `at` is buffered: the buffer stands there (see the heartbeat handler). */
   private passKeepalive(at: bigint): void {
-    if (at > this.keepalive) this.keepalive = at;
+    const service = this.service;
     try {
       this.options.buffer.advance(at);
     } catch (error) {
-      this.service?.emit("error", error);
+      service?.emit("error", error);
+      return;
     }
+    // Confirmed (and shown to namespaces) once durable.
+    this.options.buffer.sync().then(
+      () => {
+        if (at > this.keepalive) this.keepalive = at;
+      },
+      (error) => service?.emit("error", error),
+    );
   }
 
   private flush(): void {
@@ -317,7 +330,6 @@ export class ReplicationReader {
     // Transactions after the held keepalive commit later than it, so it holds whatever came since.
     if (held > 0n && this.state !== "drift") this.passKeepalive(held);
     const last = transactions[transactions.length - 1]!;
-    this.sendStatus();
     const tenants = new Set<string>();
     let shared = false;
     let changes = 0;
@@ -326,19 +338,24 @@ export class ReplicationReader {
       shared ||= tx.shared;
       changes += tx.total;
     }
-    this.options.onCommitted({
-      watermark: last.watermark,
-      tenants,
-      shared,
-      transactions: transactions.length,
-      changes,
-    });
-    this.options.buffer.prune(this.options.retention, Date.now());
+    const batch = { watermark: last.watermark, tenants, shared, transactions: transactions.length, changes };
+    // Shown to namespaces, woken and confirmed to PostgreSQL only once durable; the fsync runs
+    // off the event loop, so the next socket read is decoded meanwhile.
+    this.durable = this.options.buffer.sync().then(
+      () => {
+        this.sendStatus();
+        this.options.onCommitted(batch);
+        this.options.buffer.prune(this.options.retention, Date.now());
+      },
+      (error) => {
+        service?.emit("error", error);
+      },
+    );
   }
 
   /** Confirms to PostgreSQL what the buffer holds durably (or a keepalive past it). */
   private sendStatus(): void {
-    const durable = this.options.buffer.resumeLsn() ?? 0n;
+    const durable = this.options.buffer.durableLsn() ?? 0n;
     let position = durable > this.keepalive ? durable : this.keepalive;
     if (this.open !== null || this.ready.length > 0) position = durable;
     if (position === 0n || !this.service) return;
@@ -366,6 +383,8 @@ export class ReplicationReader {
       this.wait.resolve();
     }
     if (this.flushScheduled) this.flush();
+    // What was buffered is confirmed before the connection closes.
+    await this.durable;
     await this.service?.stop().catch(() => {});
     await this.running;
   }

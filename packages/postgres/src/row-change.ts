@@ -1,4 +1,4 @@
-import type { BufferedChange } from "./change-buffer.js";
+import type { BufferedChange } from "./change-buffer-schema.js";
 import type { TablePlan } from "./read-tables.js";
 
 /** A tuple as pgoutput sends it: text values, null, or undefined for a value it left out. */

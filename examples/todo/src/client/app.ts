@@ -1,51 +1,14 @@
 import { Replicache } from "replicache";
 import { mutators } from "../mutators.js";
 import { NAMESPACE, type Todo, todoSchema } from "../schema.js";
+import { $, currentUser, newID, showSignIn, signOut } from "./page-user.js";
 import { pushThenPull } from "./push-then-pull.js";
 import { replicacheMutators } from "./replicache-mutators.js";
 import { markSynced, renderTodoList, sortTodos } from "./todo-list-view.js";
 import { connectWakeSocket } from "./wake-socket.js";
 
-// `?user=` picks a user for this tab (handy for two users side by side); otherwise the name
-// entered once is remembered.
+// The tab's user is remembered under this key (see page-user).
 const USER_KEY = "weir-todo-user";
-
-function $<T extends Element>(selector: string): T {
-  const element = document.querySelector<T>(selector);
-  if (!element) throw new Error(`missing ${selector}`);
-  return element;
-}
-
-function currentUser(): string | null {
-  const fromUrl = new URLSearchParams(location.search).get("user")?.trim();
-  return fromUrl || localStorage.getItem(USER_KEY);
-}
-
-function showSignIn(): void {
-  const form = $<HTMLFormElement>("form.sign-in");
-  form.hidden = false;
-  form.onsubmit = (event) => {
-    event.preventDefault();
-    const user = new FormData(form).get("user")?.toString().trim();
-    if (!user) return;
-    localStorage.setItem(USER_KEY, user);
-    location.reload();
-  };
-  $<HTMLInputElement>("form.sign-in input").focus();
-}
-
-function signOut(): void {
-  localStorage.removeItem(USER_KEY);
-  const url = new URL(location.href);
-  url.searchParams.delete("user");
-  location.assign(url);
-}
-
-/** Ids are made in the browser so a todo exists (and can be edited) before the server hears of it. */
-function newID(): string {
-  const bytes = crypto.getRandomValues(new Uint8Array(12));
-  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
-}
 
 function showTodos(user: string): void {
   const base = `${location.origin}/${NAMESPACE}`;
@@ -63,7 +26,7 @@ function showTodos(user: string): void {
 
   $<HTMLElement>("[data-user]").textContent = user;
   $<HTMLElement>(".who").hidden = false;
-  $<HTMLButtonElement>("[data-sign-out]").onclick = signOut;
+  $<HTMLButtonElement>("[data-sign-out]").onclick = () => signOut(USER_KEY);
   $<HTMLElement>("section.todos").hidden = false;
 
   const list = $<HTMLUListElement>("ul.todo-list");
@@ -142,6 +105,6 @@ function isString(value: unknown): value is string {
   return typeof value === "string";
 }
 
-const user = currentUser();
+const user = currentUser(USER_KEY);
 if (user) showTodos(user);
-else showSignIn();
+else showSignIn(USER_KEY);

@@ -286,6 +286,14 @@ export class NamespaceService
     return this.engine.state(this.store.db).watermark;
   }
 
+  lastMutationID(clientGroupID: string, clientID: string): number {
+    return this.engine.preflight(this.store.db, { clientGroupID, clientID, mutationID: 1 }).lastMutationID;
+  }
+
+  groupMutationIDs(clientGroupID: string, userID: string): Record<string, number> {
+    return this.engine.groupMutationIDs(this.store.db, clientGroupID, userID);
+  }
+
   storedQueries(clientGroupID: string): readonly { hash: string; name: string; args: unknown }[] {
     return this.engine.groupQueries(this.store.db, clientGroupID).queries;
   }

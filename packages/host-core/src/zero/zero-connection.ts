@@ -1,5 +1,6 @@
 import type { Claims } from "../auth/claims.js";
 import type { Logger } from "../ports/logger.js";
+import type { ZeroPullBody } from "./zero-client-record.js";
 import type { ZeroConnectionState } from "./zero-connection-state.js";
 import { formatZeroCookie, parseZeroCookie, type ZeroCookie } from "./zero-cookie.js";
 import { ZeroError } from "./zero-error.js";
@@ -15,6 +16,8 @@ export interface ZeroConnectionHost {
   /** Computes and sends the group's poke, now. */
   poke(group: ZeroGroup): void;
   push(connection: ZeroConnection, body: ZeroPushBody): Promise<void>;
+  /** The answer to a `pull` message (mutation recovery of another client group). */
+  recoveryPull(connection: ZeroConnection, body: ZeroPullBody): unknown[];
   /** Authenticates a new credential (`updateAuth`): the claims, or a rejection. */
   reauthenticate(token: string): Promise<Claims>;
   closed(connection: ZeroConnection): void;
@@ -178,11 +181,7 @@ export class ZeroConnection {
         return;
       }
       case "pull":
-        // Mutation recovery of another client group: weir confirms none of its mutations here.
-        this.send([
-          "pull",
-          { requestID: message[1].requestID, cookie: message[1].cookie ?? "", lastMutationIDChanges: {} },
-        ]);
+        this.send(this.host.recoveryPull(this, message[1]));
         return;
       default:
         break;

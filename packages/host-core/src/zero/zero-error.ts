@@ -3,8 +3,10 @@ export type ZeroErrorKind =
   | "Unauthorized"
   | "InvalidConnectionRequest"
   | "InvalidConnectionRequestBaseCookie"
+  | "InvalidConnectionRequestLastMutationID"
   | "InvalidMessage"
   | "InvalidPush"
+  | "PushFailed"
   | "VersionNotSupported"
   | "ServerOverloaded"
   | "Internal";

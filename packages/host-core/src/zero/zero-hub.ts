@@ -1,5 +1,6 @@
 import type { Claims } from "../auth/claims.js";
 import type { Logger } from "../ports/logger.js";
+import { checkLastMutationID, recoveryPullAnswer } from "./zero-client-record.js";
 import type { ZeroConnectRequest } from "./zero-connect-request.js";
 import { ZeroConnection, type ZeroConnectionHost } from "./zero-connection.js";
 import type { ZeroConnectionState } from "./zero-connection-state.js";
@@ -36,6 +37,7 @@ export class ZeroHub {
       checkQueries: (connection, ops) => this.checkQueries(connection, ops),
       poke: (group) => this.poke(group),
       push: (connection, body) => this.push(connection, body),
+      recoveryPull: (connection, body) => recoveryPullAnswer(this.ns, body, connection.claims),
       reauthenticate: (token) => this.reauthenticate(token),
       closed: (connection) => this.leave(connection),
     };
@@ -68,6 +70,7 @@ export class ZeroHub {
     if (group && group.userID !== claims.userID) {
       throw new ZeroError("Unauthorized", "the client group belongs to another user");
     }
+    checkLastMutationID(this.ns, request);
     if (!group) {
       group = new ZeroGroup(request.clientGroupID, claims.userID);
       // After a restart the engine still knows the group's queries; the client, which thinks

@@ -17,6 +17,10 @@ export interface ZeroNamespace {
   ): Promise<FlowResult>;
   /** The namespace's latest version. */
   watermark(): number;
+  /** The last mutation id the namespace recorded for the client (0: none). */
+  lastMutationID(clientGroupID: string, clientID: string): number;
+  /** Each client's last mutation id in a group that belongs to `userID` (empty otherwise). */
+  groupMutationIDs(clientGroupID: string, userID: string): Record<string, number>;
   /** The group's active queries as the engine stored them. */
   storedQueries(clientGroupID: string): readonly { hash: string; name: string; args: unknown }[];
   /** A connection starts (and stops) using the namespace, which stays open while any does. */

@@ -1,5 +1,6 @@
 import type { Claims } from "../auth/claims.js";
 import type { FlowResult } from "../flows/flow-context.js";
+import { HttpError } from "../http/http-error.js";
 import { ZeroError } from "./zero-error.js";
 import type { ZeroGroup } from "./zero-group.js";
 import type { ZeroPushBody } from "./zero-messages.js";
@@ -10,6 +11,18 @@ interface NativeEntry {
   result: { error?: string; message?: string; details?: unknown };
 }
 
+interface NativePushFailed {
+  kind: "PushFailed";
+  origin?: string;
+  reason?: string;
+  message?: string;
+  mutationIDs?: unknown;
+  details?: unknown;
+}
+
+/** How much of an app's refusal a PushFailed quotes (`bodyPreview`). */
+const BODY_PREVIEW_CHARS = 512;
+
 /**
  * A Zero push through weir's own push flow (or the delegated one): its mutations run as a native
  * batch, custom mutators by name with the first element of their args. A success reaches the
@@ -17,7 +30,8 @@ interface NativeEntry {
  * mutationsPatch entry in that poke (recorded on the group here). A CRUD mutation runs as the
  * mutator `_zero_crud`, which a config does not define, so it is refused as an application error.
  * An id beyond the next one refuses the push (PushFailed, oooMutation); the client reconnects and
- * pushes again.
+ * pushes again. A delegated push that the app refused as a whole, or could not answer, is a
+ * PushFailed too (see `delegatedPush`).
  */
 export async function runZeroPush(
   ns: ZeroNamespace,
@@ -42,13 +56,22 @@ export async function runZeroPush(
     })),
   };
   const result: FlowResult = ns.delegates
-    ? await ns.pushDelegated("native", native, claims, authorization)
+    ? await delegatedPush(ns, body, native, claims, authorization)
     : ns.push("native", native, claims);
   const answer = JSON.parse(result.response.body ?? "{}") as {
-    pushResponse?: { mutations?: NativeEntry[]; kind?: string; mutationIDs?: unknown; message?: string };
+    pushResponse?: { mutations?: NativeEntry[] } | NativePushFailed;
   };
   const response = answer.pushResponse;
-  if (response?.kind === "PushFailed") {
+  if (response && "kind" in response && response.kind === "PushFailed") {
+    if (response.reason !== undefined && response.reason !== "oooMutation") {
+      // The app's own PushFailed (a delegated push): its reason goes to the client as it is.
+      throw pushFailed(response.message ?? "the app refused the push", {
+        origin: "server",
+        reason: response.reason,
+        mutationIDs: response.mutationIDs ?? mutationIDs(body),
+        ...(response.details === undefined ? {} : { details: response.details }),
+      });
+    }
     throw new ZeroError("InvalidPush", response.message ?? "the push's mutations are out of order", {
       kind: "PushFailed",
       origin: "server",
@@ -56,7 +79,58 @@ export async function runZeroPush(
       mutationIDs: response.mutationIDs ?? [],
     });
   }
-  for (const entry of response?.mutations ?? []) {
+  const entries = response && "mutations" in response ? (response.mutations ?? []) : [];
+  for (const entry of entries) {
     if (entry.result.error === "app") group.refused(entry.id.clientID, entry.id.id, entry.result);
   }
+}
+
+/**
+ * A push delegated to the app's mutate endpoint (the namespace's `mutate`): the app applies the
+ * mutations, weir ingests what it wrote, and only then are the ids recorded, so the poke that
+ * confirms a mutation carries its rows. What zero-cache sends when its API server fails, weir
+ * sends for the same failures, as a PushFailed error that closes the connection (the stock client
+ * then settles the push's mutations with that error and keeps them to push again once the app
+ * reconnects it): an app that answered a 4xx is `reason: "http"` with its `status` (a 401 or 403
+ * asks the client for a new credential); one that could not be reached, timed out, answered
+ * something else, or whose writes did not come back through ingest is `reason: "internal"`, with
+ * weir's error code leading the message (`app_unavailable: ...`). Nothing of such a push is
+ * recorded.
+ */
+async function delegatedPush(
+  ns: ZeroNamespace,
+  body: ZeroPushBody,
+  native: unknown,
+  claims: Claims,
+  authorization: string | null,
+): Promise<FlowResult> {
+  let result: FlowResult;
+  try {
+    result = await ns.pushDelegated("native", native, claims, authorization);
+  } catch (error) {
+    if (!(error instanceof HttpError)) throw error;
+    throw pushFailed(`${error.code}: ${error.message}`, {
+      origin: "zeroCache",
+      reason: "internal",
+      mutationIDs: mutationIDs(body),
+    });
+  }
+  const status = result.response.status;
+  if (status === 200) return result;
+  const text = result.response.body ?? "";
+  throw pushFailed(`the app's mutate endpoint answered ${status}`, {
+    origin: "zeroCache",
+    reason: "http",
+    status,
+    bodyPreview: text.slice(0, BODY_PREVIEW_CHARS),
+    mutationIDs: mutationIDs(body),
+  });
+}
+
+function pushFailed(message: string, body: Record<string, unknown>): ZeroError {
+  return new ZeroError("PushFailed", message, { kind: "PushFailed", ...body });
+}
+
+function mutationIDs(body: ZeroPushBody): Array<{ clientID: string; id: number }> {
+  return body.mutations.map((m) => ({ clientID: m.clientID, id: m.id }));
 }
