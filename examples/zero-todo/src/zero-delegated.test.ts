@@ -16,7 +16,7 @@ import {
   type TodoZero,
   zeroClient,
 } from "../test/zero-client.js";
-import { serverQueries } from "./queries.js";
+import { serverQueries } from "./server-queries.js";
 
 // The stock Zero client against weir's Node host where the namespace delegates its pushes to the
 // app's own server (`mutate`): the conformance suite's app, whose mutators write its SQLite

@@ -33,6 +33,15 @@ export {
 export { type AppMisbehaviour, type SuiteApp, startSuiteApp } from "./suite-app.js";
 export { type SuiteUpstream, SuiteUpstreamNamespace, startSuiteUpstream } from "./suite-upstream.js";
 export type { ConformanceTarget } from "./target.js";
+export {
+  connectZero,
+  pokePartsOf,
+  until,
+  type ZeroConnectOptions,
+  type ZeroTestSocket,
+  zeroSecProtocol,
+} from "./zero-socket-client.js";
+export { runZeroConformance, zeroSuite } from "./zero-suite.js";
 
 /** What the suite runs beside the host, for `makeTarget` to configure it with. */
 export interface ConformanceEnvironment {

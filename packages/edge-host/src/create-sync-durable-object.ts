@@ -14,11 +14,18 @@ import {
 } from "@weir/host-core";
 import { AlarmSlots } from "./alarm-slots.js";
 import { configFor, type EdgeConfig, type EdgeConfigSource } from "./edge-config.js";
-import { DROPPED_HEADER, decodeForwarded, FORWARDED_HEADER, type Forwarded } from "./forwarded-request.js";
+import {
+  DROPPED_HEADER,
+  decodeForwarded,
+  FORWARDED_HEADER,
+  type Forwarded,
+  forwardedOf,
+} from "./forwarded-request.js";
 import { loadEdgeEngine } from "./load-edge-engine.js";
 import { ObjectBinding } from "./object-binding.js";
 import { durableObjectStorage } from "./storage.js";
 import { closeQuietly, HibernatableWake, PING, PONG } from "./wake.js";
+import { HibernatableZero, isZeroSocket, ZERO_PING, ZERO_PONG } from "./zero-sockets.js";
 
 /** Counters are stored with every write request, and at most 10 s after pulls changed them. */
 const COUNTER_FLUSH: CounterFlushPolicy = { afterWrites: true, intervalMs: 10_000 };
@@ -26,7 +33,7 @@ const COUNTER_FLUSH: CounterFlushPolicy = { afterWrites: true, intervalMs: 10_00
 export interface SyncDurableObject {
   fetch(request: Request): Promise<Response>;
   alarm(): Promise<void>;
-  webSocketMessage(ws: WebSocket, message: string | ArrayBuffer): void;
+  webSocketMessage(ws: WebSocket, message: string | ArrayBuffer): void | Promise<void>;
   webSocketClose(ws: WebSocket, code: number, reason: string, wasClean: boolean): void;
   webSocketError(ws: WebSocket, error: unknown): void;
 }
@@ -47,6 +54,7 @@ export function createSyncDurableObject<Env>(source: EdgeConfigSource<Env>): Syn
     private host!: WeirHost;
     private service: NamespaceService | undefined;
     private readonly wake: HibernatableWake;
+    private readonly zero: HibernatableZero;
     private readonly alarms: AlarmSlots;
 
     constructor(
@@ -58,15 +66,23 @@ export function createSyncDurableObject<Env>(source: EdgeConfigSource<Env>): Syn
       this.binding = new ObjectBinding(ctx.storage);
       this.alarms = new AlarmSlots(ctx.storage);
       this.wake = new HibernatableWake(ctx);
-      // The platform answers `ping` itself, so a client's keepalive never wakes a sleeping object.
-      ctx.setWebSocketAutoResponse(new WebSocketRequestResponsePair(PING, PONG));
+      this.zero = new HibernatableZero(ctx, this.logger);
+      // The platform answers a keepalive itself, so it never wakes a sleeping object.
+      const zeroPings = this.config.autoResponse === "zero";
+      ctx.setWebSocketAutoResponse(
+        new WebSocketRequestResponsePair(zeroPings ? ZERO_PING : PING, zeroPings ? ZERO_PONG : PONG),
+      );
       void ctx.blockConcurrencyWhile(() => this.init());
     }
 
     private async init(): Promise<void> {
       const [engine] = await Promise.all([loadEdgeEngine(), this.binding.ready()]);
-      const authenticated = (request: AuthRequest): Claims | null =>
-        this.forwarded.get(request)?.claims ?? null;
+      const authenticated = (request: AuthRequest): Claims | null | Promise<Claims | null> => {
+        const forwarded = this.forwarded.get(request) ?? forwardedOf(request);
+        if (forwarded) return forwarded.claims ?? null;
+        // Only a Zero connection's new credential (`updateAuth`) is checked here, as the app does.
+        return this.config.authenticate?.(request) ?? null;
+      };
       const upstream = this.config.upstream;
       this.host = createWeirHost(
         {
@@ -127,6 +143,8 @@ export function createSyncDurableObject<Env>(source: EdgeConfigSource<Env>): Syn
         });
         return errorResponse(500, "internal", "this object serves another namespace");
       }
+      // Zero connections kept through hibernation are back before anything can poke them.
+      if (this.service && !this.service.isClosed) this.zero.ready(this.service.zero);
       const parts = partsFromRequest(request);
       this.forwarded.set(parts, forwarded);
       const answer = await this.host.handleParts(parts);
@@ -142,6 +160,7 @@ export function createSyncDurableObject<Env>(source: EdgeConfigSource<Env>): Syn
       // Worker as an empty one.
       if (answer.drop) return new Response(null, { status: 200, headers: { [DROPPED_HEADER]: "1" } });
       if (answer.upgrade) return this.wake.accept(answer.upgrade);
+      if (answer.zero) return this.zero.accept(answer.zero);
       return new Response(answer.body, { status: answer.status, headers: answer.headers });
     }
 
@@ -152,8 +171,7 @@ export function createSyncDurableObject<Env>(source: EdgeConfigSource<Env>): Syn
     async alarm(): Promise<void> {
       const namespace = this.binding.namespace;
       if (namespace === null) return;
-      if (!this.service || this.service.isClosed) this.service = await this.host.namespace(namespace);
-      const service = this.service;
+      const service = await this.openService(namespace);
       const now = Date.now();
       const poll = this.alarms.get("poll");
       if (typeof poll === "number" && poll <= now) {
@@ -170,18 +188,32 @@ export function createSyncDurableObject<Env>(source: EdgeConfigSource<Env>): Syn
       await this.alarms.arm();
     }
 
-    webSocketMessage(ws: WebSocket, message: string | ArrayBuffer): void {
+    async webSocketMessage(ws: WebSocket, message: string | ArrayBuffer): Promise<void> {
+      if (isZeroSocket(this.ctx.getTags(ws))) {
+        const service = await this.openService(this.binding.namespace!);
+        this.zero.message(ws, message, service.zero);
+        return;
+      }
       // Reached only when the auto-response did not answer (a ping with other framing); wake
       // sockets carry nothing else.
       if (message === PING) ws.send(PONG);
     }
 
     webSocketClose(ws: WebSocket, code: number, reason: string): void {
+      if (isZeroSocket(this.ctx.getTags(ws))) this.zero.closed(ws);
       this.logCloseFailure(closeQuietly(ws, code, reason), code);
     }
 
     webSocketError(ws: WebSocket): void {
+      if (isZeroSocket(this.ctx.getTags(ws))) this.zero.closed(ws);
       this.logCloseFailure(closeQuietly(ws, 1011, ""), 1011);
+    }
+
+    /** The namespace's service (a new one after a failure), with its Zero connections restored. */
+    private async openService(namespace: string): Promise<NamespaceService> {
+      if (!this.service || this.service.isClosed) this.service = await this.host.namespace(namespace);
+      this.zero.ready(this.service.zero);
+      return this.service;
     }
 
     private logCloseFailure(error: unknown, code: number): void {

@@ -27,6 +27,7 @@ import {
   type Forwarded,
   stripInternalHeaders,
 } from "./forwarded-request.js";
+import { zeroAtEdge } from "./zero-at-edge.js";
 
 export const DEFAULT_BINDING = "WEIR";
 
@@ -62,6 +63,10 @@ export function createSyncWorker<Env>(source: EdgeConfigSource<Env>): SyncWorker
         } else if (route.type === "notify") {
           await checkNotify(config, request, route.namespace);
           forwarded.notify = true;
+        } else if (route.type === "zero") {
+          const checked = await zeroAtEdge(config, resolved, request, route, logger);
+          if (checked instanceof Response) return checked;
+          forwarded.claims = checked;
         } else {
           forwarded.claims = await authenticateAtEdge(config, request, logger);
           // Refused here, a namespace is never created (nor its object woken).

@@ -30,6 +30,12 @@ export interface EdgeConfig<Env = unknown> extends WeirConfig {
   basePath?: string;
   logger?: Logger;
   alarm?: AlarmTask<Env>;
+  /**
+   * Which keepalive the platform answers itself, without waking a hibernating object (it answers
+   * one only): wake sockets' `ping` (`"wake"`, the default) or the Zero client's `["ping",{}]`,
+   * sent every five idle seconds (`"zero"`). The other is answered by the object, which wakes.
+   */
+  autoResponse?: "wake" | "zero";
 }
 
 /** A config, or a function of the Worker's `env` (for secrets such as the admin key or JWT keys). */

@@ -51,6 +51,15 @@ export function decodeForwarded(value: string): Forwarded | null {
 }
 
 /**
+ * What the Worker forwarded with a request, read from its header (for a request host-core rebuilt,
+ * such as the credential check of a Zero connection); null when it carries none.
+ */
+export function forwardedOf(request: { headers: { get(name: string): string | null } }): Forwarded | null {
+  const header = request.headers.get(FORWARDED_HEADER);
+  return header === null ? null : decodeForwarded(header);
+}
+
+/**
  * An answer that promises a byte and sends none, so the client's connection breaks mid-answer
  * and it sees no answer at all (a body that merely errors can reach the client as an empty one).
  */

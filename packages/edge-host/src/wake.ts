@@ -1,4 +1,5 @@
 import type { Wake, WakeTarget } from "@weir/host-core";
+import { isZeroSocket, ZERO_TAG } from "./zero-sockets.js";
 
 /** What a wake socket carries through hibernation: whose it is. */
 export interface WakeAttachment {
@@ -13,7 +14,7 @@ export const PONG = "pong";
 /**
  * Wake sockets on the Hibernation API: the platform holds them while the object sleeps, answers
  * `ping` with `pong` itself, and hands them back (with their tag and attachment) when it wakes.
- * A socket's one tag is its client id.
+ * A socket's one tag is its client id (Zero's sockets, which share the object, have two).
  */
 export class HibernatableWake implements Wake {
   constructor(private readonly ctx: DurableObjectState) {}
@@ -33,7 +34,9 @@ export class HibernatableWake implements Wake {
     let sent = 0;
     for (const ws of this.ctx.getWebSockets()) {
       if (ws.readyState !== WebSocket.READY_STATE_OPEN) continue;
-      if (exceptClientID !== null && this.ctx.getTags(ws)[0] === exceptClientID) continue;
+      const tags = this.ctx.getTags(ws);
+      if (isZeroSocket(tags)) continue;
+      if (exceptClientID !== null && tags[0] === exceptClientID) continue;
       try {
         ws.send("wake");
         sent++;
@@ -45,7 +48,8 @@ export class HibernatableWake implements Wake {
   }
 
   count(): number {
-    return this.ctx.getWebSockets().length;
+    const zero = this.ctx.getWebSockets(ZERO_TAG).filter((ws) => isZeroSocket(this.ctx.getTags(ws))).length;
+    return this.ctx.getWebSockets().length - zero;
   }
 }
 

@@ -15,13 +15,18 @@ interface Env {
   APP_URL?: string;
 }
 
-/** Development authentication: the Authorization header is the user id. */
+/**
+ * Development authentication: the Authorization header is the user id. `<user>~pad<n>` gives that
+ * user's claims with an `n`-character note besides, for claims too large to keep in an attachment.
+ */
 function devAuthenticate(request: Request) {
-  const userID = request.headers
+  const token = request.headers
     .get("authorization")
     ?.replace(/^bearer\s+/i, "")
     .trim();
-  return userID ? { userID } : null;
+  if (!token) return null;
+  const [userID, pad] = token.split("~pad");
+  return pad === undefined ? { userID: token } : { userID: userID!, note: "x".repeat(Number(pad)) };
 }
 
 const config: EdgeConfig<Env> = { ...conformanceConfig(), authenticate: devAuthenticate };
@@ -33,7 +38,19 @@ const syncConfig = (env: Env): EdgeConfig<Env> =>
         authenticate: devAuthenticate,
       }
     : config;
-export const SyncObject = createSyncDurableObject(syncConfig);
+const BaseSyncObject = createSyncDurableObject(syncConfig);
+
+/** The sync object, telling which instance it is (a new one after an eviction or hibernation). */
+export class SyncObject extends BaseSyncObject {
+  private readonly instance = crypto.randomUUID();
+
+  override fetch(request: Request): Promise<Response> {
+    if (new URL(request.url).pathname === "/__instance") {
+      return Promise.resolve(Response.json({ instance: this.instance }));
+    }
+    return super.fetch(request);
+  }
+}
 
 /**
  * An alarm task shaped like upstream polling: in namespaces named `ticks*` it writes a row per
@@ -90,6 +107,10 @@ export default {
       return env.WEIR.get(env.WEIR.idFromName(namespace)).fetch(
         new Request(url, { method: request.method, headers, body: request.body }),
       );
+    }
+    // Which instance of the namespace's object is running.
+    if (first === "__instance" && namespace) {
+      return env.WEIR.get(env.WEIR.idFromName(namespace)).fetch(new Request("http://object/__instance"));
     }
     // An engine whose every call leaves its memory past the ceiling: each call replaces its instance.
     if (first === "__engine-renewal") {

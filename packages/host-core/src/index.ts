@@ -99,8 +99,16 @@ export {
   type UpstreamSource,
 } from "./ports/upstream-source.js";
 export type { Wake, WakeTarget } from "./ports/wake.js";
-export { ZERO_PROTOCOL_VERSIONS } from "./zero/zero-connect-request.js";
+export { zeroRefusal } from "./zero/zero-accept.js";
+export {
+  parseZeroConnect,
+  ZERO_PROTOCOL_VERSIONS,
+  type ZeroConnectRequest,
+} from "./zero/zero-connect-request.js";
+export type { ZeroConnection } from "./zero/zero-connection.js";
+export type { ZeroConnectionState } from "./zero/zero-connection-state.js";
 export { formatZeroCookie, parseZeroCookie, type ZeroCookie } from "./zero/zero-cookie.js";
 export { ZeroError, type ZeroErrorKind } from "./zero/zero-error.js";
+export type { ZeroHub } from "./zero/zero-hub.js";
 export { CLOSE_NORMAL, CLOSE_PROTOCOL_ERROR, type ZeroSocket } from "./zero/zero-socket.js";
 export type { ZeroSocketHandler, ZeroUpgrade } from "./zero/zero-upgrade.js";

@@ -29,13 +29,15 @@ export async function acceptZero(
   let claims: Claims;
   try {
     connect = parseZeroConnect(version, new URL(request.url), protocolHeader);
-    const headers = new Headers();
+    // The request's own headers, but for a credential, which a Zero client sends only as its token.
+    const headers = new Headers(request.headers);
+    headers.delete("authorization");
     if (connect.authToken) headers.set("authorization", `Bearer ${connect.authToken}`);
     claims = await host
       .authenticate({ method: "GET", url: request.url, headers })
-      .catch((error: unknown) => Promise.reject(refusal(error)));
+      .catch((error: unknown) => Promise.reject(zeroRefusal(error)));
   } catch (error) {
-    return refused(protocolHeader, error instanceof ZeroError ? error : refusal(error));
+    return refused(protocolHeader, error instanceof ZeroError ? error : zeroRefusal(error));
   }
   const hub = await host.hub(claims);
   return {
@@ -67,8 +69,8 @@ function refuse(socket: ZeroSocket, error: ZeroError): void {
   socket.close(CLOSE_PROTOCOL_ERROR, error.kind);
 }
 
-/** A refusal of the HTTP flows as the Zero error the client acts on. */
-function refusal(error: unknown): ZeroError {
+/** A refusal of the HTTP flows as the Zero error the client acts on (others are rethrown). */
+export function zeroRefusal(error: unknown): ZeroError {
   const status = (error as { status?: unknown }).status;
   const message = error instanceof Error ? error.message : String(error);
   if (status === 401 || status === 403) return new ZeroError("Unauthorized", message);

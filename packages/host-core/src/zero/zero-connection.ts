@@ -1,7 +1,8 @@
 import type { Claims } from "../auth/claims.js";
 import type { Logger } from "../ports/logger.js";
 import type { ZeroPullBody } from "./zero-client-record.js";
-import { formatZeroCookie, type ZeroCookie } from "./zero-cookie.js";
+import type { ZeroConnectionState } from "./zero-connection-state.js";
+import { formatZeroCookie, parseZeroCookie, type ZeroCookie } from "./zero-cookie.js";
 import { ZeroError } from "./zero-error.js";
 import type { ZeroGroup } from "./zero-group.js";
 import { parseZeroMessage, type ZeroPushBody, type ZeroQueryOp, type ZeroUpstream } from "./zero-messages.js";
@@ -27,25 +28,46 @@ export interface ZeroConnectionHost {
  * answers an `error` message and closes the socket, and nothing of it is applied.
  */
 export class ZeroConnection {
+  readonly clientID: string;
+  readonly wsid: string;
+  claims: Claims;
   /** The cookie the client is at (its baseCookie, then each poke's). */
   cookie: ZeroCookie | null;
   /** The client sent initConnection (in the protocol header or as its first message). */
-  initialized = false;
+  initialized: boolean;
+  private authToken: string | null;
   private open = true;
   private queue: Promise<void> = Promise.resolve();
-  private pokes = 0;
+  private pokes: number;
 
+  /** A connection in the state given: a new one's, or one a host saved and restores. */
   constructor(
     private readonly host: ZeroConnectionHost,
     readonly group: ZeroGroup,
-    readonly clientID: string,
-    readonly wsid: string,
-    public claims: Claims,
-    private authToken: string | null,
-    cookie: ZeroCookie | null,
+    state: ZeroConnectionState,
     private readonly socket: ZeroSocket,
   ) {
-    this.cookie = cookie;
+    this.clientID = state.clientID;
+    this.wsid = state.wsid;
+    this.claims = state.claims;
+    this.authToken = state.authToken;
+    this.cookie = state.cookie === null ? null : parseZeroCookie(state.cookie);
+    this.initialized = state.initialized;
+    this.pokes = state.pokes;
+  }
+
+  /** What a host keeps to restore the connection elsewhere (also given to `socket.save`). */
+  state(): ZeroConnectionState {
+    return {
+      clientID: this.clientID,
+      clientGroupID: this.group.id,
+      wsid: this.wsid,
+      claims: this.claims,
+      authToken: this.authToken,
+      cookie: this.cookie === null ? null : formatZeroCookie(this.cookie),
+      initialized: this.initialized,
+      pokes: this.pokes,
+    };
   }
 
   get isOpen(): boolean {
@@ -60,6 +82,7 @@ export class ZeroConnection {
   /** Sends `connected`, then takes the initConnection the client put in its protocol header. */
   start(init: readonly ZeroQueryOp[] | null): void {
     this.send(["connected", { wsid: this.wsid, timestamp: Date.now() }]);
+    this.saved();
     if (init !== null) this.run(() => this.initialize(init));
   }
 
@@ -84,6 +107,7 @@ export class ZeroConnection {
     for (const part of parts) this.send(["pokePart", { pokeID, ...part }]);
     this.send(["pokeEnd", { pokeID, cookie: formatZeroCookie(cookie) }]);
     this.cookie = cookie;
+    this.saved();
   }
 
   /** Sends a message as it is. */
@@ -98,6 +122,10 @@ export class ZeroConnection {
     this.open = false;
     this.socket.close(CLOSE_PROTOCOL_ERROR, error.kind);
     this.host.closed(this);
+  }
+
+  private saved(): void {
+    if (this.open) this.socket.save?.(this.state());
   }
 
   private run(step: () => void | Promise<void>): void {
@@ -149,6 +177,7 @@ export class ZeroConnection {
         }
         this.claims = claims;
         this.authToken = message[1].auth;
+        this.saved();
         return;
       }
       case "pull":
@@ -182,6 +211,7 @@ export class ZeroConnection {
 
   private initialize(ops: readonly ZeroQueryOp[]): void {
     this.initialized = true;
+    this.saved();
     this.group.desire(this.clientID, this.host.checkQueries(this, ops));
     this.host.poke(this.group);
   }

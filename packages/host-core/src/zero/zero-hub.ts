@@ -3,7 +3,8 @@ import type { Logger } from "../ports/logger.js";
 import { checkLastMutationID, recoveryPullAnswer } from "./zero-client-record.js";
 import type { ZeroConnectRequest } from "./zero-connect-request.js";
 import { ZeroConnection, type ZeroConnectionHost } from "./zero-connection.js";
-import { nextZeroCookie, parseZeroCookie, type ZeroCookie } from "./zero-cookie.js";
+import type { ZeroConnectionState } from "./zero-connection-state.js";
+import { formatZeroCookie, nextZeroCookie, parseZeroCookie, type ZeroCookie } from "./zero-cookie.js";
 import { ZeroError } from "./zero-error.js";
 import { ZeroGroup } from "./zero-group.js";
 import type { ZeroPushBody, ZeroQueryOp } from "./zero-messages.js";
@@ -80,21 +81,53 @@ export class ZeroHub {
     const connection = new ZeroConnection(
       this.host,
       group,
-      request.clientID,
-      request.wsid,
-      claims,
-      request.authToken,
-      cookie,
+      {
+        clientID: request.clientID,
+        clientGroupID: group.id,
+        wsid: request.wsid,
+        claims,
+        authToken: request.authToken,
+        cookie: request.baseCookie === null ? null : formatZeroCookie(cookie!),
+        initialized: false,
+        pokes: 0,
+      },
       socket,
     );
-    let members = this.members.get(group);
-    if (!members) {
-      members = new Set();
-      this.members.set(group, members);
-    }
-    members.add(connection);
-    this.ns.enter();
+    this.join(connection);
     connection.start(request.init?.desiredQueriesPatch ?? null);
+    return connection;
+  }
+
+  /**
+   * Restores a connection whose socket outlived the process that opened it (a hibernating
+   * Durable Object wakes as a new instance with the sockets still open), from the state its
+   * socket last saved. It sends nothing: the client is at the saved cookie, so the group's next
+   * poke starts from it, incremental as if the process had never gone. A group new to this hub is
+   * rebuilt from the engine's stored queries, which the clients hold as got.
+   */
+  restore(state: ZeroConnectionState, socket: ZeroSocket): ZeroConnection {
+    const cookie = state.cookie === null ? null : parseZeroCookie(state.cookie);
+    if (cookie !== null && cookie.version > this.ns.watermark()) {
+      throw new ZeroError("InvalidConnectionRequestBaseCookie", "the namespace is behind this connection");
+    }
+    let group = this.groups.get(state.clientGroupID);
+    if (group && group.userID !== state.claims.userID) {
+      throw new ZeroError("Unauthorized", "the client group belongs to another user");
+    }
+    if (!group) {
+      group = new ZeroGroup(state.clientGroupID, state.claims.userID);
+      const stored = this.ns.storedQueries(state.clientGroupID);
+      group.seed(state.clientID, stored);
+      // A query the engine still holds was poked as got; the next poke's patch corrects the rest.
+      for (const { hash } of stored) group.got.add(hash);
+      group.cookie = cookie;
+      group.reset = false;
+      this.remember(group);
+    } else if (cookie !== null && (group.cookie === null || laterCookie(cookie, group.cookie))) {
+      group.cookie = cookie;
+    }
+    const connection = new ZeroConnection(this.host, group, state, socket);
+    this.join(connection);
     return connection;
   }
 
@@ -179,8 +212,7 @@ export class ZeroHub {
     let cookie = nextZeroCookie(group.cookie, answer.cookie);
     for (const connection of connections) {
       const next = nextZeroCookie(connection.cookie, answer.cookie);
-      if (next.version > cookie.version || (next.version === cookie.version && next.step > cookie.step))
-        cookie = next;
+      if (laterCookie(next, cookie)) cookie = next;
     }
     group.cookie = cookie;
     for (const connection of connections) connection.sendPoke(parts, cookie);
@@ -223,6 +255,16 @@ export class ZeroHub {
     this.poke(group);
   }
 
+  private join(connection: ZeroConnection): void {
+    let members = this.members.get(connection.group);
+    if (!members) {
+      members = new Set();
+      this.members.set(connection.group, members);
+    }
+    members.add(connection);
+    this.ns.enter();
+  }
+
   private leave(connection: ZeroConnection): void {
     const members = this.members.get(connection.group);
     if (!members?.delete(connection)) return;
@@ -238,6 +280,10 @@ export class ZeroHub {
       if (!this.members.has(known)) this.groups.delete(id);
     }
   }
+}
+
+function laterCookie(a: ZeroCookie, b: ZeroCookie): boolean {
+  return a.version > b.version || (a.version === b.version && a.step > b.step);
 }
 
 function sameCookie(a: ZeroCookie | null, b: ZeroCookie | null): boolean {

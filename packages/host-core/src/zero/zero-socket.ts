@@ -1,3 +1,5 @@
+import type { ZeroConnectionState } from "./zero-connection-state.js";
+
 /**
  * A client's Zero WebSocket, as a host hands it to host-core: text frames out, a close. The host
  * feeds the frames it receives to the connection (`receive`) and tells it when the socket closed.
@@ -5,6 +7,11 @@
 export interface ZeroSocket {
   send(frame: string): void;
   close(code: number, reason: string): void;
+  /**
+   * The connection's state changed (it started, initialized, was poked, took a new credential).
+   * A host that may restore the connection in another process keeps it (`ZeroHub.restore`).
+   */
+  save?(state: ZeroConnectionState): void;
 }
 
 /** WebSocket close codes weir uses: done, and refused for a protocol error. */

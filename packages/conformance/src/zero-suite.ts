@@ -1,0 +1,279 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { ConformanceTarget } from "./target.js";
+import {
+  connectZero,
+  pokePartsOf,
+  until,
+  type ZeroConnectOptions,
+  zeroSecProtocol,
+} from "./zero-socket-client.js";
+
+/**
+ * Registers the raw-socket tests of the Zero dialect (vitest) against a host that `makeTarget`
+ * starts with `conformanceConfig()`: Zero's sync protocol spoken by hand, for what the stock
+ * client never sends: frames weir must refuse with the documented error, closing the socket and
+ * writing nothing.
+ */
+export function runZeroConformance(name: string, makeTarget: () => Promise<ConformanceTarget>): void {
+  describe(`the Zero dialect: ${name}`, () => {
+    let target: ConformanceTarget | undefined;
+    beforeAll(async () => {
+      target = await makeTarget();
+    });
+    afterAll(async () => {
+      await target?.close();
+    });
+    zeroSuite(() => {
+      if (!target) throw new Error("the conformance target did not start");
+      return target;
+    });
+  });
+}
+
+export function zeroSuite(current: () => ConformanceTarget): void {
+  const connect = (ns: string, options?: ZeroConnectOptions) => connectZero(current().url, ns, options);
+  const parts = pokePartsOf;
+  const secProtocol = zeroSecProtocol;
+  const watermark = async (ns: string): Promise<number> => {
+    const target = current();
+    const response = await fetch(`${target.url}/${ns}/pull`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: await target.auth("alice") },
+      body: JSON.stringify({ clientGroupID: "probe", clientID: "probe", cookie: null }),
+    });
+    return ((await response.json()) as { cookie: number }).cookie;
+  };
+
+  it("echoes the protocol header, answers connected, then pokes the first answer and pongs a ping", async () => {
+    const socket = await connect("zp1");
+    expect(socket.ws.protocol).not.toBe("");
+    expect(await socket.next("connected")).toMatchObject({ wsid: "w1" });
+    expect(await socket.next("pokeEnd")).toMatchObject({
+      cookie: expect.stringMatching(/^[0-9]{16}\.[0-9]{8}$/),
+    });
+    socket.ws.send(JSON.stringify(["ping", {}]));
+    expect(await socket.next("pong")).toEqual({});
+    socket.ws.close();
+  });
+
+  it.each([
+    ["a frame that is not JSON", "{not json"],
+    ["a frame that is not a [type, body] pair", JSON.stringify({ push: {} })],
+    ["an unknown message type", JSON.stringify(["explode", {}])],
+    [
+      "a push with a malformed mutation",
+      JSON.stringify(["push", { clientGroupID: "g", mutations: [{ id: "x" }] }]),
+    ],
+  ])("refuses %s with InvalidMessage and closes, writing nothing", async (_, frame) => {
+    const before = await watermark("zp2");
+    const socket = await connect("zp2");
+    await socket.next("pokeEnd");
+    socket.ws.send(frame);
+    expect(await socket.next("error")).toMatchObject({ kind: "InvalidMessage", origin: "zeroCache" });
+    expect((await socket.closed).code).toBe(1002);
+    expect(await watermark("zp2")).toBe(before);
+  });
+
+  it("refuses a push for another client group with InvalidPush, running none of it", async () => {
+    const before = await watermark("zp3");
+    const socket = await connect("zp3");
+    await socket.next("pokeEnd");
+    const mutation = {
+      type: "custom",
+      id: 1,
+      clientID: "c1",
+      name: "createTodo",
+      args: [{ id: "t1" }],
+      timestamp: 1,
+    };
+    socket.ws.send(
+      JSON.stringify([
+        "push",
+        { clientGroupID: "other", mutations: [mutation], pushVersion: 1, timestamp: 1, requestID: "r" },
+      ]),
+    );
+    expect(await socket.next("error")).toMatchObject({ kind: "InvalidPush" });
+    expect((await socket.closed).code).toBe(1002);
+    expect(await watermark("zp3")).toBe(before);
+  });
+
+  it("answers VersionNotSupported on a sync protocol version it does not speak, and closes", async () => {
+    const socket = await connect("zp4", { version: 50 });
+    expect(await socket.next("error")).toMatchObject({ kind: "VersionNotSupported" });
+    expect((await socket.closed).code).toBe(1002);
+  });
+
+  it("answers InvalidConnectionRequestBaseCookie for a cookie it never handed out, or one from the future", async () => {
+    for (const cookie of ["abc", "9999999999999999.00000000"]) {
+      const socket = await connect("zp5", { cookie });
+      expect(await socket.next("error")).toMatchObject({ kind: "InvalidConnectionRequestBaseCookie" });
+      expect((await socket.closed).code).toBe(1002);
+    }
+  });
+
+  it("answers Unauthorized without a credential, and for a protocol header that is not Zero's encoding InvalidConnectionRequest", async () => {
+    const anonymous = await connect("zp6", { protocol: secProtocol(undefined, "") });
+    expect(await anonymous.next("error")).toMatchObject({ kind: "Unauthorized" });
+    const garbled = await connect("zp6", { protocol: "bm90LWpzb24" });
+    expect(await garbled.next("error")).toMatchObject({ kind: "InvalidConnectionRequest" });
+  });
+
+  it("answers transformError for a query the server does not define, and keeps the connection", async () => {
+    const socket = await connect("zp7");
+    await socket.next("pokeEnd");
+    socket.ws.send(
+      JSON.stringify([
+        "changeDesiredQueries",
+        { desiredQueriesPatch: [{ op: "put", hash: "h1", name: "nope", args: [] }] },
+      ]),
+    );
+    expect(await socket.next("transformError")).toEqual([
+      { error: "app", id: "h1", name: "nope", message: "unknown query nope" },
+    ]);
+    socket.ws.send(JSON.stringify(["ping", {}]));
+    expect(await socket.next("pong")).toEqual({});
+    socket.ws.close();
+  });
+
+  it("pokes a refused mutation's result with its id, and deletes it once acknowledged", async () => {
+    const group = "gpush";
+    const socket = await connect("zp8", { group });
+    await socket.next("pokeEnd");
+    const push = (id: number, args: unknown) =>
+      JSON.stringify([
+        "push",
+        {
+          clientGroupID: group,
+          mutations: [{ type: "custom", id, clientID: "c1", name: "createTodo", args: [args], timestamp: 1 }],
+          pushVersion: 1,
+          timestamp: 1,
+          requestID: `r${id}`,
+        },
+      ]);
+    socket.ws.send(push(1, { id: "t1" }));
+    socket.ws.send(push(2, { id: "t1" }));
+    await until(() => parts(socket).some((part) => part.mutationsPatch));
+    const refused = parts(socket).find((part) => part.mutationsPatch)!;
+    expect(refused.mutationsPatch).toEqual([
+      {
+        op: "put",
+        mutation: { id: { clientID: "c1", id: 2 }, result: expect.objectContaining({ error: "app" }) },
+      },
+    ]);
+    expect(
+      parts(socket).some((part) => (part.lastMutationIDChanges as Record<string, number>)?.c1 === 2),
+    ).toBe(true);
+    socket.ws.send(JSON.stringify(["ackMutationResponses", { clientID: "c1", id: 2 }]));
+    await until(() =>
+      parts(socket).some((part) => JSON.stringify(part.mutationsPatch ?? []).includes('"del"')),
+    );
+    socket.ws.close();
+  });
+
+  it("resets a client whose cookie is not the one its group was last poked at", async () => {
+    const group = "gstale";
+    const first = await connect("zp9", { group });
+    const stale = ((await first.next("pokeEnd")) as { cookie: string }).cookie;
+    first.ws.send(
+      JSON.stringify([
+        "changeDesiredQueries",
+        { desiredQueriesPatch: [{ op: "put", hash: "h", name: "doneTodos", args: [] }] },
+      ]),
+    );
+    await until(() => first.messages.filter((m) => m[0] === "pokeEnd").length >= 2);
+    first.ws.close();
+    await first.closed;
+    const again = await connect("zp9", { group, cookie: stale });
+    await again.next("pokeEnd");
+    expect((again.messages.find((m) => m[0] === "pokeStart")![1] as { baseCookie: string }).baseCookie).toBe(
+      stale,
+    );
+    expect(parts(again)[0]).toMatchObject({ rowsPatch: [{ op: "clear" }] });
+    again.ws.close();
+  });
+
+  it("takes a new credential of the same user, and refuses another user's", async () => {
+    const socket = await connect("zp10");
+    await socket.next("pokeEnd");
+    socket.ws.send(JSON.stringify(["updateAuth", { auth: "alice" }]));
+    socket.ws.send(JSON.stringify(["ping", {}]));
+    expect(await socket.next("pong")).toEqual({});
+    socket.ws.send(JSON.stringify(["updateAuth", { auth: "bob" }]));
+    expect(await socket.next("error")).toMatchObject({ kind: "Unauthorized" });
+    expect((await socket.closed).code).toBe(1002);
+  });
+
+  describe("the record of a client's mutations", () => {
+    /** Pushes createTodo mutations 1..count of client c1 and waits until a poke confirms the last. */
+    async function pushed(ns: string, group: string, count: number): Promise<void> {
+      const socket = await connect(ns, { group });
+      await socket.next("pokeEnd");
+      const mutations = Array.from({ length: count }, (_, i) => ({
+        type: "custom",
+        id: i + 1,
+        clientID: "c1",
+        name: "createTodo",
+        args: [{ id: `${group}-${i + 1}` }],
+        timestamp: 1,
+      }));
+      socket.ws.send(
+        JSON.stringify([
+          "push",
+          { clientGroupID: group, mutations, pushVersion: 1, timestamp: 1, requestID: "r" },
+        ]),
+      );
+      await until(() =>
+        parts(socket).some((part) => (part.lastMutationIDChanges as Record<string, number>)?.c1 === count),
+      );
+      socket.ws.close();
+      await socket.closed;
+    }
+
+    it("takes a connect URL's lmid the server confirmed, and refuses one it never did", async () => {
+      await pushed("zl1", "glmid", 2);
+      for (const lmid of [0, 1, 2]) {
+        const socket = await connect("zl1", { group: "glmid", lmid });
+        await socket.next("pokeEnd");
+        expect(socket.messages.some((m) => m[0] === "error")).toBe(false);
+        socket.ws.close();
+        await socket.closed;
+      }
+      const ahead = await connect("zl1", { group: "glmid", lmid: 3 });
+      expect(await ahead.next("error")).toEqual({
+        kind: "InvalidConnectionRequestLastMutationID",
+        message: expect.stringContaining("3"),
+        origin: "zeroCache",
+      });
+      expect((await ahead.closed).code).toBe(1002);
+      // A client group the server has no record of: any lmid above 0 was never acknowledged here.
+      const unknown = await connect("zl1", { group: "gforgotten", lmid: 1 });
+      expect(await unknown.next("error")).toMatchObject({ kind: "InvalidConnectionRequestLastMutationID" });
+      expect(unknown.messages.some((m) => m[0] === "pokeStart")).toBe(false);
+    });
+
+    it("answers a pull (mutation recovery) with the confirmed ids of the user's other client group", async () => {
+      await pushed("zl2", "gold", 3);
+      const socket = await connect("zl2", { group: "gnew" });
+      await socket.next("connected");
+      socket.ws.send(JSON.stringify(["pull", { clientGroupID: "gold", cookie: null, requestID: "q1" }]));
+      expect(await socket.next("pull")).toEqual({
+        requestID: "q1",
+        cookie: expect.stringMatching(/^[0-9]{16}\.[0-9]{8}$/),
+        lastMutationIDChanges: { c1: 3 },
+      });
+      socket.ws.send(JSON.stringify(["pull", { clientGroupID: "gnone", cookie: "x", requestID: "q2" }]));
+      await until(() => socket.messages.filter((m) => m[0] === "pull").length === 2);
+      expect(socket.messages.filter((m) => m[0] === "pull")[1]![1]).toMatchObject({
+        requestID: "q2",
+        lastMutationIDChanges: {},
+      });
+      socket.ws.close();
+      // Another user learns nothing of the group.
+      const stranger = await connect("zl2", { group: "gbob", user: "bob" });
+      await stranger.next("connected");
+      stranger.ws.send(JSON.stringify(["pull", { clientGroupID: "gold", cookie: null, requestID: "q3" }]));
+      expect(await stranger.next("pull")).toMatchObject({ requestID: "q3", lastMutationIDChanges: {} });
+      stranger.ws.close();
+    });
+  });
+}

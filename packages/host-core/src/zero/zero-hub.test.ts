@@ -1,0 +1,126 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { headerUser, testService } from "../../test/test-host.js";
+import type { WeirConfig } from "../config/weir-config.js";
+import type { NamespaceService } from "../namespace/namespace-service.js";
+import type { ZeroConnectionState } from "./zero-connection-state.js";
+import { ZeroHub } from "./zero-hub.js";
+import type { ZeroSocket } from "./zero-socket.js";
+
+const config: WeirConfig = {
+  schema: { tables: { todo: { columns: { id: "string", owner: "string" }, primaryKey: ["id"] } } },
+  mutators: {
+    createTodo(tx, args) {
+      tx.insert("todo", { id: (args as { id: string }).id, owner: tx.claims.userID });
+    },
+  },
+  queries: { allTodos: () => ({ table: "todo" }) },
+  visibility: (claims) => ({ todo: { sql: "owner = ?", params: [claims.userID] } }),
+  authenticate: headerUser,
+};
+
+const services: NamespaceService[] = [];
+afterEach(() => {
+  for (const service of services.splice(0)) service.close();
+});
+
+/** A socket recording what is sent on it and the state it was last asked to keep. */
+function recorder(): ZeroSocket & { frames: unknown[][]; saved: ZeroConnectionState | null } {
+  const socket = {
+    frames: [] as unknown[][],
+    saved: null as ZeroConnectionState | null,
+    send: (frame: string) => socket.frames.push(JSON.parse(frame) as unknown[]),
+    close: () => {},
+    save: (state: ZeroConnectionState) => {
+      socket.saved = state;
+    },
+  };
+  return socket;
+}
+
+function push(service: NamespaceService, user: string, id: number, todo: string): void {
+  service.push(
+    "native",
+    {
+      clientGroupID: `native-${user}`,
+      pushVersion: 1,
+      mutations: [{ type: "custom", id, clientID: `n-${user}`, name: "createTodo", args: [{ id: todo }] }],
+    },
+    { userID: user },
+  );
+}
+
+const settle = () => new Promise((resolve) => setTimeout(resolve, 0));
+const ends = (frames: unknown[][]) => frames.filter((f) => f[0] === "pokeEnd");
+
+describe("ZeroHub.restore", () => {
+  it("re-attaches a connection from its saved state: the next poke starts at its cookie, with no reset", async () => {
+    const { service } = await testService(config);
+    services.push(service);
+    push(service, "alice", 1, "a1");
+    const first = recorder();
+    const connection = service.zero.connect(
+      {
+        clientID: "c1",
+        clientGroupID: "g1",
+        baseCookie: null,
+        lmid: 0,
+        wsid: "w1",
+        init: { desiredQueriesPatch: [{ op: "put", hash: "all", name: "allTodos", args: [] }] },
+        authToken: "alice",
+        protocol: null,
+      },
+      { userID: "alice" },
+      first,
+    );
+    await settle();
+    expect(ends(first.frames)).toHaveLength(1);
+    const saved = first.saved!;
+    expect(saved).toMatchObject({ clientID: "c1", clientGroupID: "g1", initialized: true, pokes: 1 });
+    expect(saved.cookie).toBe((ends(first.frames)[0]![1] as { cookie: string }).cookie);
+    // The process goes; the socket stays open, and a new process builds a hub of its own.
+    connection.socketClosed();
+    const hub = new ZeroHub(service, { log() {} }, () => Promise.reject(new Error("unused")));
+    const second = recorder();
+    hub.restore(saved, second);
+    expect(second.frames).toEqual([]);
+    push(service, "alice", 2, "a2");
+    push(service, "bob", 1, "b1");
+    hub.changed();
+    await settle();
+    const [start, ...rest] = second.frames;
+    expect(start).toEqual([
+      "pokeStart",
+      expect.objectContaining({ pokeID: "w1:2", baseCookie: saved.cookie }),
+    ]);
+    const text = JSON.stringify(rest);
+    expect(text).toContain('"a2"');
+    expect(text).not.toContain('"a1"');
+    expect(text).not.toContain('"b1"');
+    expect(text).not.toContain('"clear"');
+    expect(second.saved!.cookie).toBe((ends(second.frames)[0]![1] as { cookie: string }).cookie);
+    expect(second.saved!.cookie! > saved.cookie!).toBe(true);
+  });
+
+  it("refuses a saved state of another user's client group, and one ahead of the namespace", async () => {
+    const { service } = await testService(config);
+    services.push(service);
+    const hub = new ZeroHub(service, { log() {} }, () => Promise.reject(new Error("unused")));
+    const state: ZeroConnectionState = {
+      clientID: "c1",
+      clientGroupID: "g1",
+      wsid: "w1",
+      claims: { userID: "alice" },
+      authToken: null,
+      cookie: null,
+      initialized: true,
+      pokes: 0,
+    };
+    hub.restore(state, recorder());
+    expect(() => hub.restore({ ...state, clientID: "c2", claims: { userID: "bob" } }, recorder())).toThrow(
+      /another user/,
+    );
+    expect(() =>
+      hub.restore({ ...state, clientGroupID: "g2", cookie: "0000000000009999.00000000" }, recorder()),
+    ).toThrow(/behind/);
+  });
+});
