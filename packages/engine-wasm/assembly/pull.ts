@@ -351,6 +351,7 @@ export function pull(
       watermark,
       floor,
       storedCookie,
+      owed,
       format,
       parseVisibility(visibilityText),
       queryPatch,

@@ -16,7 +16,7 @@
 // While rows are owed the group also has a `_weir_query_partial` row: the cookie its
 // `lastMutationIDChanges` were last complete at, so that the last part of a cut answer reports
 // every id the parts cover (and no earlier part reports an id before its rows arrive).
-import { exec, queryPayload, queryRows } from "./host";
+import { exec, queryJoinedPayloads, queryPayload, queryRows } from "./host";
 import { delOp, keyMatch, putOp } from "./projection";
 import { Schema } from "./schema";
 import { firstSeq } from "./state";
@@ -85,6 +85,45 @@ function patchSql(schema: Schema, format: i32): string {
   }
   // The owed row is aliased under the reserved prefix: no app table can take its name.
   return "CASE _weir_o.tbl" + cases.join("") + " END";
+}
+
+/**
+ * Sends every row the group holds to a client that starts from nothing (the answer begins with
+ * `clear`), when they all fit under the caps: one statement renders them and SQLite joins their
+ * payloads, and nothing is owed. Answers how many were sent, or -1 when they do not fit (then
+ * the caller owes them all and sends them by `sendOwed`). Held rows were all evaluated in this
+ * pull, so each is put.
+ */
+export function sendHeld(schema: Schema, format: i32, group: string, maxRows: i64, maxBytes: i64): i64 {
+  if (schema.tables.length == 0) return 0;
+  const parts: string[] = [];
+  const bound: string[] = [maxRows.toString(), maxBytes.toString()];
+  for (let i = 0; i < schema.tables.length; i++) {
+    const table = schema.tables[i];
+    parts.push(
+      "SELECT (SELECT " +
+        putOp(table, format) +
+        " FROM " +
+        ident(table.name) +
+        " WHERE " +
+        keyMatch(table, "_weir_g.pk") +
+        ") AS patch FROM _weir_group_rows AS _weir_g WHERE _weir_g.group_id = ? AND _weir_g.tbl = " +
+        literal(table.name),
+    );
+    bound.push(group);
+  }
+  const limit = maxRows < I64.MAX_VALUE ? maxRows + 1 : maxRows;
+  bound.push(limit.toString());
+  // The LIMIT keeps the rows in a subquery of their own, so that each patch is rendered once for
+  // both the sum of sizes and the joined text. count(*) is -1 (nothing kept) when they do not fit.
+  const count = queryJoinedPayloads(
+    "SELECT CASE WHEN count(*) <= ? AND total(length(CAST(patch AS BLOB))) <= ? THEN count(*) ELSE -1 END, " +
+      "group_concat(patch, ',') FROM (SELECT patch FROM (" +
+      parts.join(" UNION ALL ") +
+      ") WHERE patch IS NOT NULL LIMIT ?)",
+    params(bound),
+  );
+  return <i64>count;
 }
 
 export class Sent {

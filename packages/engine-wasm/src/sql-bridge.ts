@@ -76,7 +76,8 @@ export class SqlBridge implements EngineHost {
   queryJoinedPayloads(statement: number, params: string): number {
     const row = this.current().query(this.sqlTexts[statement]!, this.bind(params))[0];
     const count = Number(row?.[0] ?? 0);
-    this.joined = count > 0 ? String(row![1]) : "";
+    // A negative count keeps nothing: the engine answers otherwise (see sendHeld).
+    this.joined = count > 0 ? String(row![1]) : count === 0 ? "" : null;
     return count;
   }
 
