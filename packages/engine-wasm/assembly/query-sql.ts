@@ -98,10 +98,10 @@ export class QuerySql {
     return sql;
   }
 
+  // A limit is written as an integer, not bound: SQLite plans a bound LIMIT less well.
   private limitClause(node: QueryNode): string {
     if (node.limit.length == 0) return "";
-    this.params.push(node.limit);
-    return " LIMIT ?";
+    return " LIMIT " + limitValue(node);
   }
 
   /**
@@ -175,8 +175,7 @@ export class QuerySql {
         ") AND " +
         this.condition(node.where, alias);
       if (node.limit.length > 0) {
-        body = "SELECT * FROM (" + inner + ") WHERE _weir_rn <= ?";
-        this.params.push(node.limit);
+        body = "SELECT * FROM (" + inner + ") WHERE _weir_rn <= " + limitValue(node);
       } else body = inner;
     }
     // MATERIALIZED: a node is read by its children as well as by the answer; evaluated once.
@@ -206,6 +205,11 @@ export class QuerySql {
   heldStatement(): string {
     return "WITH " + this.ctes.join(", ") + " SELECT n, t, k FROM (" + unionAll(this.heldSelects) + ")";
   }
+}
+
+/** The node's limit as an integer literal (a plan's limit is a non-negative safe integer). */
+function limitValue(node: QueryNode): string {
+  return I64.parseInt(node.limit, 10).toString();
 }
 
 function correlated(correlation: Correlation, parentAlias: string, childAlias: string): string {
