@@ -27,6 +27,7 @@ import {
   sendOwed,
 } from "./query-pending";
 import { readPlan } from "./query-plan";
+import { changedRowsPlan } from "./query-sql";
 import { Schema } from "./schema";
 import { COMMIT_MARKER, firstSeq, readVersions } from "./state";
 import { extraParam, jsonString, params } from "./text";
@@ -166,14 +167,20 @@ export function queryPull(
   } else {
     if (cookie < watermark) {
       const touched = touchedTables(cookie, watermark);
-      const from = firstSeq(cookie + 1).toString();
-      const to = firstSeq(watermark + 1).toString();
+      const fromSeq = firstSeq(cookie + 1);
+      const toSeq = firstSeq(watermark + 1);
+      const from = fromSeq.toString();
+      const to = toSeq.toString();
       const queries = storedQueries(group);
       for (let q = 0; q < queries.length && !membership.exceeded(); q++) {
         const query = queries[q];
         if (!readsAny(query, touched)) continue;
-        if (!affected(readPlan(query.plan, schema), group, query.hash, from, to, touched)) continue;
-        membership.evaluate(query.hash, query.plan);
+        const plan = readPlan(query.plan, schema);
+        if (!affected(plan, group, query.hash, from, to, touched)) continue;
+        // A query whose rows are each held by their own values is brought up to date among the
+        // changed rows alone; any other is evaluated whole and diffed.
+        if (changedRowsPlan(plan)) membership.evaluateChanged(query.hash, plan, fromSeq, toSeq);
+        else membership.evaluate(query.hash, query.plan);
         answer.recomputed++;
       }
     }

@@ -191,6 +191,41 @@ export class QuerySql {
   }
 
   /**
+   * The rows of a root-only plan among the rows of its table changed in [from, to) (sequence
+   * numbers), "<table>\t<key>": see `changedRowsPlan`.
+   */
+  changedRows(node: QueryNode, from: i64, to: i64): string {
+    const alias = node.alias();
+    const key: string[] = [];
+    const extracted: string[] = [];
+    for (let i = 0; i < node.table.primaryKey.length; i++) {
+      key.push(alias + "." + ident(node.table.primaryKey[i].name));
+      extracted.push("json_extract(_weir_c.pk, '$[" + i.toString() + "]')");
+    }
+    let sql =
+      "SELECT " +
+      literal(node.table.name) +
+      " AS t, " +
+      keyArray(node.table, alias) +
+      " AS k FROM " +
+      this.source(node.table) +
+      " AS " +
+      alias +
+      " WHERE " +
+      (key.length == 1 ? key[0] : "(" + key.join(", ") + ")") +
+      " IN (SELECT " +
+      extracted.join(", ") +
+      " FROM _weir_changes AS _weir_c WHERE " +
+      changedIn(node.table, "_weir_c") +
+      ") AND ";
+    this.params.push(from.toString());
+    this.params.push(to.toString());
+    sql += this.condition(node.where, alias);
+    sql += " AND " + this.startCondition(node, alias);
+    return sql;
+  }
+
+  /**
    * The statement answering the rows the query holds, "<node>\t<table>\t<key>": the node is the
    * position among the root (0) and its related subqueries in depth-first order; the root's
    * rows come first, in the query's order.
@@ -205,6 +240,28 @@ export class QuerySql {
   heldStatement(): string {
     return "WITH " + this.ctes.join(", ") + " SELECT n, t, k FROM (" + unionAll(this.heldSelects) + ")";
   }
+}
+
+/**
+ * Whether a plan's rows can be found among the changed rows alone: a root without related
+ * subqueries, EXISTS conditions or a limit holds a row exactly when the row passes conditions on
+ * its own columns (and the visibility filter's, which are too), so a row that did not change
+ * since the cookie is held as it was.
+ */
+export function changedRowsPlan(node: QueryNode): bool {
+  return node.related.length == 0 && node.limit.length == 0 && !hasExists(node.where);
+}
+
+function hasExists(condition: Condition | null): bool {
+  if (condition == null) return false;
+  if (condition.kind == CONDITION_EXISTS) return true;
+  for (let i = 0; i < condition.children.length; i++) if (hasExists(condition.children[i])) return true;
+  return false;
+}
+
+/** The change log's rows (at `alias`) of `table` with sequence numbers in [?, ?). */
+export function changedIn(table: Table, alias: string): string {
+  return alias + ".seq >= ? AND " + alias + ".seq < ? AND " + alias + ".tbl = " + literal(table.name);
 }
 
 /** The node's limit as an integer literal (a plan's limit is a non-negative safe integer). */
