@@ -53,6 +53,55 @@ export function oweChanges(group: string, cookie: i64, watermark: i64): void {
   );
 }
 
+/**
+ * Sends the rows an incremental pull moved (see `oweChanges`) to a group owed none before, when
+ * they all fit under the caps: rendered in one statement, their payloads joined by SQLite, and
+ * nothing owed. Answers how many were sent, or -1 when they do not fit (then the caller owes
+ * them by `oweChanges` and sends them by `sendOwed`).
+ */
+export function sendChanges(
+  schema: Schema,
+  format: i32,
+  group: string,
+  cookie: i64,
+  watermark: i64,
+  maxRows: i64,
+  maxBytes: i64,
+): i64 {
+  if (schema.tables.length == 0) return 0;
+  // The rows `oweChanges` would owe, as the owed table holds them (a row moved and changed is
+  // owed once; whether the client has it matters only to a row no longer held, which moved).
+  const owed =
+    "SELECT ? AS group_id, tbl, pk, max(client_has) AS client_has FROM (SELECT s.tbl AS tbl, s.pk AS pk, " +
+    "s.was_held AS client_has FROM _weir_query_scratch AS s WHERE s.kind = 1 AND s.was_held <> " +
+    HELD_NOW +
+    " UNION ALL SELECT s.tbl, s.pk, 1 FROM _weir_changes AS s WHERE s.seq >= ? AND s.seq < ? AND s.tbl <> '' AND " +
+    HELD_NOW +
+    ") GROUP BY tbl, pk";
+  const limit = maxRows < I64.MAX_VALUE ? maxRows + 1 : maxRows;
+  return <i64>(
+    queryJoinedPayloads(
+      "SELECT CASE WHEN count(*) <= ? AND total(length(CAST(patch AS BLOB))) <= ? THEN count(*) ELSE -1 END, " +
+        "group_concat(patch, ','), total(patch LIKE '{\"op\":\"del\"%') FROM (SELECT patch FROM (SELECT " +
+        patchSql(schema, format) +
+        " AS patch FROM (" +
+        owed +
+        ") AS _weir_o ORDER BY _weir_o.tbl, _weir_o.pk LIMIT -1) WHERE patch IS NOT NULL LIMIT " +
+        limit.toString() +
+        ")",
+      params([
+        maxRows.toString(),
+        maxBytes.toString(),
+        group,
+        group,
+        firstSeq(cookie + 1).toString(),
+        firstSeq(watermark + 1).toString(),
+        group,
+      ]),
+    )
+  );
+}
+
 /** Owes every held row to a client that starts from nothing (the answer begins with `clear`). */
 export function oweAll(group: string): void {
   exec("DELETE FROM _weir_query_pending WHERE group_id = ?", params([group]));

@@ -23,6 +23,7 @@ import {
   oweAll,
   oweChanges,
   Sent,
+  sendChanges,
   sendHeld,
   sendOwed,
 } from "./query-pending";
@@ -205,9 +206,17 @@ export function queryPull(
       sent = sendOwed(schema, format, group, maxRows, maxBytes);
     }
   } else {
-    oweChanges(group, cookie, watermark);
-    exec("DELETE FROM _weir_query_scratch");
-    sent = sendOwed(schema, format, group, maxRows, maxBytes);
+    // Likewise the rows the pull moved, unless rows were owed before.
+    const count = owed ? -1 : sendChanges(schema, format, group, cookie, watermark, maxRows, maxBytes);
+    if (count >= 0) {
+      sent = new Sent();
+      sent.included = count;
+      exec("DELETE FROM _weir_query_scratch");
+    } else {
+      oweChanges(group, cookie, watermark);
+      exec("DELETE FROM _weir_query_scratch");
+      sent = sendOwed(schema, format, group, maxRows, maxBytes);
+    }
   }
   answer.included = sent.included;
   answer.more = sent.more;
