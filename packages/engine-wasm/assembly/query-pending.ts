@@ -16,7 +16,7 @@
 // While rows are owed the group also has a `_weir_query_partial` row: the cookie its
 // `lastMutationIDChanges` were last complete at, so that the last part of a cut answer reports
 // every id the parts cover (and no earlier part reports an id before its rows arrive).
-import { exec, queryJoinedStatement, queryPayloadStatement, queryRows, Statement } from "./host";
+import { exec, queryJoinedStatement, queryPayloadStatement, queryRows } from "./host";
 import { delOp, keyMatch, putOp } from "./projection";
 import { Schema } from "./schema";
 import { firstSeq } from "./state";
