@@ -144,7 +144,8 @@ export class QuerySql {
     const alias = node.alias();
     let body: string;
     if (parent == null) {
-      body = "SELECT " + alias + ".* FROM " + this.source(node.table) + " AS " + alias + " WHERE ";
+      body =
+        "SELECT " + projection(node, alias) + " FROM " + this.source(node.table) + " AS " + alias + " WHERE ";
       body += this.condition(node.where, alias);
       body += " AND " + this.startCondition(node, alias);
       if (node.limit.length > 0) body += " ORDER BY " + ordering(node, alias) + this.limitClause(node);
@@ -153,8 +154,7 @@ export class QuerySql {
       const partition = columnList(c.child, alias);
       const inner =
         "SELECT " +
-        alias +
-        ".*" +
+        projection(node, alias) +
         (node.limit.length > 0
           ? ", row_number() OVER (PARTITION BY " +
             partition +
@@ -267,6 +267,29 @@ export function changedIn(table: Table, alias: string): string {
 /** The node's limit as an integer literal (a plan's limit is a non-negative safe integer). */
 function limitValue(node: QueryNode): string {
   return I64.parseInt(node.limit, 10).toString();
+}
+
+/**
+ * The columns a node's CTE keeps: its key, its order (the root's answer is numbered by it) and
+ * the columns its related subqueries correlate on. Its conditions are tested inside the CTE.
+ */
+function projection(node: QueryNode, alias: string): string {
+  const names: string[] = [];
+  for (let i = 0; i < node.table.primaryKey.length; i++) names.push(node.table.primaryKey[i].name);
+  for (let i = 0; i < node.orderColumns.length; i++) {
+    const name = node.orderColumns[i].substring(1);
+    if (!names.includes(name)) names.push(name);
+  }
+  for (let r = 0; r < node.related.length; r++) {
+    const parent = node.related[r].correlation.parent;
+    for (let i = 0; i < parent.length; i++) {
+      const name = parent[i].substring(1);
+      if (!names.includes(name)) names.push(name);
+    }
+  }
+  const columns: string[] = [];
+  for (let i = 0; i < names.length; i++) columns.push(alias + "." + ident(names[i]));
+  return columns.join(", ");
 }
 
 function correlated(correlation: Correlation, parentAlias: string, childAlias: string): string {
