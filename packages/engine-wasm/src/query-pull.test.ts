@@ -261,7 +261,9 @@ describe.each(DATABASES)("query-aware pull on $kind", ({ open }) => {
     ns.sql("UPDATE user SET name = 'Bo' WHERE id = 'u2'");
     ns.sql("DELETE FROM user WHERE id = 'u4'");
     ns.sql("UPDATE user SET name = 'Ace' WHERE id = 'u3'");
-    pull();
+    const moved = pull();
+    // u2 and u4 deleted, u3 put with its new name: the answer counts each kind.
+    expect([moved.puts, moved.dels]).toEqual([1, 2]);
     expect(client.rows).toEqual(expected());
     expect(client.keys()).toEqual(['message/["m3"]', 'user/["u3"]']);
     // A change that passes the condition neither before nor after re-evaluates nothing.
