@@ -66,6 +66,16 @@ export function query(sql: string, params: string = NO_PARAMS): string {
   return hostQuery(statement(sql), params);
 }
 
+/** `queryPayload` of a registered statement. */
+export function queryPayloadStatement(prepared: Statement, params: string = NO_PARAMS): string {
+  return hostQueryPayload(prepared.number, params);
+}
+
+/** `queryJoinedPayloads` of a registered statement. */
+export function queryJoinedStatement(prepared: Statement, params: string = NO_PARAMS): i32 {
+  return hostQueryJoinedPayloads(prepared.number, params);
+}
+
 /** Runs a query whose last column is a row payload; see above. */
 export function queryPayload(sql: string, params: string = NO_PARAMS): string {
   return hostQueryPayload(statement(sql), params);

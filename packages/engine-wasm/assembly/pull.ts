@@ -374,6 +374,7 @@ export function pull(
       watermark,
       floor,
       storedCookie,
+      owed,
       format,
       parseVisibility(visibilityText),
       queryPatch,

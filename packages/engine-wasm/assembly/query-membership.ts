@@ -8,7 +8,7 @@
 // pull empties it before it answers, inside its transaction.
 import { exec } from "./host";
 import { QueryNode, readPlan, readTables } from "./query-plan";
-import { querySql } from "./query-sql";
+import { changedIn, QuerySql, querySql } from "./query-sql";
 import { Schema } from "./schema";
 import { params } from "./text";
 import { Visibility } from "./visibility";
@@ -121,6 +121,33 @@ export class Membership {
     this.diff(hash, kind);
   }
 
+  /**
+   * Brings the query's rows up to date among the rows of its table changed in [from, to)
+   * (sequence numbers), for a plan whose other rows cannot have moved (`changedRowsPlan`).
+   */
+  evaluateChanged(hash: string, plan: QueryNode, from: i64, to: i64): void {
+    const sql = new QuerySql(this.visibility);
+    const rows = sql.changedRows(plan, from, to);
+    const kind = this.nextKind();
+    const bound: string[] = [kind];
+    for (let i = 0; i < sql.params.length; i++) bound.push(sql.params[i]);
+    this.evaluated += <i64>(
+      exec(
+        "INSERT INTO _weir_query_scratch (kind, tbl, pk, was_held) SELECT ?, t, k, 0 FROM (" +
+          rows +
+          ") WHERE 1 ON CONFLICT DO NOTHING",
+        params(bound),
+      )
+    );
+    // The stored rows outside the changed ones stay as they are.
+    const changed =
+      " IN (SELECT _weir_c.pk FROM _weir_changes AS _weir_c WHERE " + changedIn(plan.table, "_weir_c") + ")";
+    this.diff(hash, kind, " AND r.pk" + changed, " AND _weir_query_rows.pk" + changed, [
+      from.toString(),
+      to.toString(),
+    ]);
+  }
+
   /** Lets go of every row of the query (its result is empty now). */
   release(hash: string): void {
     // A reset built the group's rows anew: the query holds none.
@@ -141,14 +168,26 @@ export class Membership {
   // count moves for the first time in this pull, whether the group held it is noted (scratch
   // kind 1). The note counts every moved row, noted before or not, so an unchanged result
   // stops there.
-  private diff(hash: string, kind: string): void {
+  // `scope`/`scopeDelete`: a condition limiting the stored rows compared (at alias r, and in the
+  // DELETE by the table's name) to those the evaluation looked at, with its parameters.
+  private diff(
+    hash: string,
+    kind: string,
+    scope: string = "",
+    scopeDelete: string = "",
+    scopeParams: Array<string> = [] as string[],
+  ): void {
     const gone =
-      " FROM _weir_query_rows AS r WHERE r.group_id = ? AND r.hash = ? AND NOT EXISTS (SELECT 1 FROM " +
-      "_weir_query_scratch AS e WHERE e.kind = ? AND e.tbl = r.tbl AND e.pk = r.pk)";
+      " FROM _weir_query_rows AS r WHERE r.group_id = ? AND r.hash = ?" +
+      scope +
+      " AND NOT EXISTS (SELECT 1 FROM _weir_query_scratch AS e WHERE e.kind = ? AND e.tbl = r.tbl AND e.pk = r.pk)";
     const fresh =
       " FROM _weir_query_scratch AS e WHERE e.kind = ? AND NOT EXISTS (SELECT 1 FROM _weir_query_rows AS r " +
       "WHERE r.group_id = ? AND r.hash = ? AND r.tbl = e.tbl AND r.pk = e.pk)";
-    const ghk = params([this.group, hash, kind]);
+    // The parameters of `gone`: group, hash, the scope's, kind.
+    const goneParams: string[] = [this.group, hash];
+    for (let i = 0; i < scopeParams.length; i++) goneParams.push(scopeParams[i]);
+    goneParams.push(kind);
     const moved = exec(
       "INSERT INTO _weir_query_scratch (kind, tbl, pk, was_held) SELECT " +
         CHANGED +
@@ -160,19 +199,21 @@ export class Membership {
         "AND g.pk = e.pk)" +
         fresh +
         " ON CONFLICT DO UPDATE SET was_held = was_held",
-      params([this.group, hash, kind, this.group, kind, this.group, hash]),
+      params(goneParams.concat([this.group, kind, this.group, hash])),
     );
     if (moved == 0) return;
     exec(
       "UPDATE _weir_group_rows SET refs = refs - 1 WHERE group_id = ? AND (tbl, pk) IN (SELECT r.tbl, r.pk" +
         gone +
         ")",
-      params([this.group, this.group, hash, kind]),
+      params([this.group].concat(goneParams)),
     );
     exec(
-      "DELETE FROM _weir_query_rows WHERE group_id = ? AND hash = ? AND NOT EXISTS (SELECT 1 FROM " +
+      "DELETE FROM _weir_query_rows WHERE group_id = ? AND hash = ?" +
+        scopeDelete +
+        " AND NOT EXISTS (SELECT 1 FROM " +
         "_weir_query_scratch AS e WHERE e.kind = ? AND e.tbl = _weir_query_rows.tbl AND e.pk = _weir_query_rows.pk)",
-      ghk,
+      params(goneParams),
     );
     exec(
       "INSERT INTO _weir_group_rows (group_id, tbl, pk, refs) SELECT ?, e.tbl, e.pk, 1" +
@@ -183,7 +224,7 @@ export class Membership {
     exec(
       "INSERT INTO _weir_query_rows (group_id, hash, tbl, pk) SELECT ?, ?, e.tbl, e.pk FROM _weir_query_scratch " +
         "AS e WHERE e.kind = ? ON CONFLICT DO NOTHING",
-      ghk,
+      params([this.group, hash, kind]),
     );
   }
 }

@@ -16,7 +16,7 @@
 // While rows are owed the group also has a `_weir_query_partial` row: the cookie its
 // `lastMutationIDChanges` were last complete at, so that the last part of a cut answer reports
 // every id the parts cover (and no earlier part reports an id before its rows arrive).
-import { exec, queryPayload, queryRows } from "./host";
+import { exec, queryJoinedStatement, queryPayloadStatement, queryRows } from "./host";
 import { delOp, keyMatch, putOp } from "./projection";
 import { Schema } from "./schema";
 import { firstSeq } from "./state";
@@ -50,6 +50,64 @@ export function oweChanges(group: string, cookie: i64, watermark: i64): void {
       HELD_NOW +
       " ON CONFLICT DO NOTHING",
     params([group, firstSeq(cookie + 1).toString(), firstSeq(watermark + 1).toString(), group]),
+  );
+}
+
+// The rows `oweChanges` would owe, as the owed table holds them (a row moved and changed is
+// owed once; whether the client has it matters only to a row no longer held, which moved).
+const OWED_CHANGES: string =
+  "SELECT ? AS group_id, tbl, pk, max(client_has) AS client_has FROM (SELECT s.tbl AS tbl, s.pk AS pk, " +
+  "s.was_held AS client_has FROM _weir_query_scratch AS s WHERE s.kind = 1 AND s.was_held <> " +
+  HELD_NOW +
+  " UNION ALL SELECT s.tbl, s.pk, 1 FROM _weir_changes AS s WHERE s.seq >= ? AND s.seq < ? AND s.tbl <> '' AND " +
+  HELD_NOW +
+  ") GROUP BY tbl, pk";
+
+/**
+ * Sends the rows an incremental pull moved (see `oweChanges`) to a group owed none before, when
+ * they all fit under the caps: rendered in one statement, their payloads joined by SQLite, and
+ * nothing owed. Answers how many were sent, or -1 when they do not fit (then the caller owes
+ * them by `oweChanges` and sends them by `sendOwed`).
+ */
+export function sendChanges(
+  schema: Schema,
+  format: i32,
+  group: string,
+  cookie: i64,
+  watermark: i64,
+  maxRows: i64,
+  maxBytes: i64,
+): i64 {
+  if (schema.tables.length == 0) return 0;
+  const limit = maxRows < I64.MAX_VALUE ? maxRows + 1 : maxRows;
+  const key = "sendChanges " + format.toString() + " " + limit.toString();
+  let sql = schema.statement(key);
+  if (sql == null) {
+    sql = schema.keep(
+      key,
+      "SELECT CASE WHEN count(*) <= ? AND total(length(CAST(patch AS BLOB))) <= ? THEN count(*) ELSE -1 END, " +
+        "group_concat(patch, ','), total(patch LIKE '{\"op\":\"del\"%') FROM (SELECT patch FROM (SELECT " +
+        patchSql(schema, format) +
+        " AS patch FROM (" +
+        OWED_CHANGES +
+        ") AS _weir_o ORDER BY _weir_o.tbl, _weir_o.pk LIMIT -1) WHERE patch IS NOT NULL LIMIT " +
+        limit.toString() +
+        ")",
+    );
+  }
+  return <i64>(
+    queryJoinedStatement(
+      sql,
+      params([
+        maxRows.toString(),
+        maxBytes.toString(),
+        group,
+        group,
+        firstSeq(cookie + 1).toString(),
+        firstSeq(watermark + 1).toString(),
+        group,
+      ]),
+    )
   );
 }
 
@@ -87,6 +145,52 @@ function patchSql(schema: Schema, format: i32): string {
   return "CASE _weir_o.tbl" + cases.join("") + " END";
 }
 
+/**
+ * Sends every row the group holds to a client that starts from nothing (the answer begins with
+ * `clear`), when they all fit under the caps: one statement renders them and SQLite joins their
+ * payloads, and nothing is owed. Answers how many were sent, or -1 when they do not fit (then
+ * the caller owes them all and sends them by `sendOwed`). Held rows were all evaluated in this
+ * pull, so each is put.
+ */
+export function sendHeld(schema: Schema, format: i32, group: string, maxRows: i64, maxBytes: i64): i64 {
+  if (schema.tables.length == 0) return 0;
+  const bound: string[] = [maxRows.toString(), maxBytes.toString()];
+  for (let i = 0; i < schema.tables.length; i++) bound.push(group);
+  const limit = maxRows < I64.MAX_VALUE ? maxRows + 1 : maxRows;
+  const key = "sendHeld " + format.toString() + " " + limit.toString();
+  let sql = schema.statement(key);
+  if (sql == null) sql = schema.keep(key, heldSql(schema, format, limit));
+  // count(*) is -1 (nothing kept) when they do not fit.
+  return <i64>queryJoinedStatement(sql, params(bound));
+}
+
+function heldSql(schema: Schema, format: i32, limit: i64): string {
+  const parts: string[] = [];
+  for (let i = 0; i < schema.tables.length; i++) {
+    const table = schema.tables[i];
+    parts.push(
+      "SELECT (SELECT " +
+        putOp(table, format) +
+        " FROM " +
+        ident(table.name) +
+        " WHERE " +
+        keyMatch(table, "_weir_g.pk") +
+        ") AS patch FROM _weir_group_rows AS _weir_g WHERE _weir_g.group_id = ? AND _weir_g.tbl = " +
+        literal(table.name),
+    );
+  }
+  // The LIMIT keeps the rows in a subquery of their own, so that each patch is rendered once for
+  // both the sum of sizes and the joined text.
+  return (
+    "SELECT CASE WHEN count(*) <= ? AND total(length(CAST(patch AS BLOB))) <= ? THEN count(*) ELSE -1 END, " +
+    "group_concat(patch, ',') FROM (SELECT patch FROM (" +
+    parts.join(" UNION ALL ") +
+    ") WHERE patch IS NOT NULL LIMIT " +
+    limit.toString() +
+    ")"
+  );
+}
+
 export class Sent {
   /** The payloads the answer includes (the first ones the host holds). */
   included: i64 = 0;
@@ -104,18 +208,25 @@ export function sendOwed(schema: Schema, format: i32, group: string, maxRows: i6
     exec("DELETE FROM _weir_query_pending WHERE group_id = ?", params([group]));
     return sent;
   }
-  // The inner LIMIT keeps SQLite from flattening the subquery into the outer one, which would
+  // Every LIMIT is written as an integer, not bound: SQLite plans a bound one less well (here,
+  // ten times slower for a few rows). The inner LIMIT keeps SQLite from flattening the subquery into the outer one, which would
   // render each patch three times (for the NULL test, the length and the payload). The scan
   // follows the table's key, so it stops after the rows it answers: one more than the cap says
   // whether more rows are owed.
-  const text = queryPayload(
-    "SELECT json_quote(tbl), json_quote(pk), length(CAST(patch AS BLOB)), patch FROM (SELECT _weir_o.tbl AS tbl, " +
-      "_weir_o.pk AS pk, " +
-      patchSql(schema, format) +
-      " AS patch FROM _weir_query_pending AS _weir_o WHERE _weir_o.group_id = ? ORDER BY _weir_o.tbl, _weir_o.pk LIMIT -1) " +
-      "WHERE patch IS NOT NULL LIMIT ?",
-    params([group, (maxRows < I64.MAX_VALUE ? maxRows + 1 : maxRows).toString()]),
-  );
+  const key = "sendOwed " + format.toString() + " " + maxRows.toString();
+  let sql = schema.statement(key);
+  if (sql == null) {
+    sql = schema.keep(
+      key,
+      "SELECT json_quote(tbl), json_quote(pk), length(CAST(patch AS BLOB)), patch FROM (SELECT _weir_o.tbl AS tbl, " +
+        "_weir_o.pk AS pk, " +
+        patchSql(schema, format) +
+        " AS patch FROM _weir_query_pending AS _weir_o WHERE _weir_o.group_id = ? ORDER BY _weir_o.tbl, _weir_o.pk LIMIT -1) " +
+        "WHERE patch IS NOT NULL LIMIT " +
+        (maxRows < I64.MAX_VALUE ? maxRows + 1 : maxRows).toString(),
+    );
+  }
+  const text = queryPayloadStatement(sql, params([group]));
   const lines = text.length == 0 ? new Array<string>(0) : text.split("\n");
   let bytes: i64 = 0;
   let last = "";
@@ -134,10 +245,10 @@ export function sendOwed(schema: Schema, format: i32, group: string, maxRows: i6
     exec("DELETE FROM _weir_query_pending WHERE group_id = ?", params([group]));
     return sent;
   }
-  const key = last.split("\t");
+  const cut = last.split("\t");
   exec(
     "DELETE FROM _weir_query_pending WHERE group_id = ? AND (tbl < ? OR (tbl = ? AND pk <= ?))",
-    params([group, key[0], key[0], key[1]]),
+    params([group, cut[0], cut[0], cut[1]]),
   );
   return sent;
 }

@@ -16,8 +16,19 @@ import {
 import { exec, queryRows } from "./host";
 import { affected } from "./query-affected";
 import { Membership, planTables } from "./query-membership";
-import { completeQueries, idsSince, notePartial, oweAll, oweChanges, sendOwed } from "./query-pending";
+import {
+  completeQueries,
+  idsSince,
+  notePartial,
+  oweAll,
+  oweChanges,
+  Sent,
+  sendChanges,
+  sendHeld,
+  sendOwed,
+} from "./query-pending";
 import { readPlan } from "./query-plan";
+import { changedRowsPlan } from "./query-sql";
 import { Schema } from "./schema";
 import { COMMIT_MARKER, firstSeq, readVersions } from "./state";
 import { extraParam, jsonString, params } from "./text";
@@ -121,7 +132,7 @@ function readsAny(query: StoredQuery, tables: Array<string>): bool {
 
 /**
  * Runs the query side of a pull for `groupID`; `storedCookie` is the cookie its membership is
- * at (-2: none).
+ * at (-2: none); `owed`: rows are owed to it (an earlier answer was cut).
  * Leaves the rows to send with the host (queryPayload) and answers what the body needs.
  */
 export function queryPull(
@@ -131,6 +142,7 @@ export function queryPull(
   watermark: i64,
   floor: i64,
   storedCookie: i64,
+  owed: bool,
   format: i32,
   visibility: Visibility,
   patchText: string,
@@ -156,14 +168,20 @@ export function queryPull(
   } else {
     if (cookie < watermark) {
       const touched = touchedTables(cookie, watermark);
-      const from = firstSeq(cookie + 1).toString();
-      const to = firstSeq(watermark + 1).toString();
+      const fromSeq = firstSeq(cookie + 1);
+      const toSeq = firstSeq(watermark + 1);
+      const from = fromSeq.toString();
+      const to = toSeq.toString();
       const queries = storedQueries(group);
       for (let q = 0; q < queries.length && !membership.exceeded(); q++) {
         const query = queries[q];
         if (!readsAny(query, touched)) continue;
-        if (!affected(readPlan(query.plan, schema), group, query.hash, from, to, touched)) continue;
-        membership.evaluate(query.hash, query.plan);
+        const plan = readPlan(query.plan, schema);
+        if (!affected(plan, group, query.hash, from, to, touched)) continue;
+        // A query whose rows are each held by their own values is brought up to date among the
+        // changed rows alone; any other is evaluated whole and diffed.
+        if (changedRowsPlan(plan)) membership.evaluateChanged(query.hash, plan, fromSeq, toSeq);
+        else membership.evaluate(query.hash, query.plan);
         answer.recomputed++;
       }
     }
@@ -174,18 +192,40 @@ export function queryPull(
     answer.exceeded = true;
     return answer;
   }
-  if (full) oweAll(group);
-  else oweChanges(group, cookie, watermark);
-  exec("DELETE FROM _weir_query_scratch");
-  const sent = sendOwed(schema, format, group, maxRows, maxBytes);
+  let sent: Sent;
+  if (full) {
+    // Every held row is owed, and usually they all fit: then they are sent straight from the
+    // group's rows and nothing is owed.
+    if (owed) exec("DELETE FROM _weir_query_pending WHERE group_id = ?", params([group]));
+    const count = sendHeld(schema, format, group, maxRows, maxBytes);
+    if (count >= 0) {
+      sent = new Sent();
+      sent.included = count;
+    } else {
+      oweAll(group);
+      sent = sendOwed(schema, format, group, maxRows, maxBytes);
+    }
+  } else {
+    // Likewise the rows the pull moved, unless rows were owed before.
+    const count = owed ? -1 : sendChanges(schema, format, group, cookie, watermark, maxRows, maxBytes);
+    if (count >= 0) {
+      sent = new Sent();
+      sent.included = count;
+      exec("DELETE FROM _weir_query_scratch");
+    } else {
+      oweChanges(group, cookie, watermark);
+      exec("DELETE FROM _weir_query_scratch");
+      sent = sendOwed(schema, format, group, maxRows, maxBytes);
+    }
+  }
   answer.included = sent.included;
   answer.more = sent.more;
   answer.reset = full;
   answer.evaluated = membership.evaluated;
   answer.gotQueries = completeQueries(group, sent.more);
-  const since = idsSince(group, cookie, full, NULL_COOKIE);
+  const since = owed ? idsSince(group, cookie, full, NULL_COOKIE) : full ? NULL_COOKIE : cookie;
   answer.idsSince = since;
-  notePartial(group, sent.more, since);
+  if (owed || sent.more) notePartial(group, sent.more, since);
   // An answer that leaves rows owed needs a cookie of its own, which the client echoes to ask
   // for the rest: a new, empty version. So does one that would carry the cookie it was asked
   // with (the group is caught up, and changed its queries or is sent the rest of a cut answer).

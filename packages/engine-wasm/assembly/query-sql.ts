@@ -98,10 +98,10 @@ export class QuerySql {
     return sql;
   }
 
+  // A limit is written as an integer, not bound: SQLite plans a bound LIMIT less well.
   private limitClause(node: QueryNode): string {
     if (node.limit.length == 0) return "";
-    this.params.push(node.limit);
-    return " LIMIT ?";
+    return " LIMIT " + limitValue(node);
   }
 
   /**
@@ -144,7 +144,8 @@ export class QuerySql {
     const alias = node.alias();
     let body: string;
     if (parent == null) {
-      body = "SELECT " + alias + ".* FROM " + this.source(node.table) + " AS " + alias + " WHERE ";
+      body =
+        "SELECT " + projection(node, alias) + " FROM " + this.source(node.table) + " AS " + alias + " WHERE ";
       body += this.condition(node.where, alias);
       body += " AND " + this.startCondition(node, alias);
       if (node.limit.length > 0) body += " ORDER BY " + ordering(node, alias) + this.limitClause(node);
@@ -153,8 +154,7 @@ export class QuerySql {
       const partition = columnList(c.child, alias);
       const inner =
         "SELECT " +
-        alias +
-        ".*" +
+        projection(node, alias) +
         (node.limit.length > 0
           ? ", row_number() OVER (PARTITION BY " +
             partition +
@@ -175,8 +175,7 @@ export class QuerySql {
         ") AND " +
         this.condition(node.where, alias);
       if (node.limit.length > 0) {
-        body = "SELECT * FROM (" + inner + ") WHERE _weir_rn <= ?";
-        this.params.push(node.limit);
+        body = "SELECT * FROM (" + inner + ") WHERE _weir_rn <= " + limitValue(node);
       } else body = inner;
     }
     // MATERIALIZED: a node is read by its children as well as by the answer; evaluated once.
@@ -189,6 +188,41 @@ export class QuerySql {
     for (let i = 0; i < node.related.length; i++) {
       this.held(node.related[i].node, node, node.related[i].correlation);
     }
+  }
+
+  /**
+   * The rows of a root-only plan among the rows of its table changed in [from, to) (sequence
+   * numbers), "<table>\t<key>": see `changedRowsPlan`.
+   */
+  changedRows(node: QueryNode, from: i64, to: i64): string {
+    const alias = node.alias();
+    const key: string[] = [];
+    const extracted: string[] = [];
+    for (let i = 0; i < node.table.primaryKey.length; i++) {
+      key.push(alias + "." + ident(node.table.primaryKey[i].name));
+      extracted.push("json_extract(_weir_c.pk, '$[" + i.toString() + "]')");
+    }
+    let sql =
+      "SELECT " +
+      literal(node.table.name) +
+      " AS t, " +
+      keyArray(node.table, alias) +
+      " AS k FROM " +
+      this.source(node.table) +
+      " AS " +
+      alias +
+      " WHERE " +
+      (key.length == 1 ? key[0] : "(" + key.join(", ") + ")") +
+      " IN (SELECT " +
+      extracted.join(", ") +
+      " FROM _weir_changes AS _weir_c WHERE " +
+      changedIn(node.table, "_weir_c") +
+      ") AND ";
+    this.params.push(from.toString());
+    this.params.push(to.toString());
+    sql += this.condition(node.where, alias);
+    sql += " AND " + this.startCondition(node, alias);
+    return sql;
   }
 
   /**
@@ -206,6 +240,56 @@ export class QuerySql {
   heldStatement(): string {
     return "WITH " + this.ctes.join(", ") + " SELECT n, t, k FROM (" + unionAll(this.heldSelects) + ")";
   }
+}
+
+/**
+ * Whether a plan's rows can be found among the changed rows alone: a root without related
+ * subqueries, EXISTS conditions or a limit holds a row exactly when the row passes conditions on
+ * its own columns (and the visibility filter's, which are too), so a row that did not change
+ * since the cookie is held as it was.
+ */
+export function changedRowsPlan(node: QueryNode): bool {
+  return node.related.length == 0 && node.limit.length == 0 && !hasExists(node.where);
+}
+
+function hasExists(condition: Condition | null): bool {
+  if (condition == null) return false;
+  if (condition.kind == CONDITION_EXISTS) return true;
+  for (let i = 0; i < condition.children.length; i++) if (hasExists(condition.children[i])) return true;
+  return false;
+}
+
+/** The change log's rows (at `alias`) of `table` with sequence numbers in [?, ?). */
+export function changedIn(table: Table, alias: string): string {
+  return alias + ".seq >= ? AND " + alias + ".seq < ? AND " + alias + ".tbl = " + literal(table.name);
+}
+
+/** The node's limit as an integer literal (a plan's limit is a non-negative safe integer). */
+function limitValue(node: QueryNode): string {
+  return I64.parseInt(node.limit, 10).toString();
+}
+
+/**
+ * The columns a node's CTE keeps: its key, its order (the root's answer is numbered by it) and
+ * the columns its related subqueries correlate on. Its conditions are tested inside the CTE.
+ */
+function projection(node: QueryNode, alias: string): string {
+  const names: string[] = [];
+  for (let i = 0; i < node.table.primaryKey.length; i++) names.push(node.table.primaryKey[i].name);
+  for (let i = 0; i < node.orderColumns.length; i++) {
+    const name = node.orderColumns[i].substring(1);
+    if (!names.includes(name)) names.push(name);
+  }
+  for (let r = 0; r < node.related.length; r++) {
+    const parent = node.related[r].correlation.parent;
+    for (let i = 0; i < parent.length; i++) {
+      const name = parent[i].substring(1);
+      if (!names.includes(name)) names.push(name);
+    }
+  }
+  const columns: string[] = [];
+  for (let i = 0; i < names.length; i++) columns.push(alias + "." + ident(names[i]));
+  return columns.join(", ");
 }
 
 function correlated(correlation: Correlation, parentAlias: string, childAlias: string): string {

@@ -2,6 +2,7 @@
 // "<table>|<pk1>,<pk2>|<col>:<type>:<nullable 0|1>,...;<table>|...". Names are already checked
 // to be plain identifiers (they are quoted anyway), so the text needs no escaping and is stored
 // as it is in the engine's state row.
+import { Statement } from "./host";
 import { appendToLog, appendToLogWhen, NEXT_SEQ } from "./state";
 import { ident, literal } from "./text";
 
@@ -56,6 +57,23 @@ export class Table {
 
 export class Schema {
   tables: Array<Table> = [] as Table[];
+  /**
+   * Statements built from the schema alone (and fixed values), by a key naming what they do:
+   * built and registered once, then named by number.
+   */
+  private statements: Map<string, Statement> = new Map<string, Statement>();
+
+  /** The statement stored under `key`, or null when none is. */
+  statement(key: string): Statement | null {
+    return this.statements.has(key) ? this.statements.get(key) : null;
+  }
+
+  /** Stores a statement under `key` and answers it. */
+  keep(key: string, sql: string): Statement {
+    const statement = new Statement(sql);
+    this.statements.set(key, statement);
+    return statement;
+  }
 
   table(name: string): Table | null {
     for (let i = 0; i < this.tables.length; i++) {

@@ -226,8 +226,8 @@ export class Engine {
       const included = Number(meta[PULL_INCLUDED]);
       const { payloads } = this.bridge;
       let joined = this.bridge.joined;
-      let puts = included;
-      let dels = 0;
+      let dels = this.bridge.joinedDels;
+      let puts = included - dels;
       if (joined === null) {
         const rows = payloads.length === included ? payloads : payloads.slice(0, included);
         puts = countPuts(rows);

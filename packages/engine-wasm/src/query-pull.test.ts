@@ -206,4 +206,73 @@ describe.each(DATABASES)("query-aware pull on $kind", ({ open }) => {
     expect((first.json as { gotQueries?: string[] }).gotQueries).toEqual([]);
     expect(ns.db.adapter.query("SELECT count(*) FROM _weir_queries", [])).toEqual([[0]]);
   });
+
+  it("brings a query without a limit up to date among the changed rows, counting rows other queries hold", async () => {
+    const ns = new Namespace(await testEngine(), open(), chatSchema);
+    ns.sql("INSERT INTO channel VALUES ('c1', 'one')");
+    ns.sql("INSERT INTO user VALUES ('u1', 'Ann'), ('u2', 'Bo'), ('u3', 'Cy')");
+    ns.sql("INSERT INTO message VALUES ('m1', 'c1', 'u1', 1, 'a'), ('m2', 'c1', 'u2', 2, 'b')");
+    // Users named A..., not u9 (whom this caller may not see).
+    const visibility = { user: { sql: "id <> ?", params: ["u9"] } };
+    const named = {
+      table: "user",
+      where: {
+        type: "simple",
+        op: "LIKE",
+        left: { type: "column", name: "name" },
+        right: { type: "literal", value: "A%" },
+      },
+    };
+    const queries = [put("named", named), put("window", channelMessages("c1", 1))];
+    const client = new ClientRows();
+    const pull = (patch: QueryPatchOp[] = []) => {
+      const result = ns.pull({ cookie: client.cookie, visibility, queries: { patch } });
+      if (!result.json.unchanged) client.apply(result.json as never, chatSchema);
+      return result;
+    };
+    // A group that subscribes now: the rows `client` must hold.
+    let fresh = 0;
+    const expected = () => {
+      const other = new ClientRows();
+      other.apply(
+        ns.pull({ cookie: null, clientGroupID: `fresh${++fresh}`, visibility, queries: { patch: queries } })
+          .json as never,
+        chatSchema,
+      );
+      return other.rows;
+    };
+    pull(queries);
+    // The window holds m2 and its author u2; "named" holds u1.
+    expect(client.keys()).toEqual(['message/["m2"]', 'user/["u1"]', 'user/["u2"]']);
+    ns.sql("INSERT INTO user VALUES ('u4', 'Al'), ('u9', 'Ax')");
+    expect(pull().queriesRecomputed).toBe(1);
+    expect(client.rows).toEqual(expected());
+    expect(client.keys()).toEqual(['message/["m2"]', 'user/["u1"]', 'user/["u2"]', 'user/["u4"]']);
+    // u2 enters "named" (the window holds it too: one row, two holders), u1 leaves it.
+    ns.sql("UPDATE user SET name = 'Abe' WHERE id = 'u2'");
+    ns.sql("UPDATE user SET name = 'Zed' WHERE id = 'u1'");
+    pull();
+    expect(client.rows).toEqual(expected());
+    expect(client.keys()).toEqual(['message/["m2"]', 'user/["u2"]', 'user/["u4"]']);
+    // The window moves off m2: u2 stays, held by "named" alone; then it leaves "named" too.
+    ns.sql("INSERT INTO message VALUES ('m3', 'c1', 'u3', 3, 'c')");
+    pull();
+    expect(client.keys()).toEqual(['message/["m3"]', 'user/["u2"]', 'user/["u3"]', 'user/["u4"]']);
+    ns.sql("UPDATE user SET name = 'Bo' WHERE id = 'u2'");
+    ns.sql("DELETE FROM user WHERE id = 'u4'");
+    ns.sql("UPDATE user SET name = 'Ace' WHERE id = 'u3'");
+    const moved = pull();
+    // u2 and u4 deleted, u3 put with its new name: the answer counts each kind.
+    expect([moved.puts, moved.dels]).toEqual([1, 2]);
+    expect(client.rows).toEqual(expected());
+    expect(client.keys()).toEqual(['message/["m3"]', 'user/["u3"]']);
+    // A change that passes the condition neither before nor after re-evaluates nothing.
+    ns.sql("UPDATE user SET name = 'Bob' WHERE id = 'u2'");
+    expect(pull().queriesRecomputed).toBe(0);
+    // u3 leaves "named" but the window still holds it, with its new value.
+    ns.sql("UPDATE user SET name = 'Cy' WHERE id = 'u3'");
+    pull();
+    expect(client.rows).toEqual(expected());
+    expect(client.rows.get('user/["u3"]')).toEqual({ id: "u3", name: "Cy" });
+  });
 });

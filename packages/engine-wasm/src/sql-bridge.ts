@@ -19,8 +19,10 @@ export class SqlBridge implements EngineHost {
   private readonly sqlIDs = new Map<string, number>();
   /** Row payloads of the current call's `queryPayload`. */
   payloads: string[] = [];
-  /** Or the current call's payloads joined by commas (`queryJoinedPayloads`): a reset's puts. */
+  /** Or the current call's payloads joined by commas (`queryJoinedPayloads`). */
   joined: string | null = null;
+  /** How many of the joined payloads are dels (the query's third column; else none). */
+  joinedDels = 0;
 
   /** Starts a call on `db`, whose extra parameters are `extras`. Calls cannot nest. */
   enter(db: SqlAdapter, extras: readonly SqlValue[]): void {
@@ -34,6 +36,7 @@ export class SqlBridge implements EngineHost {
     this.extras = [];
     this.payloads = [];
     this.joined = null;
+    this.joinedDels = 0;
   }
 
   private current(): SqlAdapter {
@@ -70,13 +73,14 @@ export class SqlBridge implements EngineHost {
   }
 
   /**
-   * Keeps the joined payloads of a (count, joined text) row and answers the count. The engine
-   * joins only a reset's rows, which are all puts.
+   * Keeps the joined payloads of a (count, joined text[, dels]) row and answers the count; a
+   * negative count keeps nothing (the engine answers otherwise).
    */
   queryJoinedPayloads(statement: number, params: string): number {
     const row = this.current().query(this.sqlTexts[statement]!, this.bind(params))[0];
     const count = Number(row?.[0] ?? 0);
-    this.joined = count > 0 ? String(row![1]) : "";
+    this.joined = count > 0 ? String(row![1]) : count === 0 ? "" : null;
+    this.joinedDels = count > 0 && row!.length > 2 ? Number(row![2]) : 0;
     return count;
   }
 

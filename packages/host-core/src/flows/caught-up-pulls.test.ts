@@ -1,9 +1,10 @@
-import type { SqlAdapter } from "@weir/engine-wasm";
+import type { PullResult, SqlAdapter } from "@weir/engine-wasm";
 import { afterEach, describe, expect, it } from "vitest";
 import { memoryStorage, memoryStore, testHost } from "../../test/test-host.js";
 import type { WeirConfig } from "../config/weir-config.js";
 import type { WeirHost } from "../host/weir-host.js";
 import { TimerScheduler } from "../ports/timer-scheduler.js";
+import { CaughtUpPulls } from "./caught-up-pulls.js";
 
 const ADMIN_KEY = "an-admin-key-for-tests";
 
@@ -127,5 +128,30 @@ describe("caught-up pulls", () => {
     expect((await call("push", "alice", push("ga", 1, { id: "n1", text: "mine" }))).status).toBe(200);
     const pushed = await call("push", "mallory", push("ga", 2, { id: "n1", text: "theirs" }));
     expect(pushed.status).toBe(403);
+  });
+});
+
+const answered = (watermark: number): PullResult =>
+  ({
+    body: "{}",
+    cookie: watermark,
+    watermark,
+    floor: 0,
+    unchanged: false,
+    more: false,
+  }) as unknown as PullResult;
+
+describe("CaughtUpPulls.behind", () => {
+  it("is sure of a null cookie and of one below the watermark remembered, of nothing once forgotten", () => {
+    const pulls = new CaughtUpPulls();
+    expect(pulls.behind(null)).toBe(true);
+    expect(pulls.behind(0)).toBe(false);
+    pulls.remember("native", "g", "u", answered(5));
+    expect(pulls.behind(4)).toBe(true);
+    expect(pulls.behind(5)).toBe(false);
+    // A transaction may move the watermark: nothing is known until the engine answers again.
+    pulls.forget();
+    expect(pulls.behind(4)).toBe(false);
+    expect(pulls.behind(null)).toBe(true);
   });
 });

@@ -45,6 +45,14 @@ export class CaughtUpPulls {
     return { body, watermark: this.watermark, floor: this.floor };
   }
 
+  /**
+   * Whether a pull at `cookie` is behind for certain (a null cookie, or one below the watermark
+   * remembered): then the engine's caught-up check would only answer that it needs a transaction.
+   */
+  behind(cookie: number | null): boolean {
+    return cookie === null || cookie < this.watermark;
+  }
+
   /** Whether a committed pull or push showed that this user owns the group. */
   knowsOwner(clientGroupID: string, userID: string): boolean {
     return this.owners.get(clientGroupID) === userID;

@@ -79,8 +79,12 @@ export function runPull(ctx: PullContext, dialect: Dialect, body: unknown, claim
     maxQueryRows: ctx.maxQueryRows,
   };
   // Otherwise a caught-up pull is one read statement and needs no transaction (unless a fault is
-  // armed inside it). Any other pull reads several tables, which must be seen at one instant.
-  const caughtUp = knobs.faults.pull_during_tx !== undefined ? null : engine.pullIfCaughtUp(store.db, pull);
+  // armed inside it, or the pull is behind for certain). Any other pull reads several tables,
+  // which must be seen at one instant.
+  const caughtUp =
+    knobs.faults.pull_during_tx !== undefined || ctx.caughtUp.behind(input.cookie)
+      ? null
+      : engine.pullIfCaughtUp(store.db, pull);
   const result =
     caughtUp ??
     store.transaction(() => {
