@@ -6,7 +6,7 @@ import { startWeir, type WeirProcess } from "./weir-process.js";
 export const ADMIN_KEY = "test-admin-key-0123";
 
 /** A config with the table and mutators `weir bench` sends, dev auth and an admin key. */
-export const BENCH_CONFIG = `export default {
+const benchConfig = (extra: string) => `export default {
   schema: { tables: { item: { columns: { id: "string", value: "number" }, primaryKey: ["id"] } } },
   mutators: {
     benchPut(tx, args) { tx.upsert("item", { id: args.id, value: args.value }); },
@@ -15,9 +15,17 @@ export const BENCH_CONFIG = `export default {
     },
   },
   devAuth: true,
-  adminKey: "${ADMIN_KEY}",
+  adminKey: "${ADMIN_KEY}",${extra}
 };
 `;
+
+export const BENCH_CONFIG = benchConfig("");
+
+/**
+ * The same without the per-user request quota (100,000 a minute by default), for tests that
+ * drive the server as fast as it goes: a fast server spends it within one test file's minute.
+ */
+export const UNTHROTTLED_BENCH_CONFIG = benchConfig("\n  quotas: { requestUnits: null },");
 
 export interface TestServer {
   dir: string;

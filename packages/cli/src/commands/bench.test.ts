@@ -1,12 +1,12 @@
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestServer, type TestServer } from "../../test/test-server.js";
+import { startTestServer, type TestServer, UNTHROTTLED_BENCH_CONFIG } from "../../test/test-server.js";
 import { jsonOf, runWeir } from "../../test/weir-process.js";
 
 let server: TestServer;
 
 beforeAll(async () => {
-  server = await startTestServer();
+  server = await startTestServer(UNTHROTTLED_BENCH_CONFIG);
 });
 
 afterAll(() => server.dispose());
