@@ -51,6 +51,9 @@ describe("the stock Zero client across a server restart", () => {
       expect(rows.map((row) => row.id)).toEqual([before, after]);
       const reconnected = sockets.findLast((s) => s.connectURL.searchParams.get("clientID") === z.clientID)!;
       expect(reconnected.connectURL.searchParams.get("baseCookie")).not.toBe("");
+      // The restarted server goes on from the client's cookie: no poke clears its rows.
+      expect(reconnected.received.some((message) => message[0] === "pokePart")).toBe(true);
+      expect(JSON.stringify(reconnected.received)).not.toContain('"op":"clear"');
     } finally {
       await z.close();
       await first?.close();

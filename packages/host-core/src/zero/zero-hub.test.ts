@@ -124,3 +124,68 @@ describe("ZeroHub.restore", () => {
     ).toThrow(/behind/);
   });
 });
+
+describe("ZeroHub.connect after a restart", () => {
+  const connect = (hub: ZeroHub, socket: ZeroSocket, baseCookie: string | null, wsid: string) =>
+    hub.connect(
+      {
+        clientID: "c1",
+        clientGroupID: "g1",
+        baseCookie,
+        lmid: 0,
+        wsid,
+        // A client back with a cookie desires what it did, which the server knows: no patch.
+        init: {
+          desiredQueriesPatch:
+            baseCookie === null ? [{ op: "put", hash: "all", name: "allTodos", args: [] }] : [],
+        },
+        authToken: "alice",
+        protocol: null,
+      },
+      { userID: "alice" },
+      socket,
+    );
+  const cookieOf = (socket: { frames: unknown[][] }) =>
+    (ends(socket.frames).at(-1)![1] as { cookie: string }).cookie;
+
+  it("goes on from the client's cookie when the engine's membership is at it, and resets a client that missed a poke", async () => {
+    const { service } = await testService(config);
+    services.push(service);
+    push(service, "alice", 1, "a1");
+    const first = recorder();
+    const connection = connect(service.zero, first, null, "w1");
+    await settle();
+    const missed = cookieOf(first);
+    push(service, "alice", 2, "a2");
+    service.zero.changed();
+    await settle();
+    const latest = cookieOf(first);
+    expect(latest > missed).toBe(true);
+    connection.socketClosed();
+
+    // A new process, and the client back with the cookie of the last poke it got.
+    const restarted = new ZeroHub(service, { log() {} }, () => Promise.reject(new Error("unused")));
+    const resumed = recorder();
+    connect(restarted, resumed, latest, "w2");
+    await settle();
+    push(service, "alice", 3, "a3");
+    restarted.changed();
+    await settle();
+    const [start, ...rest] = resumed.frames.filter((f) => String(f[0]).startsWith("poke"));
+    expect(start).toEqual(["pokeStart", expect.objectContaining({ baseCookie: latest })]);
+    const text = JSON.stringify(rest);
+    expect(text).toContain('"a3"');
+    expect(text).not.toContain('"a1"');
+    expect(text).not.toContain('"clear"');
+
+    // Another new process, and a client that missed the poke of a2: it is reset, and then holds
+    // every row.
+    const again = new ZeroHub(service, { log() {} }, () => Promise.reject(new Error("unused")));
+    const behind = recorder();
+    connect(again, behind, missed, "w3");
+    await settle();
+    const reset = JSON.stringify(behind.frames);
+    expect(reset).toContain('"clear"');
+    for (const id of ["a1", "a2", "a3"]) expect(reset).toContain(`"${id}"`);
+  });
+});

@@ -76,6 +76,15 @@ export class ZeroHub {
       // After a restart the engine still knows the group's queries; the client, which thinks
       // the server knows them, sends only what changed since.
       group.seed(request.clientID, this.ns.storedQueries(request.clientGroupID));
+      if (cookie !== null) {
+        // And it goes on from the client's cookie: every answer that changed the group's rows
+        // took a version of its own, at which the engine stored the group's membership, so when
+        // that is the cookie's version the engine's answer is incremental, and otherwise (the
+        // client missed an answer) it resets. Which queries the client holds as got is not
+        // known: the next answer names every complete one again.
+        group.cookie = cookie;
+        group.reset = false;
+      }
       this.remember(group);
     }
     const connection = new ZeroConnection(
@@ -103,7 +112,7 @@ export class ZeroHub {
    * Durable Object wakes as a new instance with the sockets still open), from the state its
    * socket last saved. It sends nothing: the client is at the saved cookie, so the group's next
    * poke starts from it, incremental as if the process had never gone. A group new to this hub is
-   * rebuilt from the engine's stored queries, which the clients hold as got.
+   * rebuilt from the engine's stored queries.
    */
   restore(state: ZeroConnectionState, socket: ZeroSocket): ZeroConnection {
     const cookie = state.cookie === null ? null : parseZeroCookie(state.cookie);
@@ -118,8 +127,9 @@ export class ZeroHub {
       group = new ZeroGroup(state.clientGroupID, state.claims.userID);
       const stored = this.ns.storedQueries(state.clientGroupID);
       group.seed(state.clientID, stored);
-      // A query the engine still holds was poked as got; the next poke's patch corrects the rest.
-      for (const { hash } of stored) group.got.add(hash);
+      // Which queries the client holds as got is not saved: the next answer names every
+      // complete one again (a put of a query the client holds as got changes nothing, while
+      // taking an incomplete one for got would never tell the client when it completes).
       group.cookie = cookie;
       group.reset = false;
       this.remember(group);
