@@ -1,7 +1,7 @@
 import { Replicache } from "replicache";
 import { mutators } from "../mutators.js";
 import { NAMESPACE, type Todo, todoSchema } from "../schema.js";
-import { $, currentUser, newID, showSignIn, signOut } from "./page-user.js";
+import { $, currentUser, newID, showSaving, showSignIn, showTodoPage } from "./page-user.js";
 import { pushThenPull } from "./push-then-pull.js";
 import { replicacheMutators } from "./replicache-mutators.js";
 import { markSynced, renderTodoList, sortTodos } from "./todo-list-view.js";
@@ -24,16 +24,7 @@ function showTodos(user: string): void {
     logLevel: "error",
   });
 
-  $<HTMLElement>("[data-user]").textContent = user;
-  $<HTMLElement>(".who").hidden = false;
-  $<HTMLButtonElement>("[data-sign-out]").onclick = () => signOut(USER_KEY);
-  $<HTMLElement>("section.todos").hidden = false;
-
-  const list = $<HTMLUListElement>("ul.todo-list");
-  const empty = $<HTMLElement>("p.empty");
-  const count = $<HTMLElement>("[data-count]");
-  const status = $<HTMLElement>("[data-status]");
-  const saved = $<HTMLElement>("[data-saved]");
+  const { list, empty, count, status, saved } = showTodoPage(user, USER_KEY);
   let todos: Todo[] = [];
 
   // Which todos have local changes the server has not confirmed. A confirming pull changes no
@@ -49,11 +40,7 @@ function showTodos(user: string): void {
     const pending = await rep.experimentalPendingMutations();
     if (seen !== renders) return;
     markSynced(list, new Set(pending.map((m) => (m.args as { id?: unknown } | null)?.id).filter(isString)));
-    saved.dataset.saved = String(pending.length === 0);
-    saved.textContent =
-      pending.length === 0
-        ? "all saved"
-        : `saving ${pending.length} ${pending.length === 1 ? "change" : "changes"}`;
+    showSaving(saved, pending.length);
     if (pending.length > 0) recheck = setTimeout(() => void refreshPending(), 250);
   };
 

@@ -41,3 +41,34 @@ export function newID(): string {
   const bytes = crypto.getRandomValues(new Uint8Array(12));
   return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
 }
+
+/** The page's parts that show the todos, once the signed-in view is up. */
+export interface TodoPage {
+  list: HTMLUListElement;
+  empty: HTMLElement;
+  count: HTMLElement;
+  status: HTMLElement;
+  saved: HTMLElement;
+}
+
+/** Shows the signed-in view for `user` (its sign-out forgets `storageKey`) and answers its parts. */
+export function showTodoPage(user: string, storageKey: string): TodoPage {
+  $<HTMLElement>("[data-user]").textContent = user;
+  $<HTMLElement>(".who").hidden = false;
+  $<HTMLButtonElement>("[data-sign-out]").onclick = () => signOut(storageKey);
+  $<HTMLElement>("section.todos").hidden = false;
+  return {
+    list: $<HTMLUListElement>("ul.todo-list"),
+    empty: $<HTMLElement>("p.empty"),
+    count: $<HTMLElement>("[data-count]"),
+    status: $<HTMLElement>("[data-status]"),
+    saved: $<HTMLElement>("[data-saved]"),
+  };
+}
+
+/** Says how many changes the server has not confirmed yet. */
+export function showSaving(saved: HTMLElement, pending: number): void {
+  saved.dataset.saved = String(pending === 0);
+  saved.textContent =
+    pending === 0 ? "all saved" : `saving ${pending} ${pending === 1 ? "change" : "changes"}`;
+}

@@ -1,5 +1,12 @@
 import { Zero } from "@rocicorp/zero";
-import { $, currentUser, newID, showSignIn, signOut } from "@weir/example-todo/client/page-user";
+import {
+  $,
+  currentUser,
+  newID,
+  showSaving,
+  showSignIn,
+  showTodoPage,
+} from "@weir/example-todo/client/page-user";
 import { markSynced, renderTodoList, sortTodos } from "@weir/example-todo/client/todo-list-view";
 import { NAMESPACE, type Todo } from "@weir/example-todo/schema";
 import { mutators } from "../mutators.js";
@@ -25,16 +32,7 @@ function showTodos(user: string): void {
     logLevel: "error",
   });
 
-  $<HTMLElement>("[data-user]").textContent = user;
-  $<HTMLElement>(".who").hidden = false;
-  $<HTMLButtonElement>("[data-sign-out]").onclick = () => signOut(USER_KEY);
-  $<HTMLElement>("section.todos").hidden = false;
-
-  const list = $<HTMLUListElement>("ul.todo-list");
-  const empty = $<HTMLElement>("p.empty");
-  const count = $<HTMLElement>("[data-count]");
-  const status = $<HTMLElement>("[data-status]");
-  const saved = $<HTMLElement>("[data-saved]");
+  const { list, empty, count, status, saved } = showTodoPage(user, USER_KEY);
   let todos: Todo[] = [];
 
   // The todos changed by mutations the server has not confirmed yet: one count per mutation,
@@ -44,8 +42,7 @@ function showTodos(user: string): void {
     markSynced(list, new Set(pending.keys()));
     let total = 0;
     for (const n of pending.values()) total += n;
-    saved.dataset.saved = String(total === 0);
-    saved.textContent = total === 0 ? "all saved" : `saving ${total} ${total === 1 ? "change" : "changes"}`;
+    showSaving(saved, total);
   };
   const track = (id: string, result: { server: Promise<{ type: string; error?: unknown }> }) => {
     pending.set(id, (pending.get(id) ?? 0) + 1);
