@@ -1,4 +1,3 @@
-import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -6,62 +5,28 @@ import { fileURLToPath } from "node:url";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { launchChromium, openTodoPage, waitUntilLive } from "../test/chromium.js";
+import { type AppServer, startAppServer, stopAppServer } from "../test/server-process.js";
 
 // The todo app in a real Chromium, served by the example's own server entry (what
 // `npm start` runs) over an embedded SQLite file.
 
 const SERVER_ENTRY = fileURLToPath(new URL("../dist/server.js", import.meta.url));
 
-interface RunningServer {
-  process: ChildProcess;
-  url: string;
-  output: () => string;
-}
-
-/** Starts `node dist/server.js` and waits for the line that says where it listens. */
-function startServer(env: Record<string, string>): Promise<RunningServer> {
-  const child = spawn(process.execPath, [SERVER_ENTRY], {
-    env: { ...process.env, ...env },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let output = "";
-  return new Promise((resolve, reject) => {
-    const onData = (chunk: Buffer) => {
-      output += chunk.toString();
-      const match = /weir listening on (http:\/\/\S+)/.exec(output);
-      if (match) resolve({ process: child, url: match[1]!.replace(/\/$/, ""), output: () => output });
-    };
-    child.stdout.on("data", onData);
-    child.stderr.on("data", onData);
-    child.on("exit", (code) =>
-      reject(new Error(`the server exited with ${code} before listening:\n${output}`)),
-    );
-  });
-}
-
-function stopServer(server: RunningServer): Promise<void> {
-  return new Promise((resolve) => {
-    if (server.process.exitCode !== null) return resolve();
-    server.process.once("exit", () => resolve());
-    server.process.kill("SIGTERM");
-  });
-}
-
 let browser: Browser;
-let server: RunningServer;
+let server: AppServer;
 let dataDir: string;
 const pageErrors: string[] = [];
 
 beforeAll(async () => {
   if (!existsSync(SERVER_ENTRY)) throw new Error(`build the example first: ${SERVER_ENTRY} is missing`);
   dataDir = mkdtempSync(join(tmpdir(), "weir-todo-"));
-  server = await startServer({ PORT: "0", HOST: "127.0.0.1", WEIR_DATA_DIR: dataDir });
+  server = await startAppServer(SERVER_ENTRY, { PORT: "0", HOST: "127.0.0.1", WEIR_DATA_DIR: dataDir });
   browser = await launchChromium();
 });
 
 afterAll(async () => {
   await browser?.close();
-  if (server) await stopServer(server);
+  if (server) await stopAppServer(server);
   if (dataDir) rmSync(dataDir, { recursive: true, force: true });
 });
 
@@ -118,9 +83,9 @@ describe("the todo app in Chromium", () => {
 
     // Restart the server on the same data directory: the todo is in its SQLite file. The open
     // window reconnects its wake socket and keeps syncing.
-    await stopServer(server);
+    await stopAppServer(server);
     const port = new URL(server.url).port;
-    server = await startServer({ PORT: port, HOST: "127.0.0.1", WEIR_DATA_DIR: dataDir });
+    server = await startAppServer(SERVER_ENTRY, { PORT: port, HOST: "127.0.0.1", WEIR_DATA_DIR: dataDir });
     const fresh = await openApp("alice");
     await item(fresh, "buy oat milk and bread").waitFor();
     expect(await fresh.locator(".todo-list li .text").allTextContents()).toEqual(["buy oat milk and bread"]);

@@ -1,15 +1,19 @@
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { launchChromium, openTodoPage, waitUntilLive } from "@weir/example-todo/test/chromium";
+import { type AppServer, startAppServer, stopAppServer } from "@weir/example-todo/test/server-process";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type AppServer, SERVER_ENTRY, startAppServer, stopAppServer } from "../test/app-server.js";
 import { mutators, queries, rowsOf, type TodoZero, zeroClient } from "../test/zero-client.js";
 
 // The Zero todo app in a real Chromium: the stock @rocicorp/zero client bundled for the browser
 // (IndexedDB store), served with weir's Node host by the example's own server entry (what
 // `npm start` runs) over an embedded SQLite file. Another writer is the stock client in Node.
+
+/** The example's server entry, as `npm start` runs it (built by `pnpm build`). */
+const SERVER_ENTRY = fileURLToPath(new URL("../dist/server.js", import.meta.url));
 
 interface Todo {
   id: string;
@@ -26,7 +30,7 @@ const nodeClients: TodoZero[] = [];
 beforeAll(async () => {
   if (!existsSync(SERVER_ENTRY)) throw new Error(`build the example first: ${SERVER_ENTRY} is missing`);
   dataDir = mkdtempSync(join(tmpdir(), "weir-zero-todo-"));
-  server = await startAppServer({ PORT: "0", HOST: "127.0.0.1", WEIR_DATA_DIR: dataDir });
+  server = await startAppServer(SERVER_ENTRY, { PORT: "0", HOST: "127.0.0.1", WEIR_DATA_DIR: dataDir });
   browser = await launchChromium();
 });
 
@@ -119,7 +123,7 @@ describe("the Zero todo app in Chromium", () => {
     await page.locator('.todo-list li[data-synced="false"]', { hasText: "feed the cat" }).waitFor();
 
     const port = new URL(server.url).port;
-    server = await startAppServer({ PORT: port, HOST: "127.0.0.1", WEIR_DATA_DIR: dataDir });
+    server = await startAppServer(SERVER_ENTRY, { PORT: port, HOST: "127.0.0.1", WEIR_DATA_DIR: dataDir });
     await waitUntilLive(page);
     await page.locator('.todo-list li[data-synced="true"]', { hasText: "feed the cat" }).waitFor();
     const fresh = await openApp("erin");

@@ -1,8 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { fileURLToPath } from "node:url";
 
-/** The example's server entry, as `npm start` runs it (built by `pnpm build`). */
-export const SERVER_ENTRY = fileURLToPath(new URL("../dist/server.js", import.meta.url));
+// An example's server entry (`node dist/server.js`, what its `npm start` runs) in a process of
+// its own, for the browser tests.
 
 export interface AppServer {
   process: ChildProcess;
@@ -11,9 +10,9 @@ export interface AppServer {
   output(): string;
 }
 
-/** Starts `node dist/server.js` and waits for the line that says where it listens. */
-export function startAppServer(env: Record<string, string>): Promise<AppServer> {
-  const child = spawn(process.execPath, [SERVER_ENTRY], {
+/** Starts `node <entry>` and waits for the line that says where weir listens. */
+export function startAppServer(entry: string, env: Record<string, string>): Promise<AppServer> {
+  const child = spawn(process.execPath, [entry], {
     env: { ...process.env, ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
