@@ -16,6 +16,7 @@ import {
   type TodoZero,
   zeroClient,
 } from "../test/zero-client.js";
+import { eventually } from "../test/zero-client-suite.js";
 import { serverQueries } from "./server-queries.js";
 
 // The stock Zero client against weir's Node host where the namespace delegates its pushes to the
@@ -189,16 +190,3 @@ describe("the stock Zero client with pushes delegated to the app's server", () =
     expect(socket.received.find((frame) => frame[0] === "error")?.[1]).toEqual(failed);
   });
 });
-
-async function eventually(check: () => Promise<void>, ms = 10_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    try {
-      await check();
-      return;
-    } catch (error) {
-      if (Date.now() > deadline) throw error;
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-  }
-}
