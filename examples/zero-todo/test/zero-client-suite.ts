@@ -4,13 +4,9 @@ import { localTodos, mutators, queries, rowsOf, sockets, type TodoZero, zeroClie
 // The stock Zero client's cases, which every host runs: the Node host over `ws`, the edge host's
 // Durable Object in workerd.
 
-export interface Todo {
-  id: string;
-  owner: string;
-  text: string;
-  done: boolean;
-  sort: number;
-}
+import type { Todo } from "@weir/example-todo/schema";
+
+export type { Todo };
 
 let ids = 0;
 export const newID = () => `t${++ids}-${Date.now()}`;
