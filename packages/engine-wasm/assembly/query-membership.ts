@@ -10,7 +10,7 @@ import { exec } from "./host";
 import { QueryNode, readPlan, readTables } from "./query-plan";
 import { changedIn, QuerySql, querySql } from "./query-sql";
 import { Schema } from "./schema";
-import { params } from "./text";
+import { literal, params } from "./text";
 import { Visibility } from "./visibility";
 
 export const MEMBERSHIP_SQL: Array<string> = [
@@ -139,13 +139,18 @@ export class Membership {
         params(bound),
       )
     );
-    // The stored rows outside the changed ones stay as they are.
+    // The stored rows outside the changed ones stay as they are. Naming the table lets SQLite
+    // seek each changed key in the stored rows instead of scanning the query's rows.
+    const table = literal(plan.table.name);
     const changed =
       " IN (SELECT _weir_c.pk FROM _weir_changes AS _weir_c WHERE " + changedIn(plan.table, "_weir_c") + ")";
-    this.diff(hash, kind, " AND r.pk" + changed, " AND _weir_query_rows.pk" + changed, [
-      from.toString(),
-      to.toString(),
-    ]);
+    this.diff(
+      hash,
+      kind,
+      " AND r.tbl = " + table + " AND r.pk" + changed,
+      " AND _weir_query_rows.tbl = " + table + " AND _weir_query_rows.pk" + changed,
+      [from.toString(), to.toString()],
+    );
   }
 
   /** Lets go of every row of the query (its result is empty now). */
@@ -155,9 +160,18 @@ export class Membership {
     this.diff(hash, this.nextKind());
   }
 
-  /** Drops the rows no query holds any longer; before the answer reads the group's rows. */
+  /**
+   * Drops the rows no query holds any longer; before the answer reads the group's rows. Only a
+   * row whose count moved can have fallen to zero, and each such row was noted (scratch kind 1).
+   */
   settle(): void {
-    exec("DELETE FROM _weir_group_rows WHERE group_id = ? AND refs <= 0", params([this.group]));
+    exec(
+      "DELETE FROM _weir_group_rows WHERE group_id = ? AND refs <= 0 AND (tbl, pk) IN (SELECT tbl, pk FROM " +
+        "_weir_query_scratch WHERE kind = " +
+        CHANGED +
+        ")",
+      params([this.group]),
+    );
   }
 
   private nextKind(): string {
