@@ -178,8 +178,10 @@ export class QuerySql {
         body = "SELECT * FROM (" + inner + ") WHERE _weir_rn <= " + limitValue(node);
       } else body = inner;
     }
-    // MATERIALIZED: a node is read by its children as well as by the answer; evaluated once.
-    this.ctes.push(alias + " AS MATERIALIZED (" + body + ")");
+    // MATERIALIZED: a node with related nodes is read by them as well as by the answer, and is
+    // evaluated once. A leaf is read by the answer alone, where SQLite does better planning it
+    // inline (a related leaf about twice as fast).
+    this.ctes.push(alias + (node.related.length > 0 ? " AS MATERIALIZED (" : " AS (") + body + ")");
     const position = parent == null ? "row_number() OVER (ORDER BY " + ordering(node, alias) + ")" : "0";
     const number = (this.heldCount++).toString();
     const rows = literal(node.table.name) + " AS t, " + keyArray(node.table, alias) + " AS k FROM " + alias;

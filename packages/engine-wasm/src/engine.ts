@@ -179,6 +179,8 @@ export class Engine {
    * then run `pull` in a transaction.
    */
   pullIfCaughtUp(db: SqlAdapter, input: PullInput): PullResult | null {
+    // A pull from no cookie, or one that changes its queries, is never caught up: nothing to read.
+    if (input.cookie === null || (input.queries?.patch.length ?? 0) > 0) return null;
     return this.answerPull(db, input, true);
   }
 
