@@ -1,6 +1,8 @@
 // The Zero todo app on the edge host, as test/edge-workerd.ts runs it in workerd: the same server
 // config as on Node, a Worker in front and one SQLite Durable Object per namespace.
+import { conformanceConfig } from "@weir/conformance/config";
 import { createSyncDurableObject, createSyncWorker, type EdgeConfig } from "@weir/edge-host";
+import { serverQueries } from "../src/server-queries.js";
 import { zeroTodoServer } from "../src/zero-config.js";
 
 interface Env {
@@ -8,23 +10,42 @@ interface Env {
     idFromName(name: string): unknown;
     get(id: unknown): { fetch(request: Request): Promise<Response> };
   };
+  /** The conformance suite's upstream and app, when a test runs them (see syncConfig). */
+  UPSTREAM_URL?: string;
+  APP_URL?: string;
+}
+
+/** Development authentication, as node-host's devAuth: the client's `auth` is the user id. */
+function authenticate(request: Request) {
+  const userID = request.headers
+    .get("authorization")
+    ?.replace(/^bearer\s+/i, "")
+    .trim();
+  return userID ? { userID } : null;
 }
 
 const config: EdgeConfig<Env> = {
   ...zeroTodoServer,
-  /** Development authentication, as node-host's devAuth: the client's `auth` is the user id. */
-  authenticate(request) {
-    const userID = request.headers
-      .get("authorization")
-      ?.replace(/^bearer\s+/i, "")
-      .trim();
-    return userID ? { userID } : null;
-  },
+  authenticate,
   // The stock client's keepalive is answered without waking the object, so it can hibernate.
   autoResponse: "zero",
 };
 
-const BaseSyncObject = createSyncDurableObject(config);
+/**
+ * With the conformance suite's app and upstream bound, the suite's config instead: namespaces
+ * named `dp-*` delegate their pushes to the app and replicate its database (the delegated tests).
+ */
+const syncConfig = (env: Env): EdgeConfig<Env> =>
+  env.APP_URL
+    ? {
+        ...conformanceConfig({ upstreamUrl: env.UPSTREAM_URL, appUrl: env.APP_URL }),
+        queries: serverQueries,
+        authenticate,
+        autoResponse: "zero",
+      }
+    : config;
+
+const BaseSyncObject = createSyncDurableObject(syncConfig);
 
 /** The sync object, telling which instance it is (a new one after hibernation or an eviction). */
 export class SyncObject extends BaseSyncObject {
@@ -38,7 +59,7 @@ export class SyncObject extends BaseSyncObject {
   }
 }
 
-const sync = createSyncWorker(config);
+const sync = createSyncWorker(syncConfig);
 
 export default {
   fetch(request: Request, env: Env, ctx: Parameters<typeof sync.fetch>[2]): Promise<Response> {

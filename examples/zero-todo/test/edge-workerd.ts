@@ -48,10 +48,11 @@ export interface EdgeWorkerd {
 
 /**
  * The Zero todo Worker in real workerd (Miniflare), reached on the Worker's own socket (`port`:
- * the one a restart takes again). `persistDir` keeps the objects' databases across starts.
+ * the one a restart takes again). `persistDir` keeps the objects' databases across starts;
+ * `bindings` are the Worker's text bindings (see test/edge-worker.ts).
  */
 export async function startEdgeWorkerd(
-  options: { persistDir?: string; port?: number } = {},
+  options: { persistDir?: string; port?: number; bindings?: Record<string, string> } = {},
 ): Promise<EdgeWorkerd> {
   const dir = await bundle();
   const mf = new Miniflare({
@@ -63,6 +64,7 @@ export async function startEdgeWorkerd(
     modulesRules: [{ type: "CompiledWasm", include: ["**/*.wasm"] }],
     compatibilityDate: "2026-04-01",
     durableObjects: { WEIR: { className: "SyncObject", useSQLite: true } },
+    bindings: options.bindings ?? {},
     durableObjectsPersist: options.persistDir ?? false,
     unsafeDirectSockets: [{ host: "127.0.0.1", port: options.port ?? 0 }],
     log: new Log(LogLevel.WARN),
