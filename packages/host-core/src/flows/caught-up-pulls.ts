@@ -77,6 +77,18 @@ export class CaughtUpPulls {
     if (result.unchanged) this.bodies[dialect] = result.body;
   }
 
+  /**
+   * A transaction failed to commit after pulls inside it had taught these answers (see
+   * NamespaceService.transaction): nothing is answered from memory from now on, as what was
+   * learnt is not known to hold. Commits fail rarely (a full disk), and a reopened namespace
+   * starts afresh.
+   */
+  distrust(): void {
+    this.forget();
+    this.owners.clear();
+    this.saturated = true;
+  }
+
   /** Called as any transaction starts: what it writes may move the watermark or the floor. */
   forget(): void {
     this.watermark = -1;

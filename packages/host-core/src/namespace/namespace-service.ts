@@ -31,6 +31,7 @@ import type { Scheduler } from "../ports/scheduler.js";
 import type { NamespaceStore } from "../ports/storage.js";
 import type { UpstreamSource } from "../ports/upstream-source.js";
 import type { Wake } from "../ports/wake.js";
+import { ZeroDesiredStore } from "../zero/zero-desired-store.js";
 import { ZeroHub } from "../zero/zero-hub.js";
 import type { ZeroNamespace } from "../zero/zero-namespace.js";
 import { ControlStore } from "./control-store.js";
@@ -94,6 +95,8 @@ export class NamespaceService
   private readonly coalescer: WakeCoalescer;
   /** The namespace's Zero connections (Zero's sync protocol over WebSocket). */
   readonly zero: ZeroHub;
+  /** Which Zero client desires which query, kept with the data (ZeroNamespace). */
+  readonly zeroDesired: ZeroDesiredStore;
   private readonly counterFlush: CounterFlush;
   /** Ingest from the upstream, when the namespace has one. */
   private readonly ingester: NamespaceIngest | null;
@@ -129,6 +132,7 @@ export class NamespaceService
       this.control.counters.wakeFrames += this.wake.send(this.namespace, except);
       this.zero.changed();
     });
+    this.zeroDesired = new ZeroDesiredStore(this.store);
     this.zero = new ZeroHub(this, this.logger, (token) =>
       Promise.resolve(
         authenticateRequest(this.config, this.logger, {
@@ -284,6 +288,24 @@ export class NamespaceService
 
   groupMutationIDs(clientGroupID: string, userID: string): Record<string, number> {
     return this.engine.groupMutationIDs(this.store.db, clientGroupID, userID);
+  }
+
+  /**
+   * Runs `fn` in one transaction, the flows it runs nested inside. Should the commit itself fail
+   * after they ran, what they taught the caught-up answers is not trusted.
+   */
+  transaction<T>(fn: () => T): T {
+    let ran = false;
+    try {
+      return this.store.transaction(() => {
+        const result = fn();
+        ran = true;
+        return result;
+      });
+    } catch (error) {
+      if (ran) this.caughtUp.distrust();
+      throw error;
+    }
   }
 
   storedQueries(clientGroupID: string): readonly { hash: string; name: string; args: unknown }[] {

@@ -23,10 +23,18 @@ export interface PokeContent {
 export type PokeQueryOp = { op: "put"; hash: string } | { op: "del"; hash: string } | { op: "clear" };
 
 /**
+ * Holds, after a restart, the queries the engine stored for the group that no client is known to
+ * desire (stored before each client's desires were, or left by a crash between the two): they
+ * stay active until a client lets go of one. Never told to a client as its own.
+ */
+const UNCLAIMED = "";
+
+/**
  * What the server knows of one client group's view: the cookie all its connections are at, each
  * client's desired queries, the queries the clients hold as got, and what the next poke must
  * carry. The engine keeps the group's active queries and row membership; a query stays active
- * while any client of the group desires it.
+ * while any client of the group desires it. Which client desires which query is stored too
+ * (ZeroDesiredStore), written with the poke that applies a change.
  */
 export class ZeroGroup {
   /** The cookie of the group's last poke (null: none was sent since the server started). */
@@ -49,10 +57,46 @@ export class ZeroGroup {
     readonly userID: string,
   ) {}
 
-  /** Seeds the group's desired queries from what the engine stored (after a restart). */
-  seed(clientID: string, stored: readonly { hash: string; name: string; args: unknown }[]): void {
-    const mine = this.clientQueries(clientID);
-    for (const { hash, name, args } of stored) mine.set(hash, { name, args });
+  /** Clients' desired queries changed since they were last stored. */
+  private desiredChanged = false;
+
+  /**
+   * Rebuilds each client's desired queries (after a restart) from the group's queries the engine
+   * stored and the hashes each client was stored to desire.
+   */
+  restoreDesired(
+    stored: readonly { hash: string; name: string; args: unknown }[],
+    desired: ReadonlyMap<string, readonly string[]>,
+  ): void {
+    const byHash = new Map(stored.map(({ hash, name, args }) => [hash, { name, args }]));
+    const claimed = new Set<string>();
+    for (const [clientID, hashes] of desired) {
+      const mine = this.clientQueries(clientID);
+      for (const hash of hashes) {
+        const query = byHash.get(hash);
+        if (!query) continue;
+        mine.set(hash, query);
+        claimed.add(hash);
+      }
+    }
+    for (const [hash, query] of byHash)
+      if (!claimed.has(hash)) this.clientQueries(UNCLAIMED).set(hash, query);
+  }
+
+  /** Each client's desired hashes, when they changed since this was last taken (else null). */
+  takeDesiredChange(): Map<string, string[]> | null {
+    if (!this.desiredChanged) return null;
+    this.desiredChanged = false;
+    const desired = new Map<string, string[]>();
+    for (const [clientID, mine] of this.desired) {
+      if (clientID !== UNCLAIMED && mine.size > 0) desired.set(clientID, [...mine.keys()]);
+    }
+    return desired;
+  }
+
+  /** The change taken was not stored after all: the next poke stores it. */
+  restoreDesiredChange(): void {
+    this.desiredChanged = true;
   }
 
   /** A client's change to its desired queries; puts must name a query (checked by the caller). */
@@ -66,11 +110,13 @@ export class ZeroGroup {
       }
       if (op.op === "del") {
         if (mine.has(op.hash)) this.undesire(clientID, mine, op.hash);
+        else this.release(clientID, op.hash);
         continue;
       }
       const args = op.args === undefined || op.args.length === 0 ? null : op.args[0];
       const wanted = this.wanted(op.hash);
       mine.set(op.hash, { name: op.name!, args });
+      this.desiredChanged = true;
       this.echo(clientID, { op: "put", hash: op.hash });
       if (!wanted) this.enginePatch.push({ op: "put", hash: op.hash, name: op.name!, args });
     }
@@ -81,7 +127,7 @@ export class ZeroGroup {
     for (const clientID of clientIDs) {
       const mine = this.desired.get(clientID);
       if (mine) for (const hash of [...mine.keys()]) this.undesire(clientID, mine, hash);
-      this.desired.delete(clientID);
+      if (this.desired.delete(clientID)) this.desiredChanged = true;
       this.desiredEcho.delete(clientID);
       this.unacked.delete(clientID);
     }
@@ -112,7 +158,9 @@ export class ZeroGroup {
     this.enginePatch = this.enginePatch.filter((op) => op.op !== "put" || !hashes.has(op.hash));
     for (const [clientID, mine] of this.desired) {
       for (const hash of hashes) {
-        if (mine.delete(hash)) this.echo(clientID, { op: "del", hash });
+        if (!mine.delete(hash)) continue;
+        this.desiredChanged = true;
+        if (clientID !== UNCLAIMED) this.echo(clientID, { op: "del", hash });
       }
     }
   }
@@ -144,7 +192,8 @@ export class ZeroGroup {
     const desired: Record<string, PokeQueryOp[]> = {};
     if (full) {
       for (const [clientID, mine] of this.desired) {
-        if (mine.size > 0) desired[clientID] = [...mine.keys()].map((hash) => ({ op: "put", hash }));
+        if (clientID !== UNCLAIMED && mine.size > 0)
+          desired[clientID] = [...mine.keys()].map((hash) => ({ op: "put", hash }));
       }
     } else {
       for (const [clientID, ops] of this.desiredEcho) if (ops.length > 0) desired[clientID] = ops;
@@ -166,6 +215,15 @@ export class ZeroGroup {
 
   private undesire(clientID: string, mine: Map<string, DesiredQuery>, hash: string): void {
     mine.delete(hash);
+    this.desiredChanged = true;
+    this.echo(clientID, { op: "del", hash });
+    if (!this.wanted(hash)) this.enginePatch.push({ op: "del", hash });
+  }
+
+  /** A client lets go of a query it was not known to desire: an unclaimed one goes. */
+  private release(clientID: string, hash: string): void {
+    const unclaimed = this.desired.get(UNCLAIMED);
+    if (!unclaimed?.delete(hash)) return;
     this.echo(clientID, { op: "del", hash });
     if (!this.wanted(hash)) this.enginePatch.push({ op: "del", hash });
   }

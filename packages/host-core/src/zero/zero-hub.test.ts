@@ -13,7 +13,18 @@ const config: WeirConfig = {
       tx.insert("todo", { id: (args as { id: string }).id, owner: tx.claims.userID });
     },
   },
-  queries: { allTodos: () => ({ table: "todo" }) },
+  queries: {
+    allTodos: () => ({ table: "todo" }),
+    oneTodo: (args) => ({
+      table: "todo",
+      where: {
+        type: "simple",
+        op: "=",
+        left: { type: "column", name: "id" },
+        right: { type: "literal", value: (args as { id: string }).id },
+      },
+    }),
+  },
   visibility: (claims) => ({ todo: { sql: "owner = ?", params: [claims.userID] } }),
   authenticate: headerUser,
 };
@@ -187,5 +198,115 @@ describe("ZeroHub.connect after a restart", () => {
     const reset = JSON.stringify(behind.frames);
     expect(reset).toContain('"clear"');
     for (const id of ["a1", "a2", "a3"]) expect(reset).toContain(`"${id}"`);
+  });
+});
+
+describe("ZeroHub after a restart, with two clients in a group", () => {
+  const open = (
+    hub: ZeroHub,
+    socket: ZeroSocket,
+    clientID: string,
+    baseCookie: string | null,
+    desiredQueriesPatch: Array<Record<string, unknown>>,
+  ) =>
+    hub.connect(
+      {
+        clientID,
+        clientGroupID: "g1",
+        baseCookie,
+        lmid: 0,
+        wsid: `w-${clientID}-${baseCookie ?? "new"}`,
+        init: { desiredQueriesPatch: desiredQueriesPatch as never },
+        authToken: "alice",
+        protocol: null,
+      },
+      { userID: "alice" },
+      socket,
+    );
+  const cookieOf = (socket: { frames: unknown[][] }) =>
+    (ends(socket.frames).at(-1)![1] as { cookie: string }).cookie;
+  const rowsPatches = (frames: unknown[][]) =>
+    frames
+      .filter((f) => f[0] === "pokePart")
+      .flatMap((f) => ((f[1] as { rowsPatch?: unknown[] }).rowsPatch ?? []) as Array<{ op: string }>);
+
+  it("knows which client desires which query: one client's going takes only its own queries", async () => {
+    const { service } = await testService(config);
+    services.push(service);
+    push(service, "alice", 1, "a1");
+    push(service, "alice", 2, "a2");
+    // c1 follows one todo, c2 all of them.
+    const one = recorder();
+    const c1 = open(service.zero, one, "c1", null, [
+      { op: "put", hash: "one", name: "oneTodo", args: [{ id: "a1" }] },
+    ]);
+    await settle();
+    const all = recorder();
+    const c2 = open(service.zero, all, "c2", cookieOf(one), [
+      { op: "put", hash: "all", name: "allTodos", args: [] },
+    ]);
+    await settle();
+    const cookie = cookieOf(all);
+    c1.socketClosed();
+    c2.socketClosed();
+
+    // A new process; both clients come back at the group's cookie with nothing changed.
+    const restarted = new ZeroHub(service, { log() {} }, () => Promise.reject(new Error("unused")));
+    const first = recorder();
+    open(restarted, first, "c1", cookie, []);
+    await settle();
+    const second = recorder();
+    const back = open(restarted, second, "c2", cookie, []);
+    await settle();
+    // c2 tells the server that c1 is gone for good: c1's query goes, c2's stays.
+    back.receive(JSON.stringify(["deleteClients", { clientIDs: ["c1"] }]));
+    await settle();
+    push(service, "alice", 3, "a3");
+    restarted.changed();
+    await settle();
+    expect(service.storedQueries("g1").map((q) => q.hash)).toEqual(["all"]);
+    const patches = rowsPatches(second.frames);
+    expect(patches.filter((op) => op.op === "del")).toEqual([]);
+    expect(JSON.stringify(patches)).toContain('"a3"');
+
+    // And a client reset after the restart is told its own queries only.
+    const again = new ZeroHub(service, { log() {} }, () => Promise.reject(new Error("unused")));
+    const reset = recorder();
+    open(again, reset, "c2", null, []);
+    await settle();
+    const desired = reset.frames
+      .filter((f) => f[0] === "pokePart")
+      .map((f) => (f[1] as { desiredQueriesPatches?: unknown }).desiredQueriesPatches)
+      .find((patches) => patches !== undefined);
+    expect(desired).toEqual({ c2: [{ op: "put", hash: "all" }] });
+  });
+
+  it("keeps a stored query no client is known to desire until a client lets go of it", async () => {
+    const { service } = await testService(config);
+    services.push(service);
+    push(service, "alice", 1, "a1");
+    const socket = recorder();
+    const c1 = open(service.zero, socket, "c1", null, [
+      { op: "put", hash: "one", name: "oneTodo", args: [{ id: "a1" }] },
+    ]);
+    await settle();
+    const cookie = cookieOf(socket);
+    c1.socketClosed();
+    // As a namespace whose clients' desires were never stored (or lost in a crash) holds it.
+    service.transaction(() => service.zeroDesired.write("g1", new Map()));
+
+    const restarted = new ZeroHub(service, { log() {} }, () => Promise.reject(new Error("unused")));
+    const back = recorder();
+    const c2 = open(restarted, back, "c2", cookie, []);
+    await settle();
+    restarted.changed();
+    await settle();
+    expect(service.storedQueries("g1").map((q) => q.hash)).toEqual(["one"]);
+    c2.receive(
+      JSON.stringify(["changeDesiredQueries", { desiredQueriesPatch: [{ op: "del", hash: "one" }] }]),
+    );
+    await settle();
+    expect(service.storedQueries("g1")).toEqual([]);
+    expect(rowsPatches(back.frames)).toContainEqual(expect.objectContaining({ op: "del" }));
   });
 });

@@ -72,10 +72,10 @@ export class ZeroHub {
     }
     checkLastMutationID(this.ns, request);
     if (!group) {
-      group = new ZeroGroup(request.clientGroupID, claims.userID);
-      // After a restart the engine still knows the group's queries; the client, which thinks
-      // the server knows them, sends only what changed since.
-      group.seed(request.clientID, this.ns.storedQueries(request.clientGroupID));
+      // After a restart the engine still knows the group's queries, and the namespace which
+      // client desires which; the client, which thinks the server knows them, sends only what
+      // changed since.
+      group = this.rebuilt(request.clientGroupID, claims.userID);
       if (cookie !== null) {
         // And it goes on from the client's cookie: every answer that changed the group's rows
         // took a version of its own, at which the engine stored the group's membership, so when
@@ -124,9 +124,7 @@ export class ZeroHub {
       throw new ZeroError("Unauthorized", "the client group belongs to another user");
     }
     if (!group) {
-      group = new ZeroGroup(state.clientGroupID, state.claims.userID);
-      const stored = this.ns.storedQueries(state.clientGroupID);
-      group.seed(state.clientID, stored);
+      group = this.rebuilt(state.clientGroupID, state.claims.userID);
       // Which queries the client holds as got is not saved: the next answer names every
       // complete one again (a put of a query the client holds as got changes nothing, while
       // taking an incomplete one for got would never tell the client when it completes).
@@ -166,21 +164,32 @@ export class ZeroHub {
     const full =
       group.reset || group.cookie === null || connections.some((c) => !sameCookie(c.cookie, group.cookie));
     const patch = group.takeEnginePatch();
+    const desired = group.takeDesiredChange();
     const claims = connections[connections.length - 1]!.claims;
     let answer: QueryPullAnswer;
     try {
-      const result = this.ns.pull(
-        "native",
-        {
-          clientGroupID: group.id,
-          clientID: connections[0]!.clientID,
-          cookie: full ? null : group.cookie!.version,
-          queries: { patch },
-        },
-        claims,
-      );
+      const pull = () =>
+        this.ns.pull(
+          "native",
+          {
+            clientGroupID: group.id,
+            clientID: connections[0]!.clientID,
+            cookie: full ? null : group.cookie!.version,
+            queries: { patch },
+          },
+          claims,
+        );
+      // Who desires what is stored with the pull that applies it: a restart finds both or neither.
+      const result =
+        desired === null
+          ? pull()
+          : this.ns.transaction(() => {
+              this.ns.zeroDesired.write(group.id, desired);
+              return pull();
+            });
       answer = JSON.parse(result.response.body ?? "{}") as QueryPullAnswer;
     } catch (error) {
+      if (desired !== null) group.restoreDesiredChange();
       const code = (error as { code?: unknown }).code;
       const puts = patch.filter((op) => op.op === "put");
       if (!retried && puts.length > 0 && (code === "bad_request" || code === "query_budget_exceeded")) {
@@ -280,6 +289,13 @@ export class ZeroHub {
     if (!members?.delete(connection)) return;
     this.ns.leave();
     if (members.size === 0) this.members.delete(connection.group);
+  }
+
+  /** A group new to this hub, its clients' desired queries as the namespace stored them. */
+  private rebuilt(clientGroupID: string, userID: string): ZeroGroup {
+    const group = new ZeroGroup(clientGroupID, userID);
+    group.restoreDesired(this.ns.storedQueries(clientGroupID), this.ns.zeroDesired.read(clientGroupID));
+    return group;
   }
 
   private remember(group: ZeroGroup): void {
