@@ -155,3 +155,17 @@ describe("CaughtUpPulls.behind", () => {
     expect(pulls.behind(null)).toBe(true);
   });
 });
+
+describe("CaughtUpPulls.distrust", () => {
+  it("answers nothing from memory once a commit failed behind what it learnt, even what it learns next", () => {
+    const pulls = new CaughtUpPulls();
+    const caughtUp = { ...answered(5), unchanged: true, body: '{"cookie":5}' } as PullResult;
+    pulls.remember("native", "g", "u", caughtUp);
+    expect(pulls.answer("native", "g", "u", 5)?.body).toBe('{"cookie":5}');
+    pulls.distrust();
+    expect(pulls.answer("native", "g", "u", 5)).toBeUndefined();
+    expect(pulls.knowsOwner("g", "u")).toBe(false);
+    pulls.remember("native", "g", "u", caughtUp);
+    expect(pulls.answer("native", "g", "u", 5)).toBeUndefined();
+  });
+});

@@ -21,6 +21,53 @@ const push = (id: number) => ({
 });
 
 describe("NamespaceService", () => {
+  it("runs flows in one transaction, and answers no pull from memory after one that did not commit", async () => {
+    const inner = memoryStore();
+    let depth = 0;
+    let failNextCommit = false;
+    // A transaction whose work all ran and which then does not commit (as on a full disk).
+    const store = {
+      ...inner,
+      transaction<T>(fn: () => T): T {
+        depth++;
+        try {
+          return inner.transaction(() => {
+            const result = fn();
+            if (depth === 1 && failNextCommit) {
+              failNextCommit = false;
+              throw new Error("database or disk is full");
+            }
+            return result;
+          });
+        } finally {
+          depth--;
+        }
+      },
+    };
+    const { service } = await testService(config, { store });
+    service.push("native", push(1), { userID: "u" });
+    const pull = (cookie: number | null) =>
+      JSON.parse(
+        service.pull("native", { clientGroupID: "g", clientID: "c", cookie }, { userID: "u" }).response.body!,
+      ) as { cookie: number };
+    const { cookie } = pull(null);
+    pull(cookie);
+    expect(service.caughtUp.answer("native", "g", "u", cookie)).toBeDefined();
+    // Two pushes in one transaction, which fails to commit: neither is kept.
+    failNextCommit = true;
+    expect(() =>
+      service.transaction(() => {
+        service.push("native", push(2), { userID: "u" });
+        service.push("native", push(3), { userID: "u" });
+        pull(cookie);
+      }),
+    ).toThrow(/disk is full/);
+    expect(service.store.db.query("SELECT id FROM note ORDER BY id", [])).toEqual([["n1"]]);
+    expect(service.caughtUp.answer("native", "g", "u", cookie)).toBeUndefined();
+    pull(cookie);
+    expect(service.caughtUp.answer("native", "g", "u", cookie)).toBeUndefined();
+  });
+
   it("commits what `write` wrote as one version, and wakes every client", async () => {
     const { service, woken, scheduler } = await testService(config);
     const before = service.engine.state(service.store.db).watermark;
