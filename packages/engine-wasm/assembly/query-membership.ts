@@ -6,10 +6,10 @@
 // The scratch table holds, during one pull, the rows of the query being evaluated (kind 0) and
 // each row whose count changed with whether the group held it before the pull (kind 1); the
 // pull empties it before it answers, inside its transaction.
-import { exec } from "./host";
+import { exec, execStatement, Statement } from "./host";
 import { QueryNode, readPlan, readTables } from "./query-plan";
 import { changedIn, QuerySql, querySql } from "./query-sql";
-import { Schema } from "./schema";
+import { Schema, Table } from "./schema";
 import { literal, params } from "./text";
 import { Visibility } from "./visibility";
 
@@ -139,18 +139,7 @@ export class Membership {
         params(bound),
       )
     );
-    // The stored rows outside the changed ones stay as they are. Naming the table lets SQLite
-    // seek each changed key in the stored rows instead of scanning the query's rows.
-    const table = literal(plan.table.name);
-    const changed =
-      " IN (SELECT _weir_c.pk FROM _weir_changes AS _weir_c WHERE " + changedIn(plan.table, "_weir_c") + ")";
-    this.diff(
-      hash,
-      kind,
-      " AND r.tbl = " + table + " AND r.pk" + changed,
-      " AND _weir_query_rows.tbl = " + table + " AND _weir_query_rows.pk" + changed,
-      [from.toString(), to.toString()],
-    );
+    this.diff(hash, kind, changedScope(plan.table), [from.toString(), to.toString()]);
   }
 
   /** Lets go of every row of the query (its result is empty now). */
@@ -181,28 +170,58 @@ export class Membership {
   // The query's stored rows against the evaluated ones (scratch kind `kind`). Before a row's
   // count moves for the first time in this pull, whether the group held it is noted (scratch
   // kind 1). The note counts every moved row, noted before or not, so an unchanged result
-  // stops there.
-  // `scope`/`scopeDelete`: a condition limiting the stored rows compared (at alias r, and in the
-  // DELETE by the table's name) to those the evaluation looked at, with its parameters.
+  // stops there. `scope` limits the stored rows compared to those the evaluation looked at;
+  // `scopeParams` are its parameters.
   private diff(
     hash: string,
     kind: string,
-    scope: string = "",
-    scopeDelete: string = "",
+    scope: DiffStatements = WHOLE,
     scopeParams: Array<string> = [] as string[],
   ): void {
-    const gone =
-      " FROM _weir_query_rows AS r WHERE r.group_id = ? AND r.hash = ?" +
-      scope +
-      " AND NOT EXISTS (SELECT 1 FROM _weir_query_scratch AS e WHERE e.kind = ? AND e.tbl = r.tbl AND e.pk = r.pk)";
-    const fresh =
-      " FROM _weir_query_scratch AS e WHERE e.kind = ? AND NOT EXISTS (SELECT 1 FROM _weir_query_rows AS r " +
-      "WHERE r.group_id = ? AND r.hash = ? AND r.tbl = e.tbl AND r.pk = e.pk)";
     // The parameters of `gone`: group, hash, the scope's, kind.
     const goneParams: string[] = [this.group, hash];
     for (let i = 0; i < scopeParams.length; i++) goneParams.push(scopeParams[i]);
     goneParams.push(kind);
-    const moved = exec(
+    const moved = execStatement(scope.note, params(goneParams.concat([this.group, kind, this.group, hash])));
+    if (moved == 0) return;
+    execStatement(scope.release, params([this.group].concat(goneParams)));
+    execStatement(scope.forget, params(goneParams));
+    execStatement(ADD_ROWS, params([this.group, kind, this.group, hash]));
+    execStatement(KEEP_ROWS, params([this.group, hash, kind]));
+  }
+}
+
+// A diff's statements, built once per scope (their text is long: building it and finding its
+// statement by it cost more, each pull, than running some of them).
+const FRESH =
+  " FROM _weir_query_scratch AS e WHERE e.kind = ? AND NOT EXISTS (SELECT 1 FROM _weir_query_rows AS r " +
+  "WHERE r.group_id = ? AND r.hash = ? AND r.tbl = e.tbl AND r.pk = e.pk)";
+const ADD_ROWS = new Statement(
+  "INSERT INTO _weir_group_rows (group_id, tbl, pk, refs) SELECT ?, e.tbl, e.pk, 1" +
+    FRESH +
+    " ON CONFLICT (group_id, tbl, pk) DO UPDATE SET refs = refs + 1",
+);
+const KEEP_ROWS = new Statement(
+  "INSERT INTO _weir_query_rows (group_id, hash, tbl, pk) SELECT ?, ?, e.tbl, e.pk FROM _weir_query_scratch " +
+    "AS e WHERE e.kind = ? ON CONFLICT DO NOTHING",
+);
+
+class DiffStatements {
+  /** Notes each moved row (scratch kind 1), answering how many moved. */
+  note: Statement;
+  /** Counts down the rows the query no longer holds... */
+  release: Statement;
+  /** ...and forgets them as the query's. */
+  forget: Statement;
+
+  // `scope`/`scopeDelete`: the condition limiting the stored rows compared, at alias r and in
+  // the DELETE by the table's name.
+  constructor(scope: string, scopeDelete: string) {
+    const gone =
+      " FROM _weir_query_rows AS r WHERE r.group_id = ? AND r.hash = ?" +
+      scope +
+      " AND NOT EXISTS (SELECT 1 FROM _weir_query_scratch AS e WHERE e.kind = ? AND e.tbl = r.tbl AND e.pk = r.pk)";
+    this.note = new Statement(
       "INSERT INTO _weir_query_scratch (kind, tbl, pk, was_held) SELECT " +
         CHANGED +
         ", r.tbl, r.pk, 1" +
@@ -211,34 +230,41 @@ export class Membership {
         CHANGED +
         ", e.tbl, e.pk, EXISTS (SELECT 1 FROM _weir_group_rows AS g WHERE g.group_id = ? AND g.tbl = e.tbl " +
         "AND g.pk = e.pk)" +
-        fresh +
+        FRESH +
         " ON CONFLICT DO UPDATE SET was_held = was_held",
-      params(goneParams.concat([this.group, kind, this.group, hash])),
     );
-    if (moved == 0) return;
-    exec(
+    this.release = new Statement(
       "UPDATE _weir_group_rows SET refs = refs - 1 WHERE group_id = ? AND (tbl, pk) IN (SELECT r.tbl, r.pk" +
         gone +
         ")",
-      params([this.group].concat(goneParams)),
     );
-    exec(
+    this.forget = new Statement(
       "DELETE FROM _weir_query_rows WHERE group_id = ? AND hash = ?" +
         scopeDelete +
         " AND NOT EXISTS (SELECT 1 FROM " +
         "_weir_query_scratch AS e WHERE e.kind = ? AND e.tbl = _weir_query_rows.tbl AND e.pk = _weir_query_rows.pk)",
-      params(goneParams),
-    );
-    exec(
-      "INSERT INTO _weir_group_rows (group_id, tbl, pk, refs) SELECT ?, e.tbl, e.pk, 1" +
-        fresh +
-        " ON CONFLICT (group_id, tbl, pk) DO UPDATE SET refs = refs + 1",
-      params([this.group, kind, this.group, hash]),
-    );
-    exec(
-      "INSERT INTO _weir_query_rows (group_id, hash, tbl, pk) SELECT ?, ?, e.tbl, e.pk FROM _weir_query_scratch " +
-        "AS e WHERE e.kind = ? ON CONFLICT DO NOTHING",
-      params([this.group, hash, kind]),
     );
   }
+}
+
+/** Every stored row of the query is compared. */
+const WHOLE = new DiffStatements("", "");
+const changedScopes = new Map<string, DiffStatements>();
+
+/**
+ * Only the stored rows among those of `table` changed in [from, to) (the scope's parameters):
+ * the rest stay as they are. Naming the table lets SQLite seek each changed key in the stored
+ * rows instead of scanning the query's rows.
+ */
+function changedScope(table: Table): DiffStatements {
+  if (changedScopes.has(table.name)) return changedScopes.get(table.name);
+  const changed =
+    " IN (SELECT _weir_c.pk FROM _weir_changes AS _weir_c WHERE " + changedIn(table, "_weir_c") + ")";
+  const name = literal(table.name);
+  const scope = new DiffStatements(
+    " AND r.tbl = " + name + " AND r.pk" + changed,
+    " AND _weir_query_rows.tbl = " + name + " AND _weir_query_rows.pk" + changed,
+  );
+  changedScopes.set(table.name, scope);
+  return scope;
 }
