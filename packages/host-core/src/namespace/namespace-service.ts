@@ -31,7 +31,7 @@ import type { Scheduler } from "../ports/scheduler.js";
 import type { NamespaceStore } from "../ports/storage.js";
 import type { UpstreamSource } from "../ports/upstream-source.js";
 import type { Wake } from "../ports/wake.js";
-import { ZeroDesiredStore } from "../zero/zero-desired-store.js";
+import { ZeroGroupStore } from "../zero/zero-group-store.js";
 import { ZeroHub } from "../zero/zero-hub.js";
 import type { ZeroNamespace } from "../zero/zero-namespace.js";
 import { ControlStore } from "./control-store.js";
@@ -95,8 +95,8 @@ export class NamespaceService
   private readonly coalescer: WakeCoalescer;
   /** The namespace's Zero connections (Zero's sync protocol over WebSocket). */
   readonly zero: ZeroHub;
-  /** Which Zero client desires which query, kept with the data (ZeroNamespace). */
-  readonly zeroDesired: ZeroDesiredStore;
+  /** What the Zero dialect keeps of each client group with the data (ZeroNamespace). */
+  readonly zeroStore: ZeroGroupStore;
   private readonly counterFlush: CounterFlush;
   /** Ingest from the upstream, when the namespace has one. */
   private readonly ingester: NamespaceIngest | null;
@@ -132,7 +132,7 @@ export class NamespaceService
       this.control.counters.wakeFrames += this.wake.send(this.namespace, except);
       this.zero.changed();
     });
-    this.zeroDesired = new ZeroDesiredStore(this.store);
+    this.zeroStore = new ZeroGroupStore(this.store);
     this.zero = new ZeroHub(this, this.logger, (token) =>
       Promise.resolve(
         authenticateRequest(this.config, this.logger, {

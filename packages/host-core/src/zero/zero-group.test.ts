@@ -43,8 +43,8 @@ describe("ZeroGroup", () => {
   it("pokes a refused mutation's result once, and deletes it once acknowledged", () => {
     const group = new ZeroGroup("g", "u");
     const result = { error: "app", message: "no" };
-    group.refused("c1", 3, result);
-    group.refused("c1", 5, result);
+    group.refused({ clientID: "c1", id: 3, result });
+    group.refused({ clientID: "c1", id: 5, result });
     expect(group.takeContent(false).results).toEqual([
       { op: "put", mutation: { id: { clientID: "c1", id: 3 }, result } },
       { op: "put", mutation: { id: { clientID: "c1", id: 5 }, result } },
@@ -53,5 +53,27 @@ describe("ZeroGroup", () => {
     expect(group.takeContent(false).results).toEqual([{ op: "del", id: { clientID: "c1", id: 3 } }]);
     group.acknowledged("c1", 5);
     expect(group.takeContent(false).results).toEqual([{ op: "del", id: { clientID: "c1", id: 5 } }]);
+  });
+
+  it("puts every result not yet acknowledged again in a full poke, and stores what was acknowledged", () => {
+    const group = new ZeroGroup("g", "u");
+    const result = { error: "app", message: "no" };
+    group.refused({ clientID: "c1", id: 3, result });
+    group.refused({ clientID: "c2", id: 1, result });
+    expect(group.takeContent(false).results).toHaveLength(2);
+    // The client missed that poke and starts again from its cookie.
+    expect(group.takeContent(true).results).toEqual([
+      { op: "put", mutation: { id: { clientID: "c1", id: 3 }, result } },
+      { op: "put", mutation: { id: { clientID: "c2", id: 1 }, result } },
+    ]);
+    group.acknowledged("c1", 3);
+    group.forgetClients(["c2"]);
+    expect(group.takeContent(true).results).toEqual([{ op: "del", id: { clientID: "c1", id: 3 } }]);
+    expect(group.takeStoreChanges()).toEqual({
+      desired: null,
+      acknowledged: [{ clientID: "c1", id: 3 }],
+      forgotten: ["c2"],
+    });
+    expect(group.takeStoreChanges()).toBeNull();
   });
 });

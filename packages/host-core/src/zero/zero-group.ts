@@ -1,17 +1,14 @@
 import type { QueryPatchOperation } from "@weir/protocol";
 import type { ZeroCookie } from "./zero-cookie.js";
+import type { ZeroGroupChanges } from "./zero-group-store.js";
 import type { ZeroQueryOp } from "./zero-messages.js";
+import { type MutationResult, MutationResults, type MutationsPatchOp } from "./zero-mutation-results.js";
 
 /** A desired query as a client named it. */
 export interface DesiredQuery {
   name: string;
   args: unknown;
 }
-
-/** A `mutationsPatch` entry of Zero's pokes. */
-export type MutationsPatchOp =
-  | { op: "put"; mutation: { id: { clientID: string; id: number }; result: unknown } }
-  | { op: "del"; id: { clientID: string; id: number } };
 
 /** What a poke carries besides the engine's answer. */
 export interface PokeContent {
@@ -48,9 +45,10 @@ export class ZeroGroup {
   private readonly desired = new Map<string, Map<string, DesiredQuery>>();
   private enginePatch: QueryPatchOperation[] = [];
   private desiredEcho = new Map<string, PokeQueryOp[]>();
-  private results: MutationsPatchOp[] = [];
-  /** App errors sent to each client and not yet acknowledged. */
-  private readonly unacked = new Map<string, number[]>();
+  private readonly results = new MutationResults();
+  /** Results acknowledged, and clients gone, since the group was last stored. */
+  private acknowledgedSince: Array<{ clientID: string; id: number }> = [];
+  private forgottenSince: string[] = [];
 
   constructor(
     readonly id: string,
@@ -61,12 +59,14 @@ export class ZeroGroup {
   private desiredChanged = false;
 
   /**
-   * Rebuilds each client's desired queries (after a restart) from the group's queries the engine
-   * stored and the hashes each client was stored to desire.
+   * Rebuilds the group (after a restart) from what it stored: each client's desired queries,
+   * from the group's queries the engine stored and the hashes each client was stored to desire,
+   * and the results not yet acknowledged, which the next poke puts again.
    */
-  restoreDesired(
+  restore(
     stored: readonly { hash: string; name: string; args: unknown }[],
     desired: ReadonlyMap<string, readonly string[]>,
+    results: readonly MutationResult[],
   ): void {
     const byHash = new Map(stored.map(({ hash, name, args }) => [hash, { name, args }]));
     const claimed = new Set<string>();
@@ -81,22 +81,33 @@ export class ZeroGroup {
     }
     for (const [hash, query] of byHash)
       if (!claimed.has(hash)) this.clientQueries(UNCLAIMED).set(hash, query);
+    for (const result of results) this.results.add(result);
   }
 
-  /** Each client's desired hashes, when they changed since this was last taken (else null). */
-  takeDesiredChange(): Map<string, string[]> | null {
-    if (!this.desiredChanged) return null;
-    this.desiredChanged = false;
-    const desired = new Map<string, string[]>();
-    for (const [clientID, mine] of this.desired) {
-      if (clientID !== UNCLAIMED && mine.size > 0) desired.set(clientID, [...mine.keys()]);
+  /** What changed since the group was last stored (null: nothing), for the store to write. */
+  takeStoreChanges(): ZeroGroupChanges | null {
+    if (!this.desiredChanged && this.acknowledgedSince.length === 0 && this.forgottenSince.length === 0) {
+      return null;
     }
-    return desired;
+    let desired: Map<string, string[]> | null = null;
+    if (this.desiredChanged) {
+      desired = new Map();
+      for (const [clientID, mine] of this.desired) {
+        if (clientID !== UNCLAIMED && mine.size > 0) desired.set(clientID, [...mine.keys()]);
+      }
+    }
+    const changes = { desired, acknowledged: this.acknowledgedSince, forgotten: this.forgottenSince };
+    this.desiredChanged = false;
+    this.acknowledgedSince = [];
+    this.forgottenSince = [];
+    return changes;
   }
 
-  /** The change taken was not stored after all: the next poke stores it. */
-  restoreDesiredChange(): void {
-    this.desiredChanged = true;
+  /** The changes taken were not stored after all: the next poke stores them. */
+  restoreStoreChanges(changes: ZeroGroupChanges): void {
+    if (changes.desired) this.desiredChanged = true;
+    this.acknowledgedSince = [...changes.acknowledged, ...this.acknowledgedSince];
+    this.forgottenSince = [...changes.forgotten, ...this.forgottenSince];
   }
 
   /** A client's change to its desired queries; puts must name a query (checked by the caller). */
@@ -129,28 +140,20 @@ export class ZeroGroup {
       if (mine) for (const hash of [...mine.keys()]) this.undesire(clientID, mine, hash);
       if (this.desired.delete(clientID)) this.desiredChanged = true;
       this.desiredEcho.delete(clientID);
-      this.unacked.delete(clientID);
+      this.results.forget([clientID]);
+      this.forgottenSince.push(clientID);
     }
   }
 
-  /** A mutation's application error, for the next poke. */
-  refused(clientID: string, id: number, result: unknown): void {
-    this.results.push({ op: "put", mutation: { id: { clientID, id }, result } });
-    const list = this.unacked.get(clientID) ?? [];
-    list.push(id);
-    this.unacked.set(clientID, list);
+  /** A mutation's application error, for the next poke (the caller has stored it). */
+  refused(result: MutationResult): void {
+    this.results.add(result);
   }
 
   /** The client has seen its results up to `id`: the next poke deletes them. */
   acknowledged(clientID: string, id: number): void {
-    const list = this.unacked.get(clientID);
-    if (!list) return;
-    const kept: number[] = [];
-    for (const mutationID of list) {
-      if (mutationID <= id) this.results.push({ op: "del", id: { clientID, id: mutationID } });
-      else kept.push(mutationID);
-    }
-    this.unacked.set(clientID, kept);
+    this.results.acknowledged(clientID, id);
+    this.acknowledgedSince.push({ clientID, id });
   }
 
   /** Drops puts from the engine's pending patch (their queries were refused). */
@@ -186,7 +189,8 @@ export class ZeroGroup {
 
   /**
    * Takes the rest of what the next poke carries: the desired-query changes to echo (after a
-   * clear, every client's whole set) and the mutation results.
+   * clear, every client's whole set) and the mutation results (after a clear, every one not yet
+   * acknowledged).
    */
   takeContent(full: boolean): PokeContent {
     const desired: Record<string, PokeQueryOp[]> = {};
@@ -198,10 +202,8 @@ export class ZeroGroup {
     } else {
       for (const [clientID, ops] of this.desiredEcho) if (ops.length > 0) desired[clientID] = ops;
     }
-    const taken = { desired, results: this.results };
     this.desiredEcho = new Map();
-    this.results = [];
-    return taken;
+    return { desired, results: this.results.take(full) };
   }
 
   private clientQueries(clientID: string): Map<string, DesiredQuery> {

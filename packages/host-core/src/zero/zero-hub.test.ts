@@ -293,7 +293,9 @@ describe("ZeroHub after a restart, with two clients in a group", () => {
     const cookie = cookieOf(socket);
     c1.socketClosed();
     // As a namespace whose clients' desires were never stored (or lost in a crash) holds it.
-    service.transaction(() => service.zeroDesired.write("g1", new Map()));
+    service.transaction(() =>
+      service.zeroStore.write("g1", { desired: new Map(), acknowledged: [], forgotten: [] }),
+    );
 
     const restarted = new ZeroHub(service, { log() {} }, () => Promise.reject(new Error("unused")));
     const back = recorder();
@@ -308,5 +310,91 @@ describe("ZeroHub after a restart, with two clients in a group", () => {
     await settle();
     expect(service.storedQueries("g1")).toEqual([]);
     expect(rowsPatches(back.frames)).toContainEqual(expect.objectContaining({ op: "del" }));
+  });
+});
+
+describe("ZeroHub and mutation results", () => {
+  it("puts a refused mutation's result again after a restart until the client acknowledges it", async () => {
+    const { service } = await testService(config);
+    services.push(service);
+    push(service, "alice", 1, "a1");
+    const hubConnect = (hub: ZeroHub, socket: ZeroSocket, baseCookie: string | null, wsid: string) =>
+      hub.connect(
+        {
+          clientID: "c1",
+          clientGroupID: "g1",
+          baseCookie,
+          lmid: 0,
+          wsid,
+          init: {
+            desiredQueriesPatch:
+              baseCookie === null ? [{ op: "put", hash: "all", name: "allTodos", args: [] }] : [],
+          },
+          authToken: "alice",
+          protocol: null,
+        },
+        { userID: "alice" },
+        socket,
+      );
+    const resultsOf = (frames: unknown[][]) =>
+      frames
+        .filter((f) => f[0] === "pokePart")
+        .flatMap(
+          (f) => ((f[1] as { mutationsPatch?: unknown[] }).mutationsPatch ?? []) as Array<{ op: string }>,
+        );
+    const first = recorder();
+    const connection = hubConnect(service.zero, first, null, "w1");
+    await settle();
+    // a1 exists: the insert fails, an application error.
+    connection.receive(
+      JSON.stringify([
+        "push",
+        {
+          clientGroupID: "g1",
+          mutations: [
+            { type: "custom", id: 1, clientID: "c1", name: "createTodo", args: [{ id: "a1" }], timestamp: 1 },
+          ],
+          pushVersion: 1,
+          timestamp: 1,
+          requestID: "r1",
+        },
+      ]),
+    );
+    await settle();
+    await settle();
+    expect(resultsOf(first.frames)).toEqual([
+      {
+        op: "put",
+        mutation: { id: { clientID: "c1", id: 1 }, result: expect.objectContaining({ error: "app" }) },
+      },
+    ]);
+    const cookie = (ends(first.frames).at(-1)![1] as { cookie: string }).cookie;
+    connection.socketClosed();
+
+    // The client never acknowledged it; after a restart the next poke puts it again.
+    const restarted = new ZeroHub(service, { log() {} }, () => Promise.reject(new Error("unused")));
+    const second = recorder();
+    const back = hubConnect(restarted, second, cookie, "w2");
+    await settle();
+    push(service, "alice", 2, "a2");
+    restarted.changed();
+    await settle();
+    expect(resultsOf(second.frames)).toEqual([
+      {
+        op: "put",
+        mutation: { id: { clientID: "c1", id: 1 }, result: expect.objectContaining({ error: "app" }) },
+      },
+    ]);
+    back.receive(JSON.stringify(["ackMutationResponses", { clientID: "c1", id: 1 }]));
+    await settle();
+    expect(resultsOf(second.frames).at(-1)).toEqual({ op: "del", id: { clientID: "c1", id: 1 } });
+    back.socketClosed();
+
+    // Acknowledged: a later restart puts it no more.
+    const again = new ZeroHub(service, { log() {} }, () => Promise.reject(new Error("unused")));
+    const third = recorder();
+    hubConnect(again, third, null, "w3");
+    await settle();
+    expect(resultsOf(third.frames)).toEqual([]);
   });
 });

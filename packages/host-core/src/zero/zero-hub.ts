@@ -164,7 +164,7 @@ export class ZeroHub {
     const full =
       group.reset || group.cookie === null || connections.some((c) => !sameCookie(c.cookie, group.cookie));
     const patch = group.takeEnginePatch();
-    const desired = group.takeDesiredChange();
+    const changes = group.takeStoreChanges();
     const claims = connections[connections.length - 1]!.claims;
     let answer: QueryPullAnswer;
     try {
@@ -179,17 +179,18 @@ export class ZeroHub {
           },
           claims,
         );
-      // Who desires what is stored with the pull that applies it: a restart finds both or neither.
+      // What the group keeps is stored with the pull that applies it: a restart finds both or
+      // neither.
       const result =
-        desired === null
+        changes === null
           ? pull()
           : this.ns.transaction(() => {
-              this.ns.zeroDesired.write(group.id, desired);
+              this.ns.zeroStore.write(group.id, changes);
               return pull();
             });
       answer = JSON.parse(result.response.body ?? "{}") as QueryPullAnswer;
     } catch (error) {
-      if (desired !== null) group.restoreDesiredChange();
+      if (changes !== null) group.restoreStoreChanges(changes);
       const code = (error as { code?: unknown }).code;
       const puts = patch.filter((op) => op.op === "put");
       if (!retried && puts.length > 0 && (code === "bad_request" || code === "query_budget_exceeded")) {
@@ -266,7 +267,10 @@ export class ZeroHub {
     const group = connection.group;
     group.pushing = true;
     try {
-      await runZeroPush(this.ns, group, body, connection.claims, connection.authorization);
+      const refused = await runZeroPush(this.ns, group, body, connection.claims, connection.authorization);
+      // Stored before any poke carries them, so that none is lost to a dropped socket or a restart.
+      this.ns.zeroStore.addResults(group.id, refused);
+      for (const result of refused) group.refused(result);
     } finally {
       group.pushing = false;
     }
@@ -291,10 +295,14 @@ export class ZeroHub {
     if (members.size === 0) this.members.delete(connection.group);
   }
 
-  /** A group new to this hub, its clients' desired queries as the namespace stored them. */
+  /** A group new to this hub, as the namespace stored it (ZeroGroupStore). */
   private rebuilt(clientGroupID: string, userID: string): ZeroGroup {
     const group = new ZeroGroup(clientGroupID, userID);
-    group.restoreDesired(this.ns.storedQueries(clientGroupID), this.ns.zeroDesired.read(clientGroupID));
+    group.restore(
+      this.ns.storedQueries(clientGroupID),
+      this.ns.zeroStore.readDesired(clientGroupID),
+      this.ns.zeroStore.readResults(clientGroupID),
+    );
     return group;
   }
 

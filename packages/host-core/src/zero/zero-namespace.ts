@@ -2,7 +2,7 @@ import type { Dialect } from "@weir/protocol";
 import type { Claims } from "../auth/claims.js";
 import type { QueryDefinition } from "../config/weir-config.js";
 import type { FlowResult } from "../flows/flow-context.js";
-import type { ZeroDesiredStore } from "./zero-desired-store.js";
+import type { ZeroGroupStore } from "./zero-group-store.js";
 
 /** What the Zero dialect needs of a namespace: the native flows, and two looks at its state. */
 export interface ZeroNamespace {
@@ -22,10 +22,10 @@ export interface ZeroNamespace {
   lastMutationID(clientGroupID: string, clientID: string): number;
   /** Each client's last mutation id in a group that belongs to `userID` (empty otherwise). */
   groupMutationIDs(clientGroupID: string, userID: string): Record<string, number>;
-  /** Runs `fn` (the flows above, and writes of `zeroDesired`) in one transaction. */
+  /** Runs `fn` (the flows above, and writes of `zeroStore`) in one transaction. */
   transaction<T>(fn: () => T): T;
-  /** Which client of a group desires which query. */
-  readonly zeroDesired: ZeroDesiredStore;
+  /** What the dialect keeps of each group with the data. */
+  readonly zeroStore: ZeroGroupStore;
   /** The group's active queries as the engine stored them. */
   storedQueries(clientGroupID: string): readonly { hash: string; name: string; args: unknown }[];
   /** A connection starts (and stops) using the namespace, which stays open while any does. */

@@ -4,6 +4,7 @@ import { HttpError } from "../http/http-error.js";
 import { ZeroError } from "./zero-error.js";
 import type { ZeroGroup } from "./zero-group.js";
 import type { ZeroPushBody } from "./zero-messages.js";
+import type { MutationResult } from "./zero-mutation-results.js";
 import type { ZeroNamespace } from "./zero-namespace.js";
 
 interface NativeEntry {
@@ -27,7 +28,7 @@ const BODY_PREVIEW_CHARS = 512;
  * A Zero push through weir's own push flow (or the delegated one): its mutations run as a native
  * batch, custom mutators by name with the first element of their args. A success reaches the
  * client as its id in the next poke's lastMutationIDChanges; an application error also as a
- * mutationsPatch entry in that poke (recorded on the group here). A CRUD mutation runs as the
+ * mutationsPatch entry in that poke (answered here, for the hub to store and record). A CRUD mutation runs as the
  * mutator `_zero_crud`, which a config does not define, so it is refused as an application error.
  * An id beyond the next one refuses the push (PushFailed, oooMutation); the client reconnects and
  * pushes again. A delegated push that the app refused as a whole, or could not answer, is a
@@ -39,7 +40,7 @@ export async function runZeroPush(
   body: ZeroPushBody,
   claims: Claims,
   authorization: string | null,
-): Promise<void> {
+): Promise<MutationResult[]> {
   if (body.clientGroupID !== group.id) {
     throw new ZeroError("InvalidPush", "a push names the client group of its connection");
   }
@@ -80,9 +81,9 @@ export async function runZeroPush(
     });
   }
   const entries = response && "mutations" in response ? (response.mutations ?? []) : [];
-  for (const entry of entries) {
-    if (entry.result.error === "app") group.refused(entry.id.clientID, entry.id.id, entry.result);
-  }
+  return entries
+    .filter((entry) => entry.result.error === "app")
+    .map((entry) => ({ clientID: entry.id.clientID, id: entry.id.id, result: entry.result }));
 }
 
 /**
