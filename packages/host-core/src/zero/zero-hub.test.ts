@@ -62,6 +62,50 @@ function push(service: NamespaceService, user: string, id: number, todo: string)
 
 const settle = () => new Promise((resolve) => setTimeout(resolve, 0));
 const ends = (frames: unknown[][]) => frames.filter((f) => f[0] === "pokeEnd");
+const cookieOf = (socket: { frames: unknown[][] }) =>
+  (ends(socket.frames).at(-1)![1] as { cookie: string }).cookie;
+/** The entries of one patch of every poke part on the socket, in order. */
+const patchesOf = (frames: unknown[][], patch: "rowsPatch" | "mutationsPatch") =>
+  frames
+    .filter((f) => f[0] === "pokePart")
+    .flatMap((f) => ((f[1] as Record<string, unknown[] | undefined>)[patch] ?? []) as Array<{ op: string }>);
+
+/** The desired-queries patch of a client that follows the todo a1 alone. */
+const FOLLOW_A1 = [{ op: "put", hash: "one", name: "oneTodo", args: [{ id: "a1" }] }];
+
+/**
+ * Alice's client connects to group g1 on `hub`. A client new to the group (no cookie) desires
+ * all todos unless told otherwise; one back with a cookie desires what it did, which the server
+ * knows: no patch.
+ */
+function connectAlice(
+  hub: ZeroHub,
+  socket: ZeroSocket,
+  options: {
+    clientID?: string;
+    baseCookie: string | null;
+    wsid: string;
+    queries?: Array<Record<string, unknown>>;
+  },
+) {
+  const { clientID = "c1", baseCookie, wsid } = options;
+  const queries =
+    options.queries ?? (baseCookie === null ? [{ op: "put", hash: "all", name: "allTodos", args: [] }] : []);
+  return hub.connect(
+    {
+      clientID,
+      clientGroupID: "g1",
+      baseCookie,
+      lmid: 0,
+      wsid,
+      init: { desiredQueriesPatch: queries as never },
+      authToken: "alice",
+      protocol: null,
+    },
+    { userID: "alice" },
+    socket,
+  );
+}
 
 describe("ZeroHub.restore", () => {
   it("re-attaches a connection from its saved state: the next poke starts at its cookie, with no reset", async () => {
@@ -137,34 +181,12 @@ describe("ZeroHub.restore", () => {
 });
 
 describe("ZeroHub.connect after a restart", () => {
-  const connect = (hub: ZeroHub, socket: ZeroSocket, baseCookie: string | null, wsid: string) =>
-    hub.connect(
-      {
-        clientID: "c1",
-        clientGroupID: "g1",
-        baseCookie,
-        lmid: 0,
-        wsid,
-        // A client back with a cookie desires what it did, which the server knows: no patch.
-        init: {
-          desiredQueriesPatch:
-            baseCookie === null ? [{ op: "put", hash: "all", name: "allTodos", args: [] }] : [],
-        },
-        authToken: "alice",
-        protocol: null,
-      },
-      { userID: "alice" },
-      socket,
-    );
-  const cookieOf = (socket: { frames: unknown[][] }) =>
-    (ends(socket.frames).at(-1)![1] as { cookie: string }).cookie;
-
   it("goes on from the client's cookie when the engine's membership is at it, and resets a client that missed a poke", async () => {
     const { service } = await testService(config);
     services.push(service);
     push(service, "alice", 1, "a1");
     const first = recorder();
-    const connection = connect(service.zero, first, null, "w1");
+    const connection = connectAlice(service.zero, first, { baseCookie: null, wsid: "w1" });
     await settle();
     const missed = cookieOf(first);
     push(service, "alice", 2, "a2");
@@ -177,7 +199,7 @@ describe("ZeroHub.connect after a restart", () => {
     // A new process, and the client back with the cookie of the last poke it got.
     const restarted = new ZeroHub(service, { log() {} }, () => Promise.reject(new Error("unused")));
     const resumed = recorder();
-    connect(restarted, resumed, latest, "w2");
+    connectAlice(restarted, resumed, { baseCookie: latest, wsid: "w2" });
     await settle();
     push(service, "alice", 3, "a3");
     restarted.changed();
@@ -193,7 +215,7 @@ describe("ZeroHub.connect after a restart", () => {
     // every row.
     const again = new ZeroHub(service, { log() {} }, () => Promise.reject(new Error("unused")));
     const behind = recorder();
-    connect(again, behind, missed, "w3");
+    connectAlice(again, behind, { baseCookie: missed, wsid: "w3" });
     await settle();
     const reset = JSON.stringify(behind.frames);
     expect(reset).toContain('"clear"');
@@ -202,34 +224,6 @@ describe("ZeroHub.connect after a restart", () => {
 });
 
 describe("ZeroHub after a restart, with two clients in a group", () => {
-  const open = (
-    hub: ZeroHub,
-    socket: ZeroSocket,
-    clientID: string,
-    baseCookie: string | null,
-    desiredQueriesPatch: Array<Record<string, unknown>>,
-  ) =>
-    hub.connect(
-      {
-        clientID,
-        clientGroupID: "g1",
-        baseCookie,
-        lmid: 0,
-        wsid: `w-${clientID}-${baseCookie ?? "new"}`,
-        init: { desiredQueriesPatch: desiredQueriesPatch as never },
-        authToken: "alice",
-        protocol: null,
-      },
-      { userID: "alice" },
-      socket,
-    );
-  const cookieOf = (socket: { frames: unknown[][] }) =>
-    (ends(socket.frames).at(-1)![1] as { cookie: string }).cookie;
-  const rowsPatches = (frames: unknown[][]) =>
-    frames
-      .filter((f) => f[0] === "pokePart")
-      .flatMap((f) => ((f[1] as { rowsPatch?: unknown[] }).rowsPatch ?? []) as Array<{ op: string }>);
-
   it("knows which client desires which query: one client's going takes only its own queries", async () => {
     const { service } = await testService(config);
     services.push(service);
@@ -237,14 +231,19 @@ describe("ZeroHub after a restart, with two clients in a group", () => {
     push(service, "alice", 2, "a2");
     // c1 follows one todo, c2 all of them.
     const one = recorder();
-    const c1 = open(service.zero, one, "c1", null, [
-      { op: "put", hash: "one", name: "oneTodo", args: [{ id: "a1" }] },
-    ]);
+    const c1 = connectAlice(service.zero, one, {
+      baseCookie: null,
+      wsid: "w1",
+      queries: FOLLOW_A1,
+    });
     await settle();
     const all = recorder();
-    const c2 = open(service.zero, all, "c2", cookieOf(one), [
-      { op: "put", hash: "all", name: "allTodos", args: [] },
-    ]);
+    const c2 = connectAlice(service.zero, all, {
+      clientID: "c2",
+      baseCookie: cookieOf(one),
+      wsid: "w2",
+      queries: [{ op: "put", hash: "all", name: "allTodos", args: [] }],
+    });
     await settle();
     const cookie = cookieOf(all);
     c1.socketClosed();
@@ -253,10 +252,15 @@ describe("ZeroHub after a restart, with two clients in a group", () => {
     // A new process; both clients come back at the group's cookie with nothing changed.
     const restarted = new ZeroHub(service, { log() {} }, () => Promise.reject(new Error("unused")));
     const first = recorder();
-    open(restarted, first, "c1", cookie, []);
+    connectAlice(restarted, first, { clientID: "c1", baseCookie: cookie, wsid: "w-c1-first", queries: [] });
     await settle();
     const second = recorder();
-    const back = open(restarted, second, "c2", cookie, []);
+    const back = connectAlice(restarted, second, {
+      clientID: "c2",
+      baseCookie: cookie,
+      wsid: "w-c2-second",
+      queries: [],
+    });
     await settle();
     // c2 tells the server that c1 is gone for good: c1's query goes, c2's stays.
     back.receive(JSON.stringify(["deleteClients", { clientIDs: ["c1"] }]));
@@ -265,14 +269,14 @@ describe("ZeroHub after a restart, with two clients in a group", () => {
     restarted.changed();
     await settle();
     expect(service.storedQueries("g1").map((q) => q.hash)).toEqual(["all"]);
-    const patches = rowsPatches(second.frames);
+    const patches = patchesOf(second.frames, "rowsPatch");
     expect(patches.filter((op) => op.op === "del")).toEqual([]);
     expect(JSON.stringify(patches)).toContain('"a3"');
 
     // And a client reset after the restart is told its own queries only.
     const again = new ZeroHub(service, { log() {} }, () => Promise.reject(new Error("unused")));
     const reset = recorder();
-    open(again, reset, "c2", null, []);
+    connectAlice(again, reset, { clientID: "c2", baseCookie: null, wsid: "w-c2-reset", queries: [] });
     await settle();
     const desired = reset.frames
       .filter((f) => f[0] === "pokePart")
@@ -286,9 +290,11 @@ describe("ZeroHub after a restart, with two clients in a group", () => {
     services.push(service);
     push(service, "alice", 1, "a1");
     const socket = recorder();
-    const c1 = open(service.zero, socket, "c1", null, [
-      { op: "put", hash: "one", name: "oneTodo", args: [{ id: "a1" }] },
-    ]);
+    const c1 = connectAlice(service.zero, socket, {
+      baseCookie: null,
+      wsid: "w1",
+      queries: FOLLOW_A1,
+    });
     await settle();
     const cookie = cookieOf(socket);
     c1.socketClosed();
@@ -299,7 +305,12 @@ describe("ZeroHub after a restart, with two clients in a group", () => {
 
     const restarted = new ZeroHub(service, { log() {} }, () => Promise.reject(new Error("unused")));
     const back = recorder();
-    const c2 = open(restarted, back, "c2", cookie, []);
+    const c2 = connectAlice(restarted, back, {
+      clientID: "c2",
+      baseCookie: cookie,
+      wsid: "w-c2-back",
+      queries: [],
+    });
     await settle();
     restarted.changed();
     await settle();
@@ -309,7 +320,7 @@ describe("ZeroHub after a restart, with two clients in a group", () => {
     );
     await settle();
     expect(service.storedQueries("g1")).toEqual([]);
-    expect(rowsPatches(back.frames)).toContainEqual(expect.objectContaining({ op: "del" }));
+    expect(patchesOf(back.frames, "rowsPatch")).toContainEqual(expect.objectContaining({ op: "del" }));
   });
 });
 
@@ -318,32 +329,8 @@ describe("ZeroHub and mutation results", () => {
     const { service } = await testService(config);
     services.push(service);
     push(service, "alice", 1, "a1");
-    const hubConnect = (hub: ZeroHub, socket: ZeroSocket, baseCookie: string | null, wsid: string) =>
-      hub.connect(
-        {
-          clientID: "c1",
-          clientGroupID: "g1",
-          baseCookie,
-          lmid: 0,
-          wsid,
-          init: {
-            desiredQueriesPatch:
-              baseCookie === null ? [{ op: "put", hash: "all", name: "allTodos", args: [] }] : [],
-          },
-          authToken: "alice",
-          protocol: null,
-        },
-        { userID: "alice" },
-        socket,
-      );
-    const resultsOf = (frames: unknown[][]) =>
-      frames
-        .filter((f) => f[0] === "pokePart")
-        .flatMap(
-          (f) => ((f[1] as { mutationsPatch?: unknown[] }).mutationsPatch ?? []) as Array<{ op: string }>,
-        );
     const first = recorder();
-    const connection = hubConnect(service.zero, first, null, "w1");
+    const connection = connectAlice(service.zero, first, { baseCookie: null, wsid: "w1" });
     await settle();
     // a1 exists: the insert fails, an application error.
     connection.receive(
@@ -362,24 +349,24 @@ describe("ZeroHub and mutation results", () => {
     );
     await settle();
     await settle();
-    expect(resultsOf(first.frames)).toEqual([
+    expect(patchesOf(first.frames, "mutationsPatch")).toEqual([
       {
         op: "put",
         mutation: { id: { clientID: "c1", id: 1 }, result: expect.objectContaining({ error: "app" }) },
       },
     ]);
-    const cookie = (ends(first.frames).at(-1)![1] as { cookie: string }).cookie;
+    const cookie = cookieOf(first);
     connection.socketClosed();
 
     // The client never acknowledged it; after a restart the next poke puts it again.
     const restarted = new ZeroHub(service, { log() {} }, () => Promise.reject(new Error("unused")));
     const second = recorder();
-    const back = hubConnect(restarted, second, cookie, "w2");
+    const back = connectAlice(restarted, second, { baseCookie: cookie, wsid: "w2" });
     await settle();
     push(service, "alice", 2, "a2");
     restarted.changed();
     await settle();
-    expect(resultsOf(second.frames)).toEqual([
+    expect(patchesOf(second.frames, "mutationsPatch")).toEqual([
       {
         op: "put",
         mutation: { id: { clientID: "c1", id: 1 }, result: expect.objectContaining({ error: "app" }) },
@@ -387,14 +374,17 @@ describe("ZeroHub and mutation results", () => {
     ]);
     back.receive(JSON.stringify(["ackMutationResponses", { clientID: "c1", id: 1 }]));
     await settle();
-    expect(resultsOf(second.frames).at(-1)).toEqual({ op: "del", id: { clientID: "c1", id: 1 } });
+    expect(patchesOf(second.frames, "mutationsPatch").at(-1)).toEqual({
+      op: "del",
+      id: { clientID: "c1", id: 1 },
+    });
     back.socketClosed();
 
     // Acknowledged: a later restart puts it no more.
     const again = new ZeroHub(service, { log() {} }, () => Promise.reject(new Error("unused")));
     const third = recorder();
-    hubConnect(again, third, null, "w3");
+    connectAlice(again, third, { baseCookie: null, wsid: "w3" });
     await settle();
-    expect(resultsOf(third.frames)).toEqual([]);
+    expect(patchesOf(third.frames, "mutationsPatch")).toEqual([]);
   });
 });
