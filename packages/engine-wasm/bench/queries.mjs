@@ -1,6 +1,7 @@
 // `pnpm bench queries`: query-aware pull in process, on better-sqlite3 (file database, WAL).
 // A chat of 100,000 messages in 200 channels and 1,000 users; client groups subscribe to 5
-// queries each (a channel's last 50 messages with their authors). Prints one line per figure,
+// queries each (a channel's last 50 messages with their authors), and groups holding a whole
+// channel (a query without a limit). Prints one line per figure,
 // then one JSON object as the last line. `--quick` uses fewer groups; `--cpu` times by CPU time.
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -164,11 +165,55 @@ function afterWrites(label) {
 }
 const round = (x) => Math.round(x * 1000) / 1000;
 const base = afterWrites("base");
+
 // Idle groups (subscribed, never pulling again) do not weigh on a pull after a write.
 subscribe("idle-a", 100);
 const with100 = afterWrites("idle100");
 subscribe("idle-b", quick ? 400 : 4_900);
 const with5000 = afterWrites("idle5000");
+
+// A query without a limit holds every message of its channel (500 rows): a write to the channel
+// is brought into each subscribed group among the changed rows, at a cost that must not grow
+// with the rows the group holds.
+const UNLIMITED_GROUPS = quick ? 20 : 100;
+const channelAll = (channelId) => ({
+  table: "message",
+  where: {
+    type: "simple",
+    op: "=",
+    left: { type: "column", name: "channelId" },
+    right: { type: "literal", value: channelId },
+  },
+  orderBy: [["at", "asc"]],
+});
+for (let g = 0; g < UNLIMITED_GROUPS; g++) {
+  pull(`u${g}`, [
+    { op: "put", hash: "all-c0", name: "channelAll", args: { channel: "c0" }, ast: channelAll("c0") },
+  ]);
+}
+const unlimited = [];
+for (let w = 0; w < WRITES; w++) {
+  tx(() => {
+    db.prepare("INSERT INTO message VALUES (?, ?, ?, ?, ?)").run(
+      `u-new${w}`,
+      "c0",
+      "u1",
+      MESSAGES + 100 + w,
+      "new",
+    );
+    engine.finalize(adapter, { clientGroupID: "writer", clientID: "writer", mutationID: ++mutation });
+  });
+  for (let g = 0; g < UNLIMITED_GROUPS; g++) {
+    const start = now();
+    const result = pull(`u${g}`, []);
+    unlimited.push(ms(start));
+    if (result.puts !== 1) throw new Error(`an unlimited query's pull after a write put ${result.puts} rows`);
+  }
+}
+const unlimitedP95 = percentile(unlimited, 0.95);
+console.log(
+  `unlimited: pull after a write to a 500-row result p50 ${percentile(unlimited, 0.5).toFixed(3)} ms, p95 ${unlimitedP95.toFixed(3)} ms over ${unlimited.length} pulls`,
+);
 
 db.close();
 rmSync(dir, { recursive: true, force: true });
@@ -184,5 +229,6 @@ console.log(
     idleQueryPullMicros,
     idleGroups100PullAfterWriteP95Ms: round(with100.p95),
     idleGroups5000PullAfterWriteP95Ms: round(with5000.p95),
+    unlimitedPullAfterWriteP95Ms: round(unlimitedP95),
   }),
 );
