@@ -31,7 +31,8 @@ const UNCLAIMED = "";
  * client's desired queries, the queries the clients hold as got, and what the next poke must
  * carry. The engine keeps the group's active queries and row membership; a query stays active
  * while any client of the group desires it. Which client desires which query is stored too
- * (ZeroDesiredStore), written with the poke that applies a change.
+ * (ZeroGroupStore), written with the poke that applies a change, with the mutation results
+ * not yet acknowledged.
  */
 export class ZeroGroup {
   /** The cookie of the group's last poke (null: none was sent since the server started). */
@@ -49,14 +50,13 @@ export class ZeroGroup {
   /** Results acknowledged, and clients gone, since the group was last stored. */
   private acknowledgedSince: Array<{ clientID: string; id: number }> = [];
   private forgottenSince: string[] = [];
+  /** Clients' desired queries changed since they were last stored. */
+  private desiredChanged = false;
 
   constructor(
     readonly id: string,
     readonly userID: string,
   ) {}
-
-  /** Clients' desired queries changed since they were last stored. */
-  private desiredChanged = false;
 
   /**
    * Rebuilds the group (after a restart) from what it stored: each client's desired queries,
