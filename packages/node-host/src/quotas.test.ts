@@ -1,6 +1,13 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { type ConformanceTarget, conformanceConfig, NativeClient } from "@weir/conformance";
+import {
+  type ConformanceTarget,
+  conformanceConfig,
+  connectZero,
+  NativeClient,
+  pokePartsOf,
+  until,
+} from "@weir/conformance";
 import { describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import { startChildServer } from "../test/child-server.js";
@@ -135,6 +142,62 @@ describe("weighted request quotas", () => {
       // Pushes are refused too; other users are not.
       expect((await alice.push([{ name: "createTodo", args: { id: "t2" } }])).status).toBe(429);
       expect((await new NativeClient(target, "weighted", "bob").pull()).status).toBe(200);
+    } finally {
+      await target.close();
+    }
+  });
+
+  it("charge a Zero socket's pushes, and refuse one past the budget as Zero's rate limit", async () => {
+    await awayFromWindowEdge(HOUR_MS);
+    const { target } = await start(tempDir(), { quotas });
+    try {
+      const socket = await connectZero(target.url, "weighted-zero", { group: "zg", user: "alice" });
+      await socket.next("connected");
+      const push = (id: number) =>
+        socket.ws.send(
+          JSON.stringify([
+            "push",
+            {
+              clientGroupID: "zg",
+              mutations: [
+                {
+                  type: "custom",
+                  id,
+                  clientID: "c1",
+                  name: "createTodo",
+                  args: [{ id: `z${id}` }],
+                  timestamp: 1,
+                },
+              ],
+              pushVersion: 1,
+              timestamp: 1,
+              requestID: `r${id}`,
+            },
+          ]),
+        );
+      // 11 units each, admitted while under 30: three go through, the fourth is refused.
+      for (let id = 1; id <= 4; id++) push(id);
+      await until(() => socket.messages.some((m) => m[0] === "error"));
+      expect(socket.messages.find((m) => m[0] === "error")![1]).toMatchObject({
+        kind: "MutationRateLimited",
+      });
+      // The three are applied (their ids reach the socket's pokes), the fourth is not.
+      const acknowledged = () =>
+        Math.max(
+          0,
+          ...pokePartsOf(socket).map(
+            (part) => (part.lastMutationIDChanges as Record<string, number> | undefined)?.c1 ?? 0,
+          ),
+        );
+      await until(() => acknowledged() === 3);
+      // Other users are not refused.
+      expect((await new NativeClient(target, "weighted-zero", "bob").pull()).status).toBe(200);
+      // The socket stays open, and its user's HTTP requests are refused too.
+      expect(socket.ws.readyState).toBe(socket.ws.OPEN);
+      const refused = await new NativeClient(target, "weighted-zero", "alice").pull();
+      expect(refused.status).toBe(429);
+      expect(acknowledged()).toBe(3);
+      socket.ws.close();
     } finally {
       await target.close();
     }

@@ -381,6 +381,7 @@ export class WeirHost {
       upstream: this.config.upstream?.source(name) ?? null,
       pollScheduler: this.pollScheduler,
       ...(this.ports.observeIngest ? { observeIngest: this.ports.observeIngest } : {}),
+      zeroMeter: (userID, cost) => this.budgets.chargeZeroMessage(userID, cost),
     });
   }
 

@@ -33,6 +33,7 @@ import type { UpstreamSource } from "../ports/upstream-source.js";
 import type { Wake } from "../ports/wake.js";
 import { ZeroGroupStore } from "../zero/zero-group-store.js";
 import { ZeroHub } from "../zero/zero-hub.js";
+import type { ZeroMeter } from "../zero/zero-meter.js";
 import type { ZeroNamespace } from "../zero/zero-namespace.js";
 import { ControlStore } from "./control-store.js";
 import { CounterFlush, type CounterFlushPolicy } from "./counter-flush.js";
@@ -61,6 +62,8 @@ export interface NamespaceServiceInit {
   /** The timer of upstream polls (apart from `scheduler`, which the wake window uses). */
   pollScheduler: Scheduler;
   observeIngest?(event: IngestEvent): void;
+  /** Charges Zero sockets' messages to their users' budgets (none: they cost nothing). */
+  zeroMeter?: ZeroMeter;
 }
 
 /**
@@ -133,14 +136,18 @@ export class NamespaceService
       this.zero.changed();
     });
     this.zeroStore = new ZeroGroupStore(this.store);
-    this.zero = new ZeroHub(this, this.logger, (token) =>
-      Promise.resolve(
-        authenticateRequest(this.config, this.logger, {
-          method: "GET",
-          url: "http://zero/",
-          headers: new Headers({ authorization: `Bearer ${token}` }),
-        }),
-      ),
+    this.zero = new ZeroHub(
+      this,
+      this.logger,
+      (token) =>
+        Promise.resolve(
+          authenticateRequest(this.config, this.logger, {
+            method: "GET",
+            url: "http://zero/",
+            headers: new Headers({ authorization: `Bearer ${token}` }),
+          }),
+        ),
+      init.zeroMeter,
     );
     this.counterFlush = new CounterFlush(init.counterFlush, () => this.saveCounters(), this.usage.lastUsed);
     this.retentionPacer = new RetentionPacer({

@@ -3,6 +3,7 @@ import { DAY_MS } from "../config/quota-config.js";
 import type { RequestRecord } from "../http/request-record.js";
 import type { Clock } from "../ports/clock.js";
 import type { QuotaStore } from "../ports/quota-store.js";
+import type { ZeroMessageCost } from "../zero/zero-meter.js";
 import { type Budget, type KeyState, RequestQuotas } from "./request-quotas.js";
 
 /** A user admitted to a request, to be charged once it is answered. */
@@ -39,6 +40,20 @@ export class UserBudgets {
   /** Charges an answered request's weight: what it turned out to cost. */
   chargeRequest(admitted: Admitted, record: RequestRecord): void {
     if (record.status !== 429) this.quotas.charge(admitted, this.weight(record));
+  }
+
+  /**
+   * Admits and charges a message on a Zero socket at once (its cost is known before it runs):
+   * a push's weight with its mutations, a change of queries a pull's. Throws 429 when spent.
+   */
+  chargeZeroMessage(userID: string, cost: ZeroMessageCost): void {
+    if (!this.requests) return;
+    const admitted = this.quotas.admit(`r:${userID}`, this.requests, "rate_limited", "request quota spent");
+    const weights = this.config.weights;
+    this.quotas.charge(
+      admitted,
+      cost.kind === "push" ? weights.push + weights.mutation * cost.mutations : weights.pull,
+    );
   }
 
   /** Throws 429 when the user created as many namespaces as a day allows; else counts this one. */

@@ -6,6 +6,7 @@ import { formatZeroCookie, parseZeroCookie, type ZeroCookie } from "./zero-cooki
 import { ZeroError } from "./zero-error.js";
 import type { ZeroGroup } from "./zero-group.js";
 import { parseZeroMessage, type ZeroPushBody, type ZeroQueryOp, type ZeroUpstream } from "./zero-messages.js";
+import type { ZeroMessageCost } from "./zero-meter.js";
 import { CLOSE_NORMAL, CLOSE_PROTOCOL_ERROR, type ZeroSocket } from "./zero-socket.js";
 
 /** What a connection asks of its namespace's hub. */
@@ -20,6 +21,8 @@ export interface ZeroConnectionHost {
   recoveryPull(connection: ZeroConnection, body: ZeroPullBody): unknown[];
   /** Authenticates a new credential (`updateAuth`): the claims, or a rejection. */
   reauthenticate(token: string): Promise<Claims>;
+  /** Charges a message to the user's budget: false when it is refused (and must not run). */
+  charge(connection: ZeroConnection, cost: ZeroMessageCost): boolean;
   closed(connection: ZeroConnection): void;
 }
 
@@ -189,10 +192,12 @@ export class ZeroConnection {
     if (!this.initialized) throw new ZeroError("InvalidMessage", `${message[0]} before initConnection`);
     switch (message[0]) {
       case "changeDesiredQueries":
+        if (!this.host.charge(this, { kind: "queries" })) return;
         this.group.desire(this.clientID, this.host.checkQueries(this, message[1].desiredQueriesPatch));
         this.host.poke(this.group);
         return;
       case "push":
+        if (!this.host.charge(this, { kind: "push", mutations: message[1].mutations.length })) return;
         await this.host.push(this, message[1]);
         return;
       case "ackMutationResponses":

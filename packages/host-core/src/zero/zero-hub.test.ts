@@ -1,7 +1,11 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { headerUser, testService } from "../../test/test-host.js";
+import { DEFAULT_WEIGHTS } from "../config/quota-config.js";
 import type { WeirConfig } from "../config/weir-config.js";
 import type { NamespaceService } from "../namespace/namespace-service.js";
+import { systemClock } from "../ports/clock.js";
+import { memoryQuotaStore } from "../ports/quota-store.js";
+import { UserBudgets } from "../quotas/user-budgets.js";
 import type { ZeroConnectionState } from "./zero-connection-state.js";
 import { ZeroHub } from "./zero-hub.js";
 import type { ZeroSocket } from "./zero-socket.js";
@@ -386,5 +390,83 @@ describe("ZeroHub and mutation results", () => {
     connectAlice(again, third, { baseCookie: null, wsid: "w3" });
     await settle();
     expect(patchesOf(third.frames, "mutationsPatch")).toEqual([]);
+  });
+});
+
+describe("ZeroHub and the user's request budget", () => {
+  it("refuses a push past the budget as MutationRateLimited and a change of queries with a backoff, applying neither", async () => {
+    const { service } = await testService(config);
+    services.push(service);
+    // 20 units a minute, admitted while under: a push of one mutation costs 11, so a third is refused.
+    const budgets = new UserBudgets(
+      { requestUnits: 20, windowMs: 60_000, weights: DEFAULT_WEIGHTS, newNamespacesPerDay: null },
+      memoryQuotaStore(),
+      systemClock,
+      () => {},
+    );
+    const hub = new ZeroHub(
+      service,
+      { log() {} },
+      () => Promise.reject(new Error("unused")),
+      (userID, cost) => budgets.chargeZeroMessage(userID, cost),
+    );
+    const socket = recorder();
+    let closed = false;
+    socket.close = () => {
+      closed = true;
+    };
+    const connection = connectAlice(hub, socket, { baseCookie: null, wsid: "w1" });
+    await settle();
+    const pushOf = (id: number, todo: string) =>
+      JSON.stringify([
+        "push",
+        {
+          clientGroupID: "g1",
+          mutations: [
+            { type: "custom", id, clientID: "c1", name: "createTodo", args: [{ id: todo }], timestamp: 1 },
+          ],
+          pushVersion: 1,
+          timestamp: 1,
+          requestID: `r${id}`,
+        },
+      ]);
+    connection.receive(pushOf(1, "q1"));
+    connection.receive(pushOf(2, "q2"));
+    connection.receive(pushOf(3, "q3"));
+    await settle();
+    await settle();
+    const todos = () => service.store.db.query("SELECT id FROM todo ORDER BY id", []).map((row) => row[0]);
+    expect(todos()).toEqual(["q1", "q2"]);
+    expect(service.lastMutationID("g1", "c1")).toBe(2);
+    expect(socket.frames.filter((f) => f[0] === "error")).toEqual([
+      [
+        "error",
+        {
+          kind: "MutationRateLimited",
+          message: expect.stringContaining("request quota spent"),
+          origin: "zeroCache",
+        },
+      ],
+    ]);
+    expect(closed).toBe(false);
+
+    connection.receive(
+      JSON.stringify([
+        "changeDesiredQueries",
+        { desiredQueriesPatch: [{ op: "put", hash: "one", name: "oneTodo", args: [{ id: "q1" }] }] },
+      ]),
+    );
+    await settle();
+    expect(socket.frames.at(-1)).toEqual([
+      "error",
+      {
+        kind: "ServerOverloaded",
+        origin: "zeroCache",
+        minBackoffMs: expect.any(Number),
+        message: expect.stringContaining("request quota spent"),
+      },
+    ]);
+    expect(closed).toBe(true);
+    expect(service.storedQueries("g1").map((q) => q.hash)).toEqual(["all"]);
   });
 });

@@ -8,6 +8,7 @@ import { formatZeroCookie, nextZeroCookie, parseZeroCookie, type ZeroCookie } fr
 import { ZeroError } from "./zero-error.js";
 import { ZeroGroup } from "./zero-group.js";
 import type { ZeroPushBody, ZeroQueryOp } from "./zero-messages.js";
+import type { ZeroMessageCost, ZeroMeter } from "./zero-meter.js";
 import type { ZeroNamespace } from "./zero-namespace.js";
 import { pokeParts, type QueryPullAnswer } from "./zero-poke.js";
 import { runZeroPush } from "./zero-push.js";
@@ -31,6 +32,7 @@ export class ZeroHub {
     private readonly ns: ZeroNamespace,
     logger: Logger,
     private readonly reauthenticate: (token: string) => Promise<Claims>,
+    private readonly meter: ZeroMeter = () => {},
   ) {
     this.host = {
       logger,
@@ -39,6 +41,7 @@ export class ZeroHub {
       push: (connection, body) => this.push(connection, body),
       recoveryPull: (connection, body) => recoveryPullAnswer(this.ns, body, connection.claims),
       reauthenticate: (token) => this.reauthenticate(token),
+      charge: (connection, cost) => this.charge(connection, cost),
       closed: (connection) => this.leave(connection),
     };
   }
@@ -236,6 +239,32 @@ export class ZeroHub {
     }
     group.cookie = cookie;
     for (const connection of connections) connection.sendPoke(parts, cookie);
+  }
+
+  /**
+   * Charges a message to the connection's user. Over budget, a push is refused as Zero's own
+   * rate limit does it (`MutationRateLimited`: the connection stays, the client pushes its
+   * mutations again later), and a change of queries with `ServerOverloaded`, whose backoff the
+   * client waits out before it reconnects and sends the change again.
+   */
+  private charge(connection: ZeroConnection, cost: ZeroMessageCost): boolean {
+    try {
+      this.meter(connection.claims.userID, cost);
+      return true;
+    } catch (error) {
+      if ((error as { code?: unknown }).code !== "rate_limited") throw error;
+      const message = (error as Error).message;
+      if (cost.kind === "push") {
+        connection.send(["error", { kind: "MutationRateLimited", message, origin: "zeroCache" }]);
+        return false;
+      }
+      const seconds = Number((error as { headers?: Record<string, string> }).headers?.["retry-after"] ?? 1);
+      throw new ZeroError("ServerOverloaded", message, {
+        kind: "ServerOverloaded",
+        origin: "zeroCache",
+        minBackoffMs: seconds * 1000,
+      });
+    }
   }
 
   private checkQueries(connection: ZeroConnection, ops: readonly ZeroQueryOp[]): ZeroQueryOp[] {

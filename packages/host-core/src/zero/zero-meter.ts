@@ -1,0 +1,10 @@
+/** What a Zero message costs its user: a push (and its mutations), or a change of queries. */
+export type ZeroMessageCost = { kind: "push"; mutations: number } | { kind: "queries" };
+
+/**
+ * Charges a Zero connection's messages to its user's request budget, as HTTP requests are: a
+ * socket is one request to open, and each push or change of queries on it is charged as the
+ * push or pull it causes. Throws the host's 429 (`rate_limited`, with Retry-After) when the
+ * budget is spent; nothing of the message is applied then.
+ */
+export type ZeroMeter = (userID: string, cost: ZeroMessageCost) => void;
