@@ -4,7 +4,15 @@ import { HttpError } from "../http/http-error.js";
 import { jsonParts } from "../http/http-parts.js";
 import { elapsedMs } from "../ports/clock.js";
 import type { DelegatedPushContext, FlowResult } from "./flow-context.js";
-import { alreadyProcessed, checkWriter, type Entry, entry, outOfOrder, parseBatch } from "./push-answers.js";
+import {
+  alreadyProcessed,
+  checkWriter,
+  type Entry,
+  entry,
+  outOfOrder,
+  parseBatch,
+  type RecordWith,
+} from "./push-answers.js";
 
 /**
  * Push in a namespace whose writes belong to the app's own server. The namespace checks the push
@@ -22,6 +30,7 @@ export async function runDelegatedPush(
   body: unknown,
   claims: Claims,
   authorization: string | null,
+  recordWith?: RecordWith,
 ): Promise<FlowResult> {
   const batch = parseBatch(dialect, body);
   if (!("clientGroupID" in batch)) return batch;
@@ -91,6 +100,7 @@ export async function runDelegatedPush(
       const again = engine.preflightBatch(store.db, group, refs(forwarded));
       const next = forwarded.filter((_, index) => again[index]!.status === "apply");
       if (next.length > 0) engine.finalizeBatch(store.db, group, refs(next));
+      recordWith?.(next.map((m) => entry(m, results.get(`${m.clientID}\u0000${m.id}`)!)));
       return next.length;
     });
     for (const mutation of forwarded) {

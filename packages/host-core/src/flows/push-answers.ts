@@ -17,6 +17,12 @@ import type { Knobs } from "./knobs.js";
 
 export type Entry = { id: { clientID: string; id: number }; result: MutationResult };
 
+/**
+ * Called inside the transaction that records a push's ids, with the answers of the mutations
+ * it records: what a dialect keeps of them (Zero's application errors) commits with the ids.
+ */
+export type RecordWith = (entries: readonly Entry[]) => void;
+
 /** The batch, or the answer to a body of an unsupported version (in the dialect's own shape). */
 export function parseBatch(dialect: Dialect, body: unknown): PushBatch | FlowResult {
   try {

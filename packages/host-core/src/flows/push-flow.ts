@@ -5,7 +5,15 @@ import { elapsedMs } from "../ports/clock.js";
 import { fireFault } from "./fault.js";
 import type { FlowResult, PushContext } from "./flow-context.js";
 import type { MutatorContext } from "./mutator.js";
-import { alreadyProcessed, checkWriter, type Entry, entry, outOfOrder, parseBatch } from "./push-answers.js";
+import {
+  alreadyProcessed,
+  checkWriter,
+  type Entry,
+  entry,
+  outOfOrder,
+  parseBatch,
+  type RecordWith,
+} from "./push-answers.js";
 import { runMutator } from "./run-mutator.js";
 
 /**
@@ -14,7 +22,13 @@ import { runMutator } from "./run-mutator.js";
  * advances with the rest. Nothing is acknowledged before the commit, and deferred effects run
  * only after it.
  */
-export function runPush(ctx: PushContext, dialect: Dialect, body: unknown, claims: Claims): FlowResult {
+export function runPush(
+  ctx: PushContext,
+  dialect: Dialect,
+  body: unknown,
+  claims: Claims,
+  recordWith?: RecordWith,
+): FlowResult {
   const batch = parseBatch(dialect, body);
   if (!("clientGroupID" in batch)) return batch;
   const { knobs, clock } = ctx;
@@ -27,8 +41,8 @@ export function runPush(ctx: PushContext, dialect: Dialect, body: unknown, claim
   // rolled back and run again with each mutation in a nested transaction of its own, so that
   // the refused one's writes alone are undone. Refusals are rare, and savepoints cost.
   const outcome =
-    runBatch(ctx, dialect, batch, claims, owned, false) ??
-    (runBatch(ctx, dialect, batch, claims, owned, true) as BatchOutcome);
+    runBatch(ctx, dialect, batch, claims, owned, false, recordWith) ??
+    (runBatch(ctx, dialect, batch, claims, owned, true, recordWith) as BatchOutcome);
   const { entries, writers, deferred, stoppedAt, applied, appErrors, replays } = outcome;
   const txMs = elapsedMs(clock, started);
   ctx.caughtUp.rememberOwner(batch.clientGroupID, claims.userID);
@@ -81,6 +95,7 @@ function runBatch(
   claims: Claims,
   owned: boolean,
   isolated: boolean,
+  recordWith?: RecordWith,
 ): BatchOutcome | null {
   const { engine, store, knobs } = ctx;
   const outcome: BatchOutcome = {
@@ -138,6 +153,9 @@ function runBatch(
         }
       }
       engine.finalizeBatch(store.db, batch.clientGroupID, processed);
+      recordWith?.(
+        outcome.entries.filter((e) => !("error" in e.result) || e.result.error !== "alreadyProcessed"),
+      );
       fireFault(knobs, "push_after_write_before_commit");
     });
   } catch (error) {

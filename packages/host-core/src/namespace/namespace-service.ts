@@ -22,6 +22,7 @@ import { type IngestAction, runIngestAdmin, runNotify } from "../flows/ingest-fl
 import type { Knobs } from "../flows/knobs.js";
 import type { Mutator } from "../flows/mutator.js";
 import { runPull } from "../flows/pull-flow.js";
+import type { RecordWith } from "../flows/push-answers.js";
 import { runPush } from "../flows/push-flow.js";
 import { HttpError } from "../http/http-error.js";
 import type { IngestPassResult } from "../ingest/ingest-pass.js";
@@ -234,8 +235,8 @@ export class NamespaceService
     return this.guard(false, () => runPull(this, dialect, body, claims));
   }
 
-  push(dialect: Dialect, body: unknown, claims: Claims): FlowResult {
-    return this.guard(true, () => runPush(this, dialect, body, claims));
+  push(dialect: Dialect, body: unknown, claims: Claims, recordWith?: RecordWith): FlowResult {
+    return this.guard(true, () => runPush(this, dialect, body, claims, recordWith));
   }
 
   admin(action: Exclude<AdminAction, IngestAction>, method: string, body: unknown): FlowResult {
@@ -253,9 +254,10 @@ export class NamespaceService
     body: unknown,
     claims: Claims,
     authorization: string | null,
+    recordWith?: RecordWith,
   ): Promise<FlowResult> {
     try {
-      return await runDelegatedPush(this, dialect, body, claims, authorization);
+      return await runDelegatedPush(this, dialect, body, claims, authorization, recordWith);
     } finally {
       this.counterFlush.changed(true, this.clock.monotonic());
     }

@@ -393,6 +393,55 @@ describe("ZeroHub and mutation results", () => {
   });
 });
 
+describe("ZeroHub and a push that fails after its commit", () => {
+  it("has stored a mutation's application error with its id, so the client still gets it", async () => {
+    const { service } = await testService(config);
+    services.push(service);
+    push(service, "alice", 1, "a1");
+    const socket = recorder();
+    const connection = connectAlice(service.zero, socket, { baseCookie: null, wsid: "w1" });
+    await settle();
+    const cookie = cookieOf(socket);
+    // a1 exists: the insert fails, an application error. The push commits, then fails before
+    // it answers (as a process that dies there would).
+    service.setKnob("faults", { push_after_commit_before_response: "error" });
+    connection.receive(
+      JSON.stringify([
+        "push",
+        {
+          clientGroupID: "g1",
+          mutations: [
+            { type: "custom", id: 1, clientID: "c1", name: "createTodo", args: [{ id: "a1" }], timestamp: 1 },
+          ],
+          pushVersion: 1,
+          timestamp: 1,
+          requestID: "r1",
+        },
+      ]),
+    );
+    await settle();
+    await settle();
+    expect(service.lastMutationID("g1", "c1")).toBe(1);
+    expect(service.zeroStore.readResults("g1")).toEqual([
+      { clientID: "c1", id: 1, result: expect.objectContaining({ error: "app" }) },
+    ]);
+    // A new process: the client comes back and its next poke carries the error.
+    const restarted = new ZeroHub(service, { log() {} }, () => Promise.reject(new Error("unused")));
+    const back = recorder();
+    connectAlice(restarted, back, { baseCookie: cookie, wsid: "w2" });
+    await settle();
+    push(service, "alice", 2, "a2");
+    restarted.changed();
+    await settle();
+    expect(patchesOf(back.frames, "mutationsPatch")).toEqual([
+      {
+        op: "put",
+        mutation: { id: { clientID: "c1", id: 1 }, result: expect.objectContaining({ error: "app" }) },
+      },
+    ]);
+  });
+});
+
 describe("ZeroHub and the user's request budget", () => {
   it("refuses a push past the budget as MutationRateLimited and a change of queries with a backoff, applying neither", async () => {
     const { service } = await testService(config);

@@ -296,9 +296,8 @@ export class ZeroHub {
     const group = connection.group;
     group.pushing = true;
     try {
+      // Stored with their ids by the push, before any poke carries them.
       const refused = await runZeroPush(this.ns, group, body, connection.claims, connection.authorization);
-      // Stored before any poke carries them, so that none is lost to a dropped socket or a restart.
-      this.ns.zeroStore.addResults(group.id, refused);
       for (const result of refused) group.refused(result);
     } finally {
       group.pushing = false;

@@ -2,6 +2,7 @@ import type { Dialect } from "@weir/protocol";
 import type { Claims } from "../auth/claims.js";
 import type { QueryDefinition } from "../config/weir-config.js";
 import type { FlowResult } from "../flows/flow-context.js";
+import type { RecordWith } from "../flows/push-answers.js";
 import type { ZeroGroupStore } from "./zero-group-store.js";
 
 /** What the Zero dialect needs of a namespace: the native flows, and two looks at its state. */
@@ -9,12 +10,13 @@ export interface ZeroNamespace {
   readonly queries: Readonly<Record<string, QueryDefinition>> | undefined;
   readonly delegates: boolean;
   pull(dialect: Dialect, body: unknown, claims: Claims): FlowResult;
-  push(dialect: Dialect, body: unknown, claims: Claims): FlowResult;
+  push(dialect: Dialect, body: unknown, claims: Claims, recordWith?: RecordWith): FlowResult;
   pushDelegated(
     dialect: Dialect,
     body: unknown,
     claims: Claims,
     authorization: string | null,
+    recordWith?: RecordWith,
   ): Promise<FlowResult>;
   /** The namespace's latest version. */
   watermark(): number;

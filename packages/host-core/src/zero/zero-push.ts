@@ -1,5 +1,6 @@
 import type { Claims } from "../auth/claims.js";
 import type { FlowResult } from "../flows/flow-context.js";
+import type { RecordWith } from "../flows/push-answers.js";
 import { HttpError } from "../http/http-error.js";
 import { ZeroError } from "./zero-error.js";
 import type { ZeroGroup } from "./zero-group.js";
@@ -28,7 +29,7 @@ const BODY_PREVIEW_CHARS = 512;
  * A Zero push through weir's own push flow (or the delegated one): its mutations run as a native
  * batch, custom mutators by name with the first element of their args. A success reaches the
  * client as its id in the next poke's lastMutationIDChanges; an application error also as a
- * mutationsPatch entry in that poke (answered here, for the hub to store and record). A CRUD mutation runs as the
+ * mutationsPatch entry in that poke (stored with the ids, and answered here for the hub to record). A CRUD mutation runs as the
  * mutator `_zero_crud`, which a config does not define, so it is refused as an application error.
  * An id beyond the next one refuses the push (PushFailed, oooMutation); the client reconnects and
  * pushes again. A delegated push that the app refused as a whole, or could not answer, is a
@@ -56,9 +57,12 @@ export async function runZeroPush(
       timestamp: m.timestamp,
     })),
   };
+  // The application errors are stored in the transaction that records their ids, so none is
+  // lost to a crash between the two.
+  const recordWith: RecordWith = (entries) => ns.zeroStore.addResults(group.id, appErrors(entries));
   const result: FlowResult = ns.delegates
-    ? await delegatedPush(ns, body, native, claims, authorization)
-    : ns.push("native", native, claims);
+    ? await delegatedPush(ns, body, native, claims, authorization, recordWith)
+    : ns.push("native", native, claims, recordWith);
   const answer = JSON.parse(result.response.body ?? "{}") as {
     pushResponse?: { mutations?: NativeEntry[] } | NativePushFailed;
   };
@@ -80,7 +84,10 @@ export async function runZeroPush(
       mutationIDs: response.mutationIDs ?? [],
     });
   }
-  const entries = response && "mutations" in response ? (response.mutations ?? []) : [];
+  return appErrors(response && "mutations" in response ? (response.mutations ?? []) : []);
+}
+
+function appErrors(entries: readonly NativeEntry[]): MutationResult[] {
   return entries
     .filter((entry) => entry.result.error === "app")
     .map((entry) => ({ clientID: entry.id.clientID, id: entry.id.id, result: entry.result }));
@@ -104,10 +111,11 @@ async function delegatedPush(
   native: unknown,
   claims: Claims,
   authorization: string | null,
+  recordWith: RecordWith,
 ): Promise<FlowResult> {
   let result: FlowResult;
   try {
-    result = await ns.pushDelegated("native", native, claims, authorization);
+    result = await ns.pushDelegated("native", native, claims, authorization, recordWith);
   } catch (error) {
     if (!(error instanceof HttpError)) throw error;
     throw pushFailed(`${error.code}: ${error.message}`, {
