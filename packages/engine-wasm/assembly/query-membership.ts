@@ -65,6 +65,10 @@ export class Membership {
   full: bool = false;
   /** Evaluations so far in this pull: each one's rows are scratch kind -n. */
   private evaluations: i32 = 0;
+  /** Rows went into the scratch table in this pull (the pull empties it before it answers). */
+  scratched: bool = false;
+  /** A row's count moved in this pull (noted as scratch kind 1): settling has work to do. */
+  private moved: bool = false;
 
   /** Forgets every row the group's queries hold, for a reset that evaluates them all afresh. */
   clearRows(): void {
@@ -91,6 +95,8 @@ export class Membership {
       );
       const gh = params([this.group, hash]);
       if (!this.full) {
+        this.scratched = true;
+        this.moved = true;
         exec(
           "INSERT INTO _weir_query_scratch (kind, tbl, pk, was_held) SELECT " +
             CHANGED +
@@ -108,6 +114,7 @@ export class Membership {
       return;
     }
     const kind = this.nextKind();
+    this.scratched = true;
     const bound: string[] = [kind];
     for (let i = 0; i < sql.params.length; i++) bound.push(sql.params[i]);
     this.evaluated += <i64>(
@@ -129,6 +136,7 @@ export class Membership {
     const sql = new QuerySql(this.visibility);
     const rows = sql.changedRows(plan, from, to);
     const kind = this.nextKind();
+    this.scratched = true;
     const bound: string[] = [kind];
     for (let i = 0; i < sql.params.length; i++) bound.push(sql.params[i]);
     this.evaluated += <i64>(
@@ -154,6 +162,7 @@ export class Membership {
    * row whose count moved can have fallen to zero, and each such row was noted (scratch kind 1).
    */
   settle(): void {
+    if (!this.moved) return;
     exec(
       "DELETE FROM _weir_group_rows WHERE group_id = ? AND refs <= 0 AND (tbl, pk) IN (SELECT tbl, pk FROM " +
         "_weir_query_scratch WHERE kind = " +
@@ -184,6 +193,8 @@ export class Membership {
     goneParams.push(kind);
     const moved = execStatement(scope.note, params(goneParams.concat([this.group, kind, this.group, hash])));
     if (moved == 0) return;
+    this.scratched = true;
+    this.moved = true;
     execStatement(scope.release, params([this.group].concat(goneParams)));
     execStatement(scope.forget, params(goneParams));
     execStatement(ADD_ROWS, params([this.group, kind, this.group, hash]));

@@ -155,12 +155,15 @@ export function queryPull(
   const membership = new Membership(schema, visibility, group);
   membership.budget = maxQueryRows;
   const full = cookie == NULL_COOKIE || cookie < floor || storedCookie != cookie;
+  // The group's queries as the answer ends, when read on the way (to name the complete ones).
+  let known: Array<StoredQuery> | null = null;
   if (full) {
     // Every held row is answered: the group's rows are built anew from its queries.
     membership.full = true;
     membership.clearRows();
     applyPatch(membership, group, patchText, false);
     const queries = storedQueries(group);
+    known = queries;
     for (let q = 0; q < queries.length && !membership.exceeded(); q++) {
       membership.evaluate(queries[q].hash, queries[q].plan, true);
       answer.recomputed++;
@@ -173,6 +176,7 @@ export function queryPull(
       const from = fromSeq.toString();
       const to = toSeq.toString();
       const queries = storedQueries(group);
+      if (!changesQueries(patchText)) known = queries;
       for (let q = 0; q < queries.length && !membership.exceeded(); q++) {
         const query = queries[q];
         if (!readsAny(query, touched)) continue;
@@ -211,10 +215,10 @@ export function queryPull(
     if (count >= 0) {
       sent = new Sent();
       sent.included = count;
-      exec("DELETE FROM _weir_query_scratch");
+      if (membership.scratched) exec("DELETE FROM _weir_query_scratch");
     } else {
       oweChanges(group, cookie, watermark);
-      exec("DELETE FROM _weir_query_scratch");
+      if (membership.scratched) exec("DELETE FROM _weir_query_scratch");
       sent = sendOwed(schema, format, group, maxRows, maxBytes);
     }
   }
@@ -222,7 +226,7 @@ export function queryPull(
   answer.more = sent.more;
   answer.reset = full;
   answer.evaluated = membership.evaluated;
-  answer.gotQueries = completeQueries(group, sent.more);
+  answer.gotQueries = !sent.more && known != null ? hashArray(known!) : completeQueries(group, sent.more);
   const since = owed ? idsSince(group, cookie, full, NULL_COOKIE) : full ? NULL_COOKIE : cookie;
   answer.idsSince = since;
   if (owed || sent.more) notePartial(group, sent.more, since);
@@ -245,6 +249,19 @@ export function queryPull(
     exec("UPDATE _weir_query_groups SET transform_version = ? WHERE group_id = ?", params([version, group]));
   }
   return answer;
+}
+
+/** Whether a query patch changes the group's queries (a transform version alone does not). */
+function changesQueries(patchText: string): bool {
+  if (patchText.length == 0) return false;
+  return !(patchText.startsWith(QUERY_OP_VERSION + COLUMN_SEPARATOR) && !patchText.includes(ROW_SEPARATOR));
+}
+
+/** The queries' hashes as a JSON array, in hash order (as `completeQueries` answers them). */
+function hashArray(queries: Array<StoredQuery>): string {
+  const hashes: string[] = [];
+  for (let i = 0; i < queries.length; i++) hashes.push(queries[i].hash);
+  return "[" + hashes.join(",") + "]";
 }
 
 /**
