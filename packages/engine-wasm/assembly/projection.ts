@@ -58,11 +58,16 @@ export function encodeColumn(column: Column, ref: string): string {
   return ref;
 }
 
-function rowValue(table: Table): string {
+/** A column of the row at `alias` (no alias: the column's name unqualified). */
+function columnRef(alias: string, column: Column): string {
+  return alias.length > 0 ? alias + "." + ident(column.name) : ident(column.name);
+}
+
+function rowValue(table: Table, alias: string): string {
   const parts: string[] = [];
   for (let i = 0; i < table.columns.length; i++) {
     const column = table.columns[i];
-    parts.push(literal(column.name) + ", " + encodeColumn(column, ident(column.name)));
+    parts.push(literal(column.name) + ", " + encodeColumn(column, columnRef(alias, column)));
   }
   return "json_object(" + parts.join(", ") + ")";
 }
@@ -81,25 +86,29 @@ function replicacheKey(table: Table, refs: Array<string>): string {
   return literal(table.name + "/") + " || " + parts.join(" || '/' || ");
 }
 
-function columnRefs(table: Table): Array<string> {
+function columnRefs(table: Table, alias: string): Array<string> {
   const refs: string[] = [];
-  for (let i = 0; i < table.primaryKey.length; i++) refs.push(ident(table.primaryKey[i].name));
+  for (let i = 0; i < table.primaryKey.length; i++) refs.push(columnRef(alias, table.primaryKey[i]));
   return refs;
 }
 
-/** The put operation for the current row of `table` (unqualified column names). */
-export function putOp(table: Table, format: i32): string {
+/** The put operation for the current row of `table` (at `alias`, or by unqualified names). */
+export function putOp(table: Table, format: i32, alias: string = ""): string {
   if (format == FORMAT_REPLICACHE) {
     return (
       "json_object('op', 'put', 'key', " +
-      replicacheKey(table, columnRefs(table)) +
+      replicacheKey(table, columnRefs(table, alias)) +
       ", 'value', " +
-      rowValue(table) +
+      rowValue(table, alias) +
       ")"
     );
   }
   return (
-    "json_object('op', 'put', 'tableName', " + literal(table.name) + ", 'value', " + rowValue(table) + ")"
+    "json_object('op', 'put', 'tableName', " +
+    literal(table.name) +
+    ", 'value', " +
+    rowValue(table, alias) +
+    ")"
   );
 }
 
@@ -124,11 +133,11 @@ export function delOp(table: Table, format: i32, keyRef: string): string {
 }
 
 /** `WHERE` terms matching the live row whose key is the JSON array in `keyRef`. */
-export function keyMatch(table: Table, keyRef: string): string {
+export function keyMatch(table: Table, keyRef: string, alias: string = ""): string {
   const parts: string[] = [];
   for (let i = 0; i < table.primaryKey.length; i++) {
     parts.push(
-      ident(table.primaryKey[i].name) + " = json_extract(" + keyRef + ", '$[" + i.toString() + "]')",
+      columnRef(alias, table.primaryKey[i]) + " = json_extract(" + keyRef + ", '$[" + i.toString() + "]')",
     );
   }
   return parts.join(" AND ");

@@ -18,29 +18,12 @@
 // query's conditions cannot matter to it either.
 
 import { queryRows } from "./host";
+import { keyMatch } from "./projection";
 import { CONDITION_EXISTS, Condition, Correlation, QueryNode, readTables } from "./query-plan";
 import { QuerySql } from "./query-sql";
 import { PRIOR_SEQ, priorTableName, Table } from "./schema";
 import { ident, literal, params } from "./text";
 import { Visibility } from "./visibility";
-
-/** The key of `table`'s row at `alias` equals the JSON array key in `keyRef`. */
-function keyMatch(table: Table, alias: string, keyRef: string): string {
-  const parts: string[] = [];
-  for (let i = 0; i < table.primaryKey.length; i++) {
-    parts.push(
-      alias +
-        "." +
-        ident(table.primaryKey[i].name) +
-        " = json_extract(" +
-        keyRef +
-        ", '$[" +
-        i.toString() +
-        "]')",
-    );
-  }
-  return parts.join(" AND ");
-}
 
 function readsTouched(node: QueryNode, touched: Array<string>): bool {
   const tables: string[] = [];
@@ -151,7 +134,7 @@ class AffectedSql {
       " AS " +
       alias +
       " WHERE " +
-      keyMatch(table, alias, "_weir_c.pk") +
+      keyMatch(table, "_weir_c.pk", alias) +
       " AND " +
       live +
       ") OR EXISTS (SELECT 1 FROM " +
@@ -196,7 +179,7 @@ class AffectedSql {
       " AND EXISTS (SELECT 1 FROM _weir_query_rows AS _weir_r JOIN " +
       ident(parent.table.name) +
       " AS _weir_p ON " +
-      keyMatch(parent.table, "_weir_p", "_weir_r.pk") +
+      keyMatch(parent.table, "_weir_r.pk", "_weir_p") +
       " WHERE _weir_r.group_id = ? AND _weir_r.hash = ? AND _weir_r.tbl = " +
       literal(parent.table.name);
     for (let i = 0; i < c.child.length; i++) {
