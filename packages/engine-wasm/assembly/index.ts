@@ -11,6 +11,7 @@ import * as queryPulls from "./query-pull";
 import * as retention from "./retention";
 import { parseSchema, Schema } from "./schema";
 import { commitPending } from "./state";
+import { extraParam } from "./text";
 import * as upstream from "./upstream";
 
 const ENGINE_VERSION = "0.2.0";
@@ -49,6 +50,7 @@ export function pull(
   queriesSupplied: bool,
   queryPatch: string,
   maxQueryRows: f64,
+  followersExtra: i32,
 ): string {
   return pulls.pull(
     schemas[schema],
@@ -63,6 +65,7 @@ export function pull(
     queriesSupplied,
     queryPatch,
     <i64>maxQueryRows,
+    followersExtra < 0 ? "" : extraParam(followersExtra),
   );
 }
 

@@ -6,6 +6,8 @@ import {
   NULL_COOKIE,
   PULL_COOKIE,
   PULL_FLOOR,
+  PULL_FOLLOWED,
+  PULL_IDS_LENGTH,
   PULL_INCLUDED,
   PULL_MORE,
   PULL_MUTATION_IDS,
@@ -55,6 +57,9 @@ class PullPlan {
   recomputed: i64 = 0;
   /** A query-aware answer left rows owed. */
   more: bool = false;
+  /** The followers that took the answer (query-follow.ts), and the length of its ids' JSON. */
+  followed: string = "";
+  idsLength: i32 = 0;
 }
 
 /** Checks that the group belongs to the user (registering it on first use). "" or a failure. */
@@ -325,6 +330,7 @@ export function pull(
   queriesSupplied: bool,
   queryPatch: string,
   maxQueryRows: i64,
+  followersParam: string = "",
 ): string {
   // One row: watermark, floor, whether the group is the user's (1), another's (0) or new (""),
   // whether query rows are owed to it (1), and the cookie its query membership is at (none: it
@@ -381,6 +387,8 @@ export function pull(
       maxQueryRows,
       maxRows,
       maxBytes,
+      userID,
+      followersParam,
     );
     if (answer.exceeded) {
       return fail(
@@ -399,6 +407,8 @@ export function pull(
     // The ids moved since they were last complete, once every row the answer's parts cover is
     // sent: a client never sees its mutation confirmed before the rows it wrote.
     const ids = answer.more ? "{}" : lastMutationIDs(groupID, answer.idsSince, watermark, plan);
+    plan.followed = answer.followed;
+    plan.idsLength = ids.length;
     body =
       '{"cookie":' +
       answer.cookie.toString() +
@@ -429,7 +439,7 @@ export function pull(
       "]}";
   }
   // The meta fields at their positions (src/abi.ts).
-  const meta = new Array<string>(PULL_MORE + 1);
+  const meta = new Array<string>(PULL_FOLLOWED + 1);
   meta[PULL_COOKIE] = plan.cookie.toString();
   meta[PULL_RESET] = plan.reset ? TRUE : FALSE;
   meta[PULL_INCLUDED] = plan.included.toString();
@@ -441,5 +451,7 @@ export function pull(
   meta[PULL_QUERY_ROWS_EXAMINED] = plan.evaluated.toString();
   meta[PULL_QUERIES_RECOMPUTED] = plan.recomputed.toString();
   meta[PULL_MORE] = plan.more || plan.cookie < watermark ? TRUE : FALSE;
+  meta[PULL_IDS_LENGTH] = plan.idsLength.toString();
+  meta[PULL_FOLLOWED] = plan.followed;
   return meta.join(COLUMN_SEPARATOR) + ROW_SEPARATOR + body;
 }

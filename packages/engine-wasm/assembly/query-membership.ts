@@ -68,7 +68,7 @@ export class Membership {
   /** Rows went into the scratch table in this pull (the pull empties it before it answers). */
   scratched: bool = false;
   /** A row's count moved in this pull (noted as scratch kind 1): settling has work to do. */
-  private moved: bool = false;
+  moved: bool = false;
 
   /** Forgets every row the group's queries hold, for a reset that evaluates them all afresh. */
   clearRows(): void {

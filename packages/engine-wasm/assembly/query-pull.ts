@@ -15,6 +15,7 @@ import {
 } from "../src/abi";
 import { exec, queryRows } from "./host";
 import { affected } from "./query-affected";
+import { follow } from "./query-follow";
 import { Membership, planTables } from "./query-membership";
 import {
   completeQueries,
@@ -52,6 +53,8 @@ export class QueryAnswer {
   recomputed: i64 = 0;
   /** The evaluations passed the pull's budget of rows: the pull is refused (and rolled back). */
   exceeded: bool = false;
+  /** The followers that took this answer: a JSON array of [groupID, ids] ("" when none). */
+  followed: string = "";
 }
 
 class StoredQuery {
@@ -149,6 +152,8 @@ export function queryPull(
   maxQueryRows: i64,
   maxRows: i64,
   maxBytes: i64,
+  userID: string = "",
+  followersParam: string = "",
 ): QueryAnswer {
   const group = jsonString(groupID);
   const answer = new QueryAnswer();
@@ -215,7 +220,12 @@ export function queryPull(
     if (count >= 0) {
       sent = new Sent();
       sent.included = count;
-      if (membership.scratched) exec("DELETE FROM _weir_query_scratch");
+      // A whole answer to a group that changed no query: the followers that hold the same state
+      // take it too (query-follow.ts), from the moved rows still in the scratch table.
+      if (followersParam.length > 0 && !owed && cookie < watermark && !changesQueries(patchText)) {
+        answer.followed = follow(group, userID, cookie, watermark, followersParam, membership.moved);
+      }
+      if (membership.scratched || answer.followed.length > 0) exec("DELETE FROM _weir_query_scratch");
     } else {
       oweChanges(group, cookie, watermark);
       if (membership.scratched) exec("DELETE FROM _weir_query_scratch");

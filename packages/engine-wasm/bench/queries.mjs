@@ -1,8 +1,9 @@
 // `pnpm bench queries`: query-aware pull in process, on better-sqlite3 (file database, WAL).
 // A chat of 100,000 messages in 200 channels and 1,000 users; client groups subscribe to 5
 // queries each (a channel's last 50 messages with their authors), and groups holding a whole
-// channel (a query without a limit). Prints one line per figure,
-// then one JSON object as the last line. `--quick` uses fewer groups; `--cpu` times by CPU time.
+// channel (a query without a limit), which also share pulls as groups alike. Prints one line
+// per figure, then one JSON object as the last line. `--quick` uses fewer groups; `--cpu` times
+// by CPU time.
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -215,6 +216,42 @@ console.log(
   `unlimited: pull after a write to a 500-row result p50 ${percentile(unlimited, 0.5).toFixed(3)} ms, p95 ${unlimitedP95.toFixed(3)} ms over ${unlimited.length} pulls`,
 );
 
+// Groups alike (the unlimited ones: one user, one query, one cookie) share a pull: the first
+// group's answer, which the others follow, against each group pulling alone. Per write, the
+// time of every group's answer together; writes alternate between the two.
+const others = Array.from({ length: UNLIMITED_GROUPS - 1 }, (_, g) => `u${g + 1}`);
+const alone = [];
+const shared = [];
+for (let w = 0; w < 2 * WRITES; w++) {
+  tx(() => {
+    db.prepare("INSERT INTO message VALUES (?, ?, ?, ?, ?)").run(
+      `alike${w}`,
+      "c0",
+      "u1",
+      MESSAGES + 1_000 + w,
+      "new",
+    );
+    engine.finalize(adapter, { clientGroupID: "writer", clientID: "writer", mutationID: ++mutation });
+  });
+  const start = now();
+  if (w % 2 === 0) {
+    for (let g = 0; g < UNLIMITED_GROUPS; g++) pull(`u${g}`, []);
+    alone.push(ms(start));
+    continue;
+  }
+  const input = { clientGroupID: "u0", userID: "bench", cookie: cookies.get("u0"), queries: { patch: [] } };
+  const result = tx(() => engine.pull(adapter, { ...input, followers: others }));
+  cookies.set("u0", result.cookie);
+  for (const follower of result.followed) cookies.set(follower.clientGroupID, follower.cookie);
+  shared.push(ms(start));
+  if (result.followed.length !== others.length) throw new Error(`${result.followed.length} groups followed`);
+}
+const alonePullsMs = percentile(alone, 0.5);
+const sharedPullsMs = percentile(shared, 0.5);
+console.log(
+  `alike: ${UNLIMITED_GROUPS} groups' pulls after a write, median ${alonePullsMs.toFixed(2)} ms each alone, ${sharedPullsMs.toFixed(2)} ms sharing one`,
+);
+
 db.close();
 rmSync(dir, { recursive: true, force: true });
 console.log(
@@ -230,5 +267,7 @@ console.log(
     idleGroups100PullAfterWriteP95Ms: round(with100.p95),
     idleGroups5000PullAfterWriteP95Ms: round(with5000.p95),
     unlimitedPullAfterWriteP95Ms: round(unlimitedP95),
+    alikeGroupsPullsAloneMs: round(alonePullsMs),
+    alikeGroupsPullsSharedMs: round(sharedPullsMs),
   }),
 );

@@ -40,6 +40,10 @@ export const PULL_QUERY_ROWS_EXAMINED = 7;
 export const PULL_QUERIES_RECOMPUTED = 8;
 /** The answer was cut by a cap: the client pulls again at once. */
 export const PULL_MORE = 9;
+/** The length of the body's lastMutationIDChanges JSON (which follows `"lastMutationIDChanges":`). */
+export const PULL_IDS_LENGTH = 10;
+/** The followers that took a query-aware answer: JSON [[groupID, ids], ...], or empty. */
+export const PULL_FOLLOWED = 11;
 
 /** A query patch: lines of "clear", "del\t<hash>" or "put\t<hash>\t<name>\t<args>\t<plan>" (extras' indexes). */
 export const QUERY_OP_CLEAR = "clear";

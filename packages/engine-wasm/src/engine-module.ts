@@ -30,6 +30,8 @@ export interface EngineModule {
     queriesSupplied: boolean,
     queryPatch: string,
     maxQueryRows: number,
+    /** The extra parameter holding the followers' ids as a JSON array (-1: none). */
+    followersExtra: number,
   ): string;
   claimGroup(groupID: string, userID: string): string;
   preflight(groupID: string, clientID: string, id: number): string;
@@ -195,6 +197,7 @@ export async function instantiateEngine(
       queriesSupplied,
       queryPatch,
       maxQueryRows,
+      followersExtra,
     ) => {
       // The minimal runtime collects only when asked, so arguments need no pinning.
       const group = lower(groupID);
@@ -215,6 +218,7 @@ export async function instantiateEngine(
           queriesSupplied ? 1 : 0,
           patch,
           maxQueryRows,
+          followersExtra,
         ),
       );
     },

@@ -7,6 +7,8 @@ import {
   NULL_COOKIE,
   PULL_COOKIE,
   PULL_FLOOR,
+  PULL_FOLLOWED,
+  PULL_IDS_LENGTH,
   PULL_INCLUDED,
   PULL_MORE,
   PULL_MUTATION_IDS,
@@ -27,6 +29,7 @@ import { schemaText } from "./schema-text.js";
 import { SqlBridge } from "./sql-bridge.js";
 import type {
   EngineState,
+  FollowedPull,
   HeldRow,
   MutationRef,
   Preflight,
@@ -205,6 +208,11 @@ export class Engine {
       throw new EngineError("bad_request", "queries are pulled in the native dialect");
     }
     const extras = patch ? [...visibility.values, ...patch.values] : visibility.values;
+    // Followers only of a query-aware pull that changes no query (the engine checks them all).
+    const followers =
+      patch && !caughtUpOnly && input.followers && input.followers.length > 0 ? input.followers : null;
+    const followersExtra = followers ? extras.length : -1;
+    if (followers) extras.push(JSON.stringify(followers));
     return this.call(db, extras, () => {
       const result = checkEngineResult(
         this.wasm.pull(
@@ -220,6 +228,7 @@ export class Engine {
           patch !== null,
           patch?.text ?? "",
           input.maxQueryRows ?? DEFAULT_MAX_QUERY_ROWS,
+          followersExtra,
         ),
       );
       if (result === NEEDS_TRANSACTION) return null;
@@ -237,7 +246,7 @@ export class Engine {
         joined = rows.join(",");
       }
       const body = splice(result.slice(split + 1), joined);
-      return {
+      const answer: PullResult = {
         body,
         cookie: Number(meta[PULL_COOKIE]),
         unchanged: meta[PULL_UNCHANGED] === TRUE,
@@ -251,6 +260,8 @@ export class Engine {
         queriesRecomputed: Number(meta[PULL_QUERIES_RECOMPUTED]),
         more: meta[PULL_MORE] === TRUE,
       };
+      if (followers) answer.followed = followedPulls(answer, meta);
+      return answer;
     });
   }
 
@@ -543,6 +554,24 @@ export function loadEngine(
   options: EngineOptions = {},
 ): Promise<Engine> {
   return Engine.load(source, options);
+}
+
+/**
+ * The followers' answers: the leader's body with each follower's own lastMutationIDChanges in
+ * place of the leader's (which the body holds right after its cookie, `idsLength` characters).
+ */
+function followedPulls(leader: PullResult, meta: readonly string[]): FollowedPull[] {
+  const text = meta[PULL_FOLLOWED];
+  if (!text) return [];
+  const head = `{"cookie":${leader.cookie},"lastMutationIDChanges":`;
+  const tail = leader.body.slice(head.length + Number(meta[PULL_IDS_LENGTH]));
+  const { followed: _, ...shared } = leader;
+  return (JSON.parse(text) as Array<[string, Record<string, number>]>).map(([clientGroupID, ids]) => ({
+    ...shared,
+    clientGroupID,
+    body: head + JSON.stringify(ids) + tail,
+    lastMutationIDs: Object.keys(ids).length,
+  }));
 }
 
 /** "<status>\t<last id>" */

@@ -77,6 +77,14 @@ export interface PullInput {
    * past it the pull is refused (`query_budget_exceeded`) and changes nothing.
    */
   maxQueryRows?: number;
+  /**
+   * Other client groups of the same user, at the same cookie, that the caller expects to hold the
+   * same queries (a query-aware pull with no query changes). Those the engine finds holding this
+   * group's state exactly (same queries and plans, membership at the cookie, nothing owed) take
+   * this pull's answer, with their own lastMutationIDChanges, at the cost of a few statements for
+   * all of them (`PullResult.followed`); the others are left as they were, for pulls of their own.
+   */
+  followers?: readonly string[];
 }
 
 /** A change to a group's active queries; a put carries the AST the server resolved its name to. */
@@ -106,6 +114,13 @@ export interface PullResult {
    * pulls again at once. A cut query-aware answer's cookie is a new version, the `watermark` now.
    */
   more: boolean;
+  /** The followers (`PullInput.followers`) that took this answer, each with its own body. */
+  followed?: FollowedPull[];
+}
+
+/** A follower's answer: the leader's, with the follower's own last mutation ids. */
+export interface FollowedPull extends Omit<PullResult, "followed"> {
+  clientGroupID: string;
 }
 
 export interface MutationRef {

@@ -1,0 +1,112 @@
+// Followers of a query-aware pull. After a commit, many client groups often hold the very same
+// state: the same queries (hash and plan), of the same owner, at the same cookie, nothing owed.
+// Their pulls would each evaluate the same changes and answer the same rows. A pull may name
+// such groups as followers: the engine checks which of them hold the leader's state, and each of
+// those takes the leader's membership changes (the rows whose holding moved, scratch kind 1)
+// and the leader's new cookie, in a few set-based statements for all of them, instead of a pull
+// of its own. A follower's answer is the leader's with its own lastMutationIDChanges.
+//
+// Equal state implies equal membership: a group at cookie c with nothing owed holds exactly
+// what its queries hold at version c (the invariant every pull keeps, checked by the model test),
+// so a follower's rows before the pull are the leader's, and the rows the leader's pull moved
+// are the only ones where the two can differ after it.
+import { COLUMN_SEPARATOR, execStatement, queryStatement, ROW_SEPARATOR, Statement } from "./host";
+import { jsonString, params } from "./text";
+
+/** Scratch kind of a follower: tbl is empty and pk the group's id. */
+const FOLLOWER = "2";
+
+/**
+ * The followers (a JSON array of group ids, the host's extra parameter `followersParam`) that
+ * hold the leader's state at `cookie`: owned by `user`, membership stored at `cookie`, nothing
+ * owed, the same transform version and the same queries, hash for hash and plan for plan.
+ */
+const ELIGIBLE = new Statement(
+  "INSERT INTO _weir_query_scratch (kind, tbl, pk, was_held) SELECT DISTINCT " +
+    FOLLOWER +
+    ", '', f.value, 0 FROM json_each(?) AS f JOIN _weir_client_groups AS c ON c.id = f.value AND c.user_id = ? " +
+    "JOIN _weir_query_groups AS g ON g.group_id = f.value AND g.cookie = ? JOIN _weir_query_groups AS l ON " +
+    "l.group_id = ? WHERE f.type = 'text' AND f.value <> l.group_id AND g.transform_version IS l.transform_version " +
+    "AND NOT EXISTS (SELECT 1 FROM _weir_query_partial AS p WHERE p.group_id = f.value) " +
+    "AND (SELECT count(*) FROM _weir_queries AS q WHERE q.group_id = f.value) = " +
+    "(SELECT count(*) FROM _weir_queries AS q WHERE q.group_id = l.group_id) " +
+    "AND NOT EXISTS (SELECT 1 FROM _weir_queries AS q WHERE q.group_id = f.value AND NOT EXISTS (SELECT 1 FROM " +
+    "_weir_queries AS lq WHERE lq.group_id = l.group_id AND lq.hash = q.hash AND lq.plan = q.plan)) " +
+    "ON CONFLICT DO NOTHING",
+);
+
+// The followers' rows among those the leader's pull moved are replaced by the leader's: each
+// query's, then the group's with their counts (the leader's are settled already).
+const FORGET_QUERY_ROWS = new Statement(
+  "DELETE FROM _weir_query_rows WHERE (group_id, hash, tbl, pk) IN (SELECT f.pk, q.hash, m.tbl, m.pk FROM " +
+    "_weir_query_scratch AS f, _weir_queries AS q, _weir_query_scratch AS m WHERE f.kind = " +
+    FOLLOWER +
+    " AND q.group_id = ? AND m.kind = 1)",
+);
+const COPY_QUERY_ROWS = new Statement(
+  "INSERT INTO _weir_query_rows (group_id, hash, tbl, pk) SELECT f.pk, r.hash, r.tbl, r.pk FROM " +
+    "_weir_query_scratch AS m JOIN _weir_queries AS q ON q.group_id = ? JOIN _weir_query_rows AS r ON " +
+    "r.group_id = q.group_id AND r.hash = q.hash AND r.tbl = m.tbl AND r.pk = m.pk JOIN _weir_query_scratch AS f " +
+    "ON f.kind = " +
+    FOLLOWER +
+    " WHERE m.kind = 1",
+);
+const FORGET_GROUP_ROWS = new Statement(
+  "DELETE FROM _weir_group_rows WHERE (group_id, tbl, pk) IN (SELECT f.pk, m.tbl, m.pk FROM " +
+    "_weir_query_scratch AS f, _weir_query_scratch AS m WHERE f.kind = " +
+    FOLLOWER +
+    " AND m.kind = 1)",
+);
+const COPY_GROUP_ROWS = new Statement(
+  "INSERT INTO _weir_group_rows (group_id, tbl, pk, refs) SELECT f.pk, g.tbl, g.pk, g.refs FROM " +
+    "_weir_query_scratch AS m JOIN _weir_group_rows AS g ON g.group_id = ? AND g.tbl = m.tbl AND g.pk = m.pk " +
+    "JOIN _weir_query_scratch AS f ON f.kind = " +
+    FOLLOWER +
+    " WHERE m.kind = 1",
+);
+const MOVE_COOKIES = new Statement(
+  "UPDATE _weir_query_groups SET cookie = ? WHERE group_id IN (SELECT pk FROM _weir_query_scratch WHERE kind = " +
+    FOLLOWER +
+    ")",
+);
+/** Each follower's id, and the last mutation ids of its clients that moved in (after, upTo]. */
+const FOLLOWER_IDS = new Statement(
+  "SELECT json_quote(f.pk), '{' || coalesce((SELECT group_concat(json_quote(c.id) || ':' || " +
+    "c.last_mutation_id, ',') FROM _weir_clients AS c WHERE c.group_id = f.pk AND c.version > ? AND " +
+    "c.version <= ?), '') || '}' FROM _weir_query_scratch AS f WHERE f.kind = " +
+    FOLLOWER,
+);
+
+/**
+ * Moves the followers that hold the leader's state (before its pull) to the leader's state after
+ * it, at `watermark`. `group` is the leader's id as a JSON parameter; `moved`: the leader's pull
+ * moved rows (noted in the scratch table, which the caller empties afterwards). Answers a JSON
+ * array of [groupID, lastMutationIDChanges] for the followers that followed ("" when none did,
+ * and nothing was written to the scratch table).
+ */
+export function follow(
+  group: string,
+  userID: string,
+  cookie: i64,
+  watermark: i64,
+  followersParam: string,
+  moved: bool,
+): string {
+  const found = execStatement(
+    ELIGIBLE,
+    params([followersParam, jsonString(userID), cookie.toString(), group]),
+  );
+  if (found == 0) return "";
+  if (moved) {
+    const leader = params([group]);
+    execStatement(FORGET_QUERY_ROWS, leader);
+    execStatement(COPY_QUERY_ROWS, leader);
+    execStatement(FORGET_GROUP_ROWS);
+    execStatement(COPY_GROUP_ROWS, leader);
+  }
+  execStatement(MOVE_COOKIES, params([watermark.toString()]));
+  const rows = queryStatement(FOLLOWER_IDS, params([cookie.toString(), watermark.toString()]));
+  if (rows.length == 0) return "[]";
+  // Rows of "<group>\t<ids>": neither JSON text holds a raw tab or newline.
+  return "[[" + rows.replaceAll(COLUMN_SEPARATOR, ",").replaceAll(ROW_SEPARATOR, "],[") + "]]";
+}
