@@ -13,8 +13,24 @@ import {
   withUnknownQueries,
 } from "./resolve-queries.js";
 
-/** Pull in either dialect: changes since the cookie, through the visibility filter of these claims. */
-export function runPull(ctx: PullContext, dialect: Dialect, body: unknown, claims: Claims): FlowResult {
+/** A pull's result, with the answers of the followers that took it (see `runPull`). */
+export interface PullFlowResult extends FlowResult {
+  followed?: ReadonlyArray<{ clientGroupID: string; body: string }>;
+}
+
+/**
+ * Pull in either dialect: changes since the cookie, through the visibility filter of these
+ * claims. `followers`: other groups of the same user that the caller holds at the same cookie with
+ * the same queries; those the engine finds holding this group's state take its answer
+ * (`PullFlowResult.followed`), the rest are left for pulls of their own.
+ */
+export function runPull(
+  ctx: PullContext,
+  dialect: Dialect,
+  body: unknown,
+  claims: Claims,
+  followers?: readonly string[],
+): PullFlowResult {
   let input: ReturnType<typeof parsePullRequest>;
   try {
     input = parsePullRequest(body, dialect);
@@ -77,6 +93,7 @@ export function runPull(ctx: PullContext, dialect: Dialect, body: unknown, claim
         }
       : {}),
     maxQueryRows: ctx.maxQueryRows,
+    ...(queries && followers && followers.length > 0 ? { followers } : {}),
   };
   // Otherwise a caught-up pull is one read statement and needs no transaction (unless a fault is
   // armed inside it, or the pull is behind for certain). Any other pull reads several tables,
@@ -92,13 +109,16 @@ export function runPull(ctx: PullContext, dialect: Dialect, body: unknown, claim
       return engine.pull(store.db, pull);
     });
   ctx.caughtUp.remember(dialect, input.clientGroupID, claims.userID, result);
+  for (const follower of result.followed ?? [])
+    ctx.caughtUp.remember(dialect, follower.clientGroupID, claims.userID, follower);
   const txMs = elapsedMs(clock, started);
   fireFault(knobs, "pull_after_commit");
-  counters.pulls++;
+  counters.pulls += 1 + (result.followed?.length ?? 0);
   if (result.reset) counters.resets++;
   counters.queriesRecomputed += result.queriesRecomputed;
   counters.queryRowsExamined += result.queryRowsExamined;
   return {
+    ...(result.followed ? { followed: result.followed } : {}),
     response: jsonParts(queries ? withUnknownQueries(result.body, queries.unknown) : result.body),
     log: {
       cookieIn: input.cookie,

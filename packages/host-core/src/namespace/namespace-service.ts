@@ -21,7 +21,7 @@ import type {
 import { type IngestAction, runIngestAdmin, runNotify } from "../flows/ingest-flow.js";
 import type { Knobs } from "../flows/knobs.js";
 import type { Mutator } from "../flows/mutator.js";
-import { runPull } from "../flows/pull-flow.js";
+import { type PullFlowResult, runPull } from "../flows/pull-flow.js";
 import type { RecordWith } from "../flows/push-answers.js";
 import { runPush } from "../flows/push-flow.js";
 import { HttpError } from "../http/http-error.js";
@@ -231,8 +231,8 @@ export class NamespaceService
     return this.processMemory();
   }
 
-  pull(dialect: Dialect, body: unknown, claims: Claims): FlowResult {
-    return this.guard(false, () => runPull(this, dialect, body, claims));
+  pull(dialect: Dialect, body: unknown, claims: Claims, followers?: readonly string[]): PullFlowResult {
+    return this.guard(false, () => runPull(this, dialect, body, claims, followers));
   }
 
   push(dialect: Dialect, body: unknown, claims: Claims, recordWith?: RecordWith): FlowResult {
@@ -461,7 +461,7 @@ export class NamespaceService
    * Runs a flow. A fired fault is one-shot: it is disarmed (in its own transaction, as the flow's
    * rolled back). Counters are stored as the flush policy says.
    */
-  private guard(writes: boolean, flow: () => FlowResult): FlowResult {
+  private guard<T extends FlowResult>(writes: boolean, flow: () => T): T {
     try {
       return flow();
     } catch (error) {

@@ -106,9 +106,11 @@ export class ZeroConnection {
     if (!this.open) return;
     const pokeID = `${this.wsid}:${++this.pokes}`;
     const baseCookie = this.cookie === null ? null : formatZeroCookie(this.cookie);
-    this.send(["pokeStart", { pokeID, baseCookie, timestamp: Date.now() }]);
-    for (const part of parts) this.send(["pokePart", { pokeID, ...part }]);
-    this.send(["pokeEnd", { pokeID, cookie: formatZeroCookie(cookie) }]);
+    const frames = [JSON.stringify(["pokeStart", { pokeID, baseCookie, timestamp: Date.now() }])];
+    for (const part of parts) frames.push(JSON.stringify(["pokePart", { pokeID, ...part }]));
+    frames.push(JSON.stringify(["pokeEnd", { pokeID, cookie: formatZeroCookie(cookie) }]));
+    if (this.socket.sendAll) this.socket.sendAll(frames);
+    else for (const frame of frames) this.socket.send(frame);
     this.cookie = cookie;
     this.saved();
   }

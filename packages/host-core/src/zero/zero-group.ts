@@ -168,6 +168,26 @@ export class ZeroGroup {
     }
   }
 
+  /**
+   * Whether the next pull has nothing of the group's own to carry: no query change for the
+   * engine, nothing for the store to write.
+   */
+  settled(): boolean {
+    return (
+      this.enginePatch.length === 0 &&
+      !this.desiredChanged &&
+      this.acknowledgedSince.length === 0 &&
+      this.forgottenSince.length === 0
+    );
+  }
+
+  /** The hashes of the queries some client of the group desires, sorted. */
+  activeHashes(): string[] {
+    const hashes = new Set<string>();
+    for (const mine of this.desired.values()) for (const hash of mine.keys()) hashes.add(hash);
+    return [...hashes].sort();
+  }
+
   /** The engine patch waiting for the next pull. */
   pendingPuts(): { hash: string; name: string }[] {
     const puts: { hash: string; name: string }[] = [];

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { headerUser, testService } from "../../test/test-host.js";
+import { testService } from "../../test/test-host.js";
+import { config, cookieOf, ends, patchesOf, push, recorder, settle } from "../../test/zero-hub-fixtures.js";
 import { DEFAULT_WEIGHTS } from "../config/quota-config.js";
-import type { WeirConfig } from "../config/weir-config.js";
 import type { NamespaceService } from "../namespace/namespace-service.js";
 import { systemClock } from "../ports/clock.js";
 import { memoryQuotaStore } from "../ports/quota-store.js";
@@ -10,69 +10,10 @@ import type { ZeroConnectionState } from "./zero-connection-state.js";
 import { ZeroHub } from "./zero-hub.js";
 import type { ZeroSocket } from "./zero-socket.js";
 
-const config: WeirConfig = {
-  schema: { tables: { todo: { columns: { id: "string", owner: "string" }, primaryKey: ["id"] } } },
-  mutators: {
-    createTodo(tx, args) {
-      tx.insert("todo", { id: (args as { id: string }).id, owner: tx.claims.userID });
-    },
-  },
-  queries: {
-    allTodos: () => ({ table: "todo" }),
-    oneTodo: (args) => ({
-      table: "todo",
-      where: {
-        type: "simple",
-        op: "=",
-        left: { type: "column", name: "id" },
-        right: { type: "literal", value: (args as { id: string }).id },
-      },
-    }),
-  },
-  visibility: (claims) => ({ todo: { sql: "owner = ?", params: [claims.userID] } }),
-  authenticate: headerUser,
-};
-
 const services: NamespaceService[] = [];
 afterEach(() => {
   for (const service of services.splice(0)) service.close();
 });
-
-/** A socket recording what is sent on it and the state it was last asked to keep. */
-function recorder(): ZeroSocket & { frames: unknown[][]; saved: ZeroConnectionState | null } {
-  const socket = {
-    frames: [] as unknown[][],
-    saved: null as ZeroConnectionState | null,
-    send: (frame: string) => socket.frames.push(JSON.parse(frame) as unknown[]),
-    close: () => {},
-    save: (state: ZeroConnectionState) => {
-      socket.saved = state;
-    },
-  };
-  return socket;
-}
-
-function push(service: NamespaceService, user: string, id: number, todo: string): void {
-  service.push(
-    "native",
-    {
-      clientGroupID: `native-${user}`,
-      pushVersion: 1,
-      mutations: [{ type: "custom", id, clientID: `n-${user}`, name: "createTodo", args: [{ id: todo }] }],
-    },
-    { userID: user },
-  );
-}
-
-const settle = () => new Promise((resolve) => setTimeout(resolve, 0));
-const ends = (frames: unknown[][]) => frames.filter((f) => f[0] === "pokeEnd");
-const cookieOf = (socket: { frames: unknown[][] }) =>
-  (ends(socket.frames).at(-1)![1] as { cookie: string }).cookie;
-/** The entries of one patch of every poke part on the socket, in order. */
-const patchesOf = (frames: unknown[][], patch: "rowsPatch" | "mutationsPatch") =>
-  frames
-    .filter((f) => f[0] === "pokePart")
-    .flatMap((f) => ((f[1] as Record<string, unknown[] | undefined>)[patch] ?? []) as Array<{ op: string }>);
 
 /** The desired-queries patch of a client that follows the todo a1 alone. */
 const FOLLOW_A1 = [{ op: "put", hash: "one", name: "oneTodo", args: [{ id: "a1" }] }];

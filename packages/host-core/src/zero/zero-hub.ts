@@ -1,5 +1,7 @@
 import type { Claims } from "../auth/claims.js";
+import type { PullFlowResult } from "../flows/pull-flow.js";
 import type { Logger } from "../ports/logger.js";
+import { admitQueries, chargeMessage } from "./zero-admission.js";
 import { checkLastMutationID, recoveryPullAnswer } from "./zero-client-record.js";
 import type { ZeroConnectRequest } from "./zero-connect-request.js";
 import { ZeroConnection, type ZeroConnectionHost } from "./zero-connection.js";
@@ -7,8 +9,8 @@ import type { ZeroConnectionState } from "./zero-connection-state.js";
 import { formatZeroCookie, nextZeroCookie, parseZeroCookie, type ZeroCookie } from "./zero-cookie.js";
 import { ZeroError } from "./zero-error.js";
 import { ZeroGroup } from "./zero-group.js";
-import type { ZeroPushBody, ZeroQueryOp } from "./zero-messages.js";
-import type { ZeroMessageCost, ZeroMeter } from "./zero-meter.js";
+import type { ZeroPushBody } from "./zero-messages.js";
+import type { ZeroMeter } from "./zero-meter.js";
 import type { ZeroNamespace } from "./zero-namespace.js";
 import { pokeParts, type QueryPullAnswer } from "./zero-poke.js";
 import { runZeroPush } from "./zero-push.js";
@@ -36,12 +38,12 @@ export class ZeroHub {
   ) {
     this.host = {
       logger,
-      checkQueries: (connection, ops) => this.checkQueries(connection, ops),
+      checkQueries: (connection, ops) => admitQueries(this.ns.queries, connection, ops),
       poke: (group) => this.poke(group),
       push: (connection, body) => this.push(connection, body),
       recoveryPull: (connection, body) => recoveryPullAnswer(this.ns, body, connection.claims),
       reauthenticate: (token) => this.reauthenticate(token),
-      charge: (connection, cost) => this.charge(connection, cost),
+      charge: (connection, cost) => chargeMessage(this.meter, connection, cost),
       closed: (connection) => this.leave(connection),
     };
   }
@@ -142,13 +144,32 @@ export class ZeroHub {
     return connection;
   }
 
-  /** Rows changed: every group with a connection is poked, once the current flow is done. */
+  /**
+   * Rows changed: every group with a connection is poked, once the current flow is done. Groups
+   * that hold the same state (`shareKey`) share one pull: the engine answers the first and moves
+   * the others along with it.
+   */
   changed(): void {
     if (this.flushQueued || this.members.size === 0) return;
     this.flushQueued = true;
     queueMicrotask(() => {
       this.flushQueued = false;
-      for (const group of this.members.keys()) if (!group.pushing) this.poke(group);
+      const alike = new Map<string, ZeroGroup[]>();
+      for (const group of this.members.keys()) {
+        if (group.pushing) continue;
+        const key = this.shareKey(group);
+        if (key === null) {
+          this.poke(group);
+          continue;
+        }
+        const groups = alike.get(key);
+        if (groups) groups.push(group);
+        else alike.set(key, [group]);
+      }
+      for (const groups of alike.values()) {
+        if (groups.length === 1) this.poke(groups[0]!);
+        else this.pokeAlike(groups);
+      }
     });
   }
 
@@ -162,7 +183,7 @@ export class ZeroHub {
 
   /** Computes the group's pull and sends it to each of its connections as one poke. */
   poke(group: ZeroGroup, retried = false): void {
-    const connections = [...(this.members.get(group) ?? [])].filter((c) => c.isOpen && c.initialized);
+    const connections = this.pokeable(group);
     if (connections.length === 0) return;
     const full =
       group.reset || group.cookie === null || connections.some((c) => !sameCookie(c.cookie, group.cookie));
@@ -227,6 +248,51 @@ export class ZeroHub {
         connection.fail(refusal ?? new ZeroError("Internal", "the server failed; reconnect"));
       return;
     }
+    this.deliver(group, connections, answer, full);
+  }
+
+  /**
+   * Pokes groups that hold the same state (the same `shareKey`) with one pull: the first group's,
+   * which the engine lets the others follow when it finds their state the same as the first's
+   * (`PullInput.followers`). A group it does not let follow is poked on its own.
+   */
+  private pokeAlike(groups: readonly ZeroGroup[]): void {
+    const [leader, ...rest] = groups as [ZeroGroup, ...ZeroGroup[]];
+    const connections = this.pokeable(leader);
+    let result: PullFlowResult;
+    try {
+      result = this.ns.pull(
+        "native",
+        {
+          clientGroupID: leader.id,
+          clientID: connections[0]!.clientID,
+          cookie: leader.cookie!.version,
+          queries: { patch: [] },
+        },
+        connections[connections.length - 1]!.claims,
+        rest.map((group) => group.id),
+      );
+    } catch {
+      // Each group's own poke meets the failure again, and answers it as a poke does.
+      for (const group of groups) this.poke(group);
+      return;
+    }
+    this.deliver(leader, connections, JSON.parse(result.response.body ?? "{}") as QueryPullAnswer, false);
+    const took = new Map((result.followed ?? []).map((f) => [f.clientGroupID, f.body]));
+    for (const group of rest) {
+      const body = took.get(group.id);
+      if (body === undefined) this.poke(group);
+      else this.deliver(group, this.pokeable(group), JSON.parse(body) as QueryPullAnswer, false);
+    }
+  }
+
+  /** Sends the group's answer to each of its connections as one poke (none if it changes nothing). */
+  private deliver(
+    group: ZeroGroup,
+    connections: readonly ZeroConnection[],
+    answer: QueryPullAnswer,
+    full: boolean,
+  ): void {
     const reset = full || answer.rowsPatch?.[0]?.op === "clear";
     const moved = group.cookie === null || answer.cookie > group.cookie.version;
     const parts = pokeParts(answer, reset, moved, group.got, group.takeContent(reset));
@@ -241,55 +307,23 @@ export class ZeroHub {
     for (const connection of connections) connection.sendPoke(parts, cookie);
   }
 
-  /**
-   * Charges a message to the connection's user. Over budget, a push is refused as Zero's own
-   * rate limit does it (`MutationRateLimited`: the connection stays, the client pushes its
-   * mutations again later), and a change of queries with `ServerOverloaded`, whose backoff the
-   * client waits out before it reconnects and sends the change again.
-   */
-  private charge(connection: ZeroConnection, cost: ZeroMessageCost): boolean {
-    try {
-      this.meter(connection.claims.userID, cost);
-      return true;
-    } catch (error) {
-      if ((error as { code?: unknown }).code !== "rate_limited") throw error;
-      const message = (error as Error).message;
-      if (cost.kind === "push") {
-        connection.send(["error", { kind: "MutationRateLimited", message, origin: "zeroCache" }]);
-        return false;
-      }
-      const seconds = Number((error as { headers?: Record<string, string> }).headers?.["retry-after"] ?? 1);
-      throw new ZeroError("ServerOverloaded", message, {
-        kind: "ServerOverloaded",
-        origin: "zeroCache",
-        minBackoffMs: seconds * 1000,
-      });
-    }
+  /** The group's connections a poke goes to: open, and past their first message. */
+  private pokeable(group: ZeroGroup): ZeroConnection[] {
+    return [...(this.members.get(group) ?? [])].filter((c) => c.isOpen && c.initialized);
   }
 
-  private checkQueries(connection: ZeroConnection, ops: readonly ZeroQueryOp[]): ZeroQueryOp[] {
-    const accepted: ZeroQueryOp[] = [];
-    const refused: Array<Record<string, unknown>> = [];
-    for (const op of ops) {
-      if (op.op !== "put") {
-        accepted.push(op);
-        continue;
-      }
-      if (op.name === undefined) {
-        refused.push({
-          error: "parse",
-          id: op.hash,
-          name: "",
-          message: "this server answers named queries only",
-        });
-      } else if (!this.ns.queries || !Object.hasOwn(this.ns.queries, op.name)) {
-        refused.push({ error: "app", id: op.hash, name: op.name, message: `unknown query ${op.name}` });
-      } else {
-        accepted.push(op);
-      }
-    }
-    if (refused.length > 0) connection.send(["transformError", refused]);
-    return accepted;
+  /**
+   * What groups share when their pulls would answer alike: the same user and claims, the same
+   * cookie at every connection, the same active queries, and nothing of their own to send the
+   * engine or the store (a query change, a pending store write, a reset). Null: the group pulls
+   * alone. The engine checks the state itself; this only finds the groups worth asking about.
+   */
+  private shareKey(group: ZeroGroup): string | null {
+    const connections = this.pokeable(group);
+    if (connections.length === 0 || group.reset || group.cookie === null || !group.settled()) return null;
+    if (connections.some((c) => !sameCookie(c.cookie, group.cookie))) return null;
+    const claims = connections[connections.length - 1]!.claims;
+    return JSON.stringify([group.userID, group.cookie.version, claims, group.activeHashes()]);
   }
 
   private async push(connection: ZeroConnection, body: ZeroPushBody): Promise<void> {

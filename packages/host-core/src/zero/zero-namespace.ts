@@ -2,6 +2,7 @@ import type { Dialect } from "@weir/protocol";
 import type { Claims } from "../auth/claims.js";
 import type { QueryDefinition } from "../config/weir-config.js";
 import type { FlowResult } from "../flows/flow-context.js";
+import type { PullFlowResult } from "../flows/pull-flow.js";
 import type { RecordWith } from "../flows/push-answers.js";
 import type { ZeroGroupStore } from "./zero-group-store.js";
 
@@ -9,7 +10,8 @@ import type { ZeroGroupStore } from "./zero-group-store.js";
 export interface ZeroNamespace {
   readonly queries: Readonly<Record<string, QueryDefinition>> | undefined;
   readonly delegates: boolean;
-  pull(dialect: Dialect, body: unknown, claims: Claims): FlowResult;
+  /** A pull; `followers` may take its answer (see `runPull`). */
+  pull(dialect: Dialect, body: unknown, claims: Claims, followers?: readonly string[]): PullFlowResult;
   push(dialect: Dialect, body: unknown, claims: Claims, recordWith?: RecordWith): FlowResult;
   pushDelegated(
     dialect: Dialect,

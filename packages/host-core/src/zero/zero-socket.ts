@@ -6,6 +6,8 @@ import type { ZeroConnectionState } from "./zero-connection-state.js";
  */
 export interface ZeroSocket {
   send(frame: string): void;
+  /** Sends frames in order, together (one write to the network where the host can). */
+  sendAll?(frames: readonly string[]): void;
   close(code: number, reason: string): void;
   /**
    * The connection's state changed (it started, initialized, was poked, took a new credential).

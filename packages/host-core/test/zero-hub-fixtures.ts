@@ -1,0 +1,67 @@
+// What the Zero hub's tests share: a todo namespace's config, a socket that records its frames,
+// a native push, and readers of the frames.
+
+import type { WeirConfig } from "../src/config/weir-config.js";
+import type { NamespaceService } from "../src/namespace/namespace-service.js";
+import type { ZeroConnectionState } from "../src/zero/zero-connection-state.js";
+import type { ZeroSocket } from "../src/zero/zero-socket.js";
+import { headerUser } from "./test-host.js";
+
+export const config: WeirConfig = {
+  schema: { tables: { todo: { columns: { id: "string", owner: "string" }, primaryKey: ["id"] } } },
+  mutators: {
+    createTodo(tx, args) {
+      tx.insert("todo", { id: (args as { id: string }).id, owner: tx.claims.userID });
+    },
+  },
+  queries: {
+    allTodos: () => ({ table: "todo" }),
+    oneTodo: (args) => ({
+      table: "todo",
+      where: {
+        type: "simple",
+        op: "=",
+        left: { type: "column", name: "id" },
+        right: { type: "literal", value: (args as { id: string }).id },
+      },
+    }),
+  },
+  visibility: (claims) => ({ todo: { sql: "owner = ?", params: [claims.userID] } }),
+  authenticate: headerUser,
+};
+
+/** A socket recording what is sent on it and the state it was last asked to keep. */
+export function recorder(): ZeroSocket & { frames: unknown[][]; saved: ZeroConnectionState | null } {
+  const socket = {
+    frames: [] as unknown[][],
+    saved: null as ZeroConnectionState | null,
+    send: (frame: string) => socket.frames.push(JSON.parse(frame) as unknown[]),
+    close: () => {},
+    save: (state: ZeroConnectionState) => {
+      socket.saved = state;
+    },
+  };
+  return socket;
+}
+
+export function push(service: NamespaceService, user: string, id: number, todo: string): void {
+  service.push(
+    "native",
+    {
+      clientGroupID: `native-${user}`,
+      pushVersion: 1,
+      mutations: [{ type: "custom", id, clientID: `n-${user}`, name: "createTodo", args: [{ id: todo }] }],
+    },
+    { userID: user },
+  );
+}
+
+export const settle = () => new Promise((resolve) => setTimeout(resolve, 0));
+export const ends = (frames: unknown[][]) => frames.filter((f) => f[0] === "pokeEnd");
+export const cookieOf = (socket: { frames: unknown[][] }) =>
+  (ends(socket.frames).at(-1)![1] as { cookie: string }).cookie;
+/** The entries of one patch of every poke part on the socket, in order. */
+export const patchesOf = (frames: unknown[][], patch: "rowsPatch" | "mutationsPatch") =>
+  frames
+    .filter((f) => f[0] === "pokePart")
+    .flatMap((f) => ((f[1] as Record<string, unknown[] | undefined>)[patch] ?? []) as Array<{ op: string }>);
