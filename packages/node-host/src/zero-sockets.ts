@@ -36,7 +36,7 @@ export class WsZero {
   }
 
   accept(req: IncomingMessage, socket: Duplex, head: Buffer, upgrade: ZeroUpgrade): void {
-    this.server.handleUpgrade(req, socket, head, (ws) => this.add(ws, upgrade));
+    this.server.handleUpgrade(req, socket, head, (ws) => this.add(ws, socket, upgrade));
   }
 
   /** Closes every socket with 1001 (going away). */
@@ -47,7 +47,8 @@ export class WsZero {
     this.server.close();
   }
 
-  private add(ws: WebSocket, upgrade: ZeroUpgrade): void {
+  /** `socket`: the connection `ws` writes its frames to. */
+  private add(ws: WebSocket, socket: Duplex, upgrade: ZeroUpgrade): void {
     const open: Open = { ws, alive: true };
     this.sockets.add(open);
     let handler: ZeroSocketHandler | null = null;
@@ -73,6 +74,16 @@ export class WsZero {
       .open({
         send: (frame) => {
           if (ws.readyState === WebSocket.OPEN) ws.send(frame);
+        },
+        // A poke's frames as one write: corked, the frames ws writes wait for the uncork.
+        sendAll: (frames) => {
+          if (ws.readyState !== WebSocket.OPEN) return;
+          socket.cork();
+          try {
+            for (const frame of frames) ws.send(frame);
+          } finally {
+            socket.uncork();
+          }
         },
         close: (code, reason) => ws.close(code, reason),
       })
