@@ -6,13 +6,14 @@ import { checkLastMutationID, recoveryPullAnswer } from "./zero-client-record.js
 import type { ZeroConnectRequest } from "./zero-connect-request.js";
 import { ZeroConnection, type ZeroConnectionHost } from "./zero-connection.js";
 import type { ZeroConnectionState } from "./zero-connection-state.js";
-import { formatZeroCookie, nextZeroCookie, parseZeroCookie, type ZeroCookie } from "./zero-cookie.js";
+import { formatZeroCookie, parseZeroCookie, type ZeroCookie } from "./zero-cookie.js";
+import { deliver, deliverSplit, laterCookie, sameCookie } from "./zero-delivery.js";
 import { ZeroError } from "./zero-error.js";
 import { ZeroGroup } from "./zero-group.js";
 import type { ZeroPushBody } from "./zero-messages.js";
 import type { ZeroMeter } from "./zero-meter.js";
 import type { ZeroNamespace } from "./zero-namespace.js";
-import { pokeParts, type QueryPullAnswer } from "./zero-poke.js";
+import type { QueryPullAnswer } from "./zero-poke.js";
 import { runZeroPush } from "./zero-push.js";
 import type { ZeroSocket } from "./zero-socket.js";
 
@@ -185,8 +186,12 @@ export class ZeroHub {
   poke(group: ZeroGroup, retried = false): void {
     const connections = this.pokeable(group);
     if (connections.length === 0) return;
-    const full =
-      group.reset || group.cookie === null || connections.some((c) => !sameCookie(c.cookie, group.cookie));
+    // Connections behind the group's cookie get a full answer of their own, unless all are.
+    const lagging =
+      group.reset || group.cookie === null
+        ? []
+        : connections.filter((c) => !sameCookie(c.cookie, group.cookie));
+    const full = group.reset || group.cookie === null || lagging.length === connections.length;
     const patch = group.takeEnginePatch();
     const changes = group.takeStoreChanges();
     const claims = connections[connections.length - 1]!.claims;
@@ -248,7 +253,42 @@ export class ZeroHub {
         connection.fail(refusal ?? new ZeroError("Internal", "the server failed; reconnect"));
       return;
     }
-    this.deliver(group, connections, answer, full);
+    if (full || lagging.length === 0) {
+      deliver(group, connections, answer, full);
+      return;
+    }
+    let whole: QueryPullAnswer;
+    try {
+      whole = this.pullWhole(group, lagging);
+    } catch (error) {
+      this.host.logger.log("error", { msg: "zero poke failed", error: String(error) });
+      for (const connection of lagging)
+        connection.fail(new ZeroError("Internal", "the server failed; reconnect"));
+      deliver(
+        group,
+        connections.filter((c) => !lagging.includes(c)),
+        answer,
+        false,
+      );
+      return;
+    }
+    deliverSplit(
+      group,
+      connections.filter((c) => !lagging.includes(c)),
+      answer,
+      lagging,
+      whole,
+    );
+  }
+
+  /** The group's full answer (every row its queries hold), for connections behind its cookie. */
+  private pullWhole(group: ZeroGroup, lagging: readonly ZeroConnection[]): QueryPullAnswer {
+    const result = this.ns.pull(
+      "native",
+      { clientGroupID: group.id, clientID: lagging[0]!.clientID, cookie: null, queries: { patch: [] } },
+      lagging[lagging.length - 1]!.claims,
+    );
+    return JSON.parse(result.response.body ?? "{}") as QueryPullAnswer;
   }
 
   /**
@@ -277,34 +317,13 @@ export class ZeroHub {
       for (const group of groups) this.poke(group);
       return;
     }
-    this.deliver(leader, connections, JSON.parse(result.response.body ?? "{}") as QueryPullAnswer, false);
+    deliver(leader, connections, JSON.parse(result.response.body ?? "{}") as QueryPullAnswer, false);
     const took = new Map((result.followed ?? []).map((f) => [f.clientGroupID, f.body]));
     for (const group of rest) {
       const body = took.get(group.id);
       if (body === undefined) this.poke(group);
-      else this.deliver(group, this.pokeable(group), JSON.parse(body) as QueryPullAnswer, false);
+      else deliver(group, this.pokeable(group), JSON.parse(body) as QueryPullAnswer, false);
     }
-  }
-
-  /** Sends the group's answer to each of its connections as one poke (none if it changes nothing). */
-  private deliver(
-    group: ZeroGroup,
-    connections: readonly ZeroConnection[],
-    answer: QueryPullAnswer,
-    full: boolean,
-  ): void {
-    const reset = full || answer.rowsPatch?.[0]?.op === "clear";
-    const moved = group.cookie === null || answer.cookie > group.cookie.version;
-    const parts = pokeParts(answer, reset, moved, group.got, group.takeContent(reset));
-    group.reset = false;
-    if (parts === null) return;
-    let cookie = nextZeroCookie(group.cookie, answer.cookie);
-    for (const connection of connections) {
-      const next = nextZeroCookie(connection.cookie, answer.cookie);
-      if (laterCookie(next, cookie)) cookie = next;
-    }
-    group.cookie = cookie;
-    for (const connection of connections) connection.sendPoke(parts, cookie);
   }
 
   /** The group's connections a poke goes to: open, and past their first message. */
@@ -376,12 +395,4 @@ export class ZeroHub {
       if (!this.members.has(known)) this.groups.delete(id);
     }
   }
-}
-
-function laterCookie(a: ZeroCookie, b: ZeroCookie): boolean {
-  return a.version > b.version || (a.version === b.version && a.step > b.step);
-}
-
-function sameCookie(a: ZeroCookie | null, b: ZeroCookie | null): boolean {
-  return a !== null && b !== null && a.version === b.version && a.step === b.step;
 }
