@@ -5,6 +5,7 @@ import {
   channelsWrittenBy,
   chatSchema,
   messagesInChannelsNamed,
+  usersNamedLike,
 } from "../test/chat.js";
 import { DATABASES, testEngine } from "../test/databases.js";
 import { Namespace } from "../test/fixtures.js";
@@ -214,15 +215,7 @@ describe.each(DATABASES)("query-aware pull on $kind", ({ open }) => {
     ns.sql("INSERT INTO message VALUES ('m1', 'c1', 'u1', 1, 'a'), ('m2', 'c1', 'u2', 2, 'b')");
     // Users named A..., not u9 (whom this caller may not see).
     const visibility = { user: { sql: "id <> ?", params: ["u9"] } };
-    const named = {
-      table: "user",
-      where: {
-        type: "simple",
-        op: "LIKE",
-        left: { type: "column", name: "name" },
-        right: { type: "literal", value: "A%" },
-      },
-    };
+    const named = usersNamedLike("A%");
     const queries = [put("named", named), put("window", channelMessages("c1", 1))];
     const client = new ClientRows();
     const pull = (patch: QueryPatchOp[] = []) => {

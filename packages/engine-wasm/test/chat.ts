@@ -30,6 +30,19 @@ export function channelMessages(channelId: string, limit: number) {
   };
 }
 
+/** The users whose name is LIKE `pattern`. */
+export function usersNamedLike(pattern: string) {
+  return {
+    table: "user",
+    where: {
+      type: "simple",
+      op: "LIKE",
+      left: { type: "column", name: "name" },
+      right: { type: "literal", value: pattern },
+    },
+  };
+}
+
 /** A simple condition `column = value`. */
 function equals(column: string, value: string) {
   return {

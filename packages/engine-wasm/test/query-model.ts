@@ -1,7 +1,13 @@
 // What the query-aware pull's model tests share: a seeded generator, the queries groups
 // subscribe to, and the from-scratch evaluation a group's rows must equal.
 import type { Engine } from "../src/engine.js";
-import { channelMessages, channelsWrittenBy, chatSchema, messagesInChannelsNamed } from "./chat.js";
+import {
+  channelMessages,
+  channelsWrittenBy,
+  chatSchema,
+  messagesInChannelsNamed,
+  usersNamedLike,
+} from "./chat.js";
 import type { Namespace } from "./fixtures.js";
 
 /** A seeded generator, so that a failure replays. */
@@ -23,15 +29,7 @@ export const QUERIES: Record<string, unknown> = {
   c1w4: channelMessages("c1", 4),
   c2w3: channelMessages("c2", 3),
   c3w1: channelMessages("c3", 1),
-  users: {
-    table: "user",
-    where: {
-      type: "simple",
-      op: "LIKE",
-      left: { type: "column", name: "name" },
-      right: { type: "literal", value: "A%" },
-    },
-  },
+  users: usersNamedLike("A%"),
   // Messages in channels named "open": any change to channel may move them.
   open: messagesInChannelsNamed("open"),
   // Channels someone named "u1" wrote in: the EXISTS names the channel by its key.
