@@ -16,12 +16,7 @@ export const chatSchema = {
 export function channelMessages(channelId: string, limit: number) {
   return {
     table: "message",
-    where: {
-      type: "simple",
-      op: "=",
-      left: { type: "column", name: "channelId" },
-      right: { type: "literal", value: channelId },
-    },
+    where: equals("channelId", channelId),
     orderBy: [["at", "desc"]],
     limit,
     related: [
@@ -32,25 +27,22 @@ export function channelMessages(channelId: string, limit: number) {
 
 /** The users whose name is LIKE `pattern`. */
 export function usersNamedLike(pattern: string) {
+  return { table: "user", where: condition("LIKE", "name", pattern) };
+}
+
+/** A simple condition `column <op> value`. */
+function condition(op: string, column: string, value: string) {
   return {
-    table: "user",
-    where: {
-      type: "simple",
-      op: "LIKE",
-      left: { type: "column", name: "name" },
-      right: { type: "literal", value: pattern },
-    },
+    type: "simple",
+    op,
+    left: { type: "column", name: column },
+    right: { type: "literal", value },
   };
 }
 
 /** A simple condition `column = value`. */
 function equals(column: string, value: string) {
-  return {
-    type: "simple",
-    op: "=",
-    left: { type: "column", name: column },
-    right: { type: "literal", value },
-  };
+  return condition("=", column, value);
 }
 
 /** Messages in a channel named `name`: an EXISTS on channel, correlated by the channel's key. */
