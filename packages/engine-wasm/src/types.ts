@@ -78,8 +78,9 @@ export interface PullInput {
    */
   maxQueryRows?: number;
   /**
-   * Other client groups of the same user, at the same cookie, that the caller expects to hold the
-   * same queries (a query-aware pull with no query changes). Those the engine finds holding this
+   * Other client groups of the same user, at the same cookie and pulled under the same
+   * visibility, that the caller expects to hold the same queries (a query-aware pull with no
+   * query changes; the engine does not store which visibility a group's rows were read under). Those the engine finds holding this
    * group's state exactly (same queries and plans, membership at the cookie, nothing owed) take
    * this pull's answer, with their own lastMutationIDChanges, at the cost of a few statements for
    * all of them (`PullResult.followed`); the others are left as they were, for pulls of their own.
