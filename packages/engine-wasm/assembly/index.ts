@@ -51,6 +51,7 @@ export function pull(
   queryPatch: string,
   maxQueryRows: f64,
   followersExtra: i32,
+  visibilityExtra: i32,
 ): string {
   return pulls.pull(
     schemas[schema],
@@ -66,6 +67,7 @@ export function pull(
     queryPatch,
     <i64>maxQueryRows,
     followersExtra < 0 ? "" : extraParam(followersExtra),
+    visibilityExtra < 0 ? "null" : extraParam(visibilityExtra),
   );
 }
 

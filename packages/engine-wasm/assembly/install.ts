@@ -126,6 +126,12 @@ function upgradePriorKeys(): void {
   }
 }
 
+/** An earlier engine kept no group's visibility: such groups lend no rows until a reset. */
+function upgradeQueryGroups(): void {
+  const column = queryRows("SELECT 1 FROM pragma_table_info('_weir_query_groups') WHERE name = 'visibility'");
+  if (column.length == 0) exec("ALTER TABLE _weir_query_groups ADD COLUMN visibility TEXT");
+}
+
 export function install(schemaText: string, engineVersion: string): string {
   // A connection setting, so set on every install: without it the rows REPLACE deletes would
   // not fire the delete trigger, and clients could keep rows they may no longer see.
@@ -135,6 +141,7 @@ export function install(schemaText: string, engineVersion: string): string {
   execAll(PENDING_SQL);
   const upgraded = upgradeLogLayout();
   upgradePriorKeys();
+  upgradeQueryGroups();
   const rows = queryRows("SELECT schema FROM _weir_state WHERE id = 1");
   const next = parseSchema(schemaText);
   if (rows.length == 0) {

@@ -11,6 +11,7 @@ import {
   PULL_INCLUDED,
   PULL_MORE,
   PULL_MUTATION_IDS,
+  PULL_QUERIES_COPIED,
   PULL_QUERIES_RECOMPUTED,
   PULL_QUERY_ROWS_EXAMINED,
   PULL_RESET,
@@ -55,6 +56,7 @@ class PullPlan {
   patch: string = "";
   evaluated: i64 = 0;
   recomputed: i64 = 0;
+  copied: i64 = 0;
   /** A query-aware answer left rows owed. */
   more: bool = false;
   /** The followers that took the answer (query-follow.ts), and the length of its ids' JSON. */
@@ -331,6 +333,7 @@ export function pull(
   queryPatch: string,
   maxQueryRows: i64,
   followersParam: string = "",
+  visibilityParam: string = "null",
 ): string {
   // One row: watermark, floor, whether the group is the user's (1), another's (0) or new (""),
   // whether query rows are owed to it (1), and the cookie its query membership is at (none: it
@@ -389,6 +392,7 @@ export function pull(
       maxBytes,
       userID,
       followersParam,
+      visibilityParam,
     );
     if (answer.exceeded) {
       return fail(
@@ -403,6 +407,7 @@ export function pull(
     plan.included = answer.included;
     plan.evaluated = answer.evaluated;
     plan.recomputed = answer.recomputed;
+    plan.copied = answer.copied;
     plan.more = answer.more;
     // The ids moved since they were last complete, once every row the answer's parts cover is
     // sent: a client never sees its mutation confirmed before the rows it wrote.
@@ -439,7 +444,7 @@ export function pull(
       "]}";
   }
   // The meta fields at their positions (src/abi.ts).
-  const meta = new Array<string>(PULL_FOLLOWED + 1);
+  const meta = new Array<string>(PULL_QUERIES_COPIED + 1);
   meta[PULL_COOKIE] = plan.cookie.toString();
   meta[PULL_RESET] = plan.reset ? TRUE : FALSE;
   meta[PULL_INCLUDED] = plan.included.toString();
@@ -453,5 +458,6 @@ export function pull(
   meta[PULL_MORE] = plan.more || plan.cookie < watermark ? TRUE : FALSE;
   meta[PULL_IDS_LENGTH] = plan.idsLength.toString();
   meta[PULL_FOLLOWED] = plan.followed;
+  meta[PULL_QUERIES_COPIED] = plan.copied.toString();
   return meta.join(COLUMN_SEPARATOR) + ROW_SEPARATOR + body;
 }

@@ -64,8 +64,11 @@ const COPY_GROUP_ROWS = new Statement(
     FOLLOWER +
     " WHERE m.kind = 1",
 );
+// A follower pulled under another visibility than the leader's would hold rows of both: it lends
+// none then (query-membership.ts).
 const MOVE_COOKIES = new Statement(
-  "UPDATE _weir_query_groups SET cookie = ? WHERE group_id IN (SELECT pk FROM _weir_query_scratch WHERE kind = " +
+  "UPDATE _weir_query_groups SET cookie = ?, visibility = CASE WHEN visibility = ? THEN visibility END " +
+    "WHERE group_id IN (SELECT pk FROM _weir_query_scratch WHERE kind = " +
     FOLLOWER +
     ")",
 );
@@ -79,7 +82,8 @@ const FOLLOWER_IDS = new Statement(
 
 /**
  * Moves the followers that hold the leader's state (before its pull) to the leader's state after
- * it, at `watermark`. `group` is the leader's id as a JSON parameter; `moved`: the leader's pull
+ * it, at `watermark`. `group` is the leader's id as a JSON parameter; `visibilityParam` the identity
+ * of the leader's visibility (as one; "null": none); `moved`: the leader's pull
  * moved rows (noted in the scratch table, which the caller empties afterwards). Answers a JSON
  * array of [groupID, lastMutationIDChanges] for the followers that followed ("" when none did,
  * and nothing was written to the scratch table).
@@ -91,6 +95,7 @@ export function follow(
   watermark: i64,
   followersParam: string,
   moved: bool,
+  visibilityParam: string = "null",
 ): string {
   const found = execStatement(
     ELIGIBLE,
@@ -104,7 +109,7 @@ export function follow(
     execStatement(FORGET_GROUP_ROWS);
     execStatement(COPY_GROUP_ROWS, leader);
   }
-  execStatement(MOVE_COOKIES, params([watermark.toString()]));
+  execStatement(MOVE_COOKIES, params([watermark.toString(), visibilityParam]));
   const rows = queryStatement(FOLLOWER_IDS, params([cookie.toString(), watermark.toString()]));
   if (rows.length == 0) return "[]";
   // Rows of "<group>\t<ids>": neither JSON text holds a raw tab or newline.

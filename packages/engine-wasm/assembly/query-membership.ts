@@ -6,7 +6,10 @@
 // The scratch table holds, during one pull, the rows of the query being evaluated (kind 0) and
 // each row whose count changed with whether the group held it before the pull (kind 1); the
 // pull empties it before it answers, inside its transaction.
+//
+// A query evaluated afresh first asks another group to lend its rows (query-lend.ts).
 import { exec, execStatement, Statement } from "./host";
+import { lendAll, lendRows } from "./query-lend";
 import { QueryNode, readPlan, readTables } from "./query-plan";
 import { changedIn, QuerySql, querySql } from "./query-sql";
 import { Schema, Table } from "./schema";
@@ -14,13 +17,16 @@ import { literal, params } from "./text";
 import { Visibility } from "./visibility";
 
 export const MEMBERSHIP_SQL: Array<string> = [
-  // A group that pulls with queries, and the cookie its membership is at.
   // A group that pulls with queries: the cookie its membership is at, and the host's version of
-  // the query transform its ASTs were resolved with.
+  // the query transform its ASTs were resolved with, and the visibility its rows were all built
+  // under (the host's identity of filters and values; NULL when they may mix several, and only a
+  // group with one lends its rows).
   "CREATE TABLE IF NOT EXISTS _weir_query_groups (group_id TEXT PRIMARY KEY, cookie INTEGER NOT NULL, " +
-    "transform_version TEXT) WITHOUT ROWID",
+    "transform_version TEXT, visibility TEXT) WITHOUT ROWID",
   "CREATE TABLE IF NOT EXISTS _weir_queries (group_id TEXT NOT NULL, hash TEXT NOT NULL, name TEXT NOT NULL, " +
     "args TEXT NOT NULL, plan TEXT NOT NULL, tables TEXT NOT NULL, PRIMARY KEY (group_id, hash)) WITHOUT ROWID",
+  // The groups holding a query, to lend its rows.
+  "CREATE INDEX IF NOT EXISTS _weir_queries_hash ON _weir_queries (hash)",
   "CREATE TABLE IF NOT EXISTS _weir_query_rows (group_id TEXT NOT NULL, hash TEXT NOT NULL, tbl TEXT NOT NULL, " +
     "pk TEXT NOT NULL, PRIMARY KEY (group_id, hash, tbl, pk)) WITHOUT ROWID",
   "CREATE TABLE IF NOT EXISTS _weir_group_rows (group_id TEXT NOT NULL, tbl TEXT NOT NULL, pk TEXT NOT NULL, " +
@@ -30,6 +36,7 @@ export const MEMBERSHIP_SQL: Array<string> = [
 ];
 
 const CHANGED = "1";
+
 // Scratch kinds below 0 hold the rows of one evaluation each (the n-th of the pull: -n).
 
 /** The tables a plan reads, as stored: ",a,b," so that a table is found by `instr`. */
@@ -47,15 +54,23 @@ export class Membership {
   /** Rows the evaluations of this pull produced, and how many they may (the pull's budget). */
   evaluated: i64 = 0;
   budget: i64 = I64.MAX_VALUE;
+  /** Fresh evaluations whose rows another group lent (counted in `evaluated` too). */
+  copied: i64 = 0;
 
   exceeded(): bool {
     return this.evaluated > this.budget;
   }
 
+  /**
+   * `watermark`: the version the namespace is at; `visibilityParam`: the identity of the pull's
+   * visibility as a JSON parameter ("null" when the host gave none: no rows are lent).
+   */
   constructor(
     public schema: Schema,
     public visibility: Visibility,
     public group: string,
+    public watermark: string = "-1",
+    public visibilityParam: string = "null",
   ) {}
 
   /**
@@ -70,6 +85,19 @@ export class Membership {
   /** A row's count moved in this pull (noted as scratch kind 1): settling has work to do. */
   moved: bool = false;
 
+  /**
+   * For a reset (after `clearRows`): copies every row of the group's `count` queries, one of
+   * which is `hash`, with their counts, from a group holding the same queries, when one may lend
+   * them. Answers whether one did.
+   */
+  copyAll(hash: string, count: i32): bool {
+    const rows = lendAll(this.group, hash, count, this.watermark, this.visibilityParam);
+    if (rows < 0) return false;
+    this.evaluated += rows;
+    this.copied += count;
+    return true;
+  }
+
   /** Forgets every row the group's queries hold, for a reset that evaluates them all afresh. */
   clearRows(): void {
     exec("DELETE FROM _weir_query_rows WHERE group_id = ?", params([this.group]));
@@ -81,18 +109,18 @@ export class Membership {
    * yet (just added, or after `clearRows`), so its rows go in directly.
    */
   evaluate(hash: string, planText: string, fresh: bool = false): void {
-    const sql = querySql(readPlan(planText, this.schema), this.visibility);
     if (fresh) {
-      const bound: string[] = [this.group, hash];
-      for (let i = 0; i < sql.params.length; i++) bound.push(sql.params[i]);
-      this.evaluated += <i64>(
-        exec(
-          "INSERT INTO _weir_query_rows (group_id, hash, tbl, pk) SELECT ?, ?, t, k FROM (" +
-            sql.heldStatement() +
-            ") WHERE 1 ON CONFLICT DO NOTHING",
-          params(bound),
-        )
-      );
+      const lent = lendRows(this.group, hash, this.watermark, this.visibilityParam);
+      if (lent > 0) {
+        this.evaluated += lent;
+        this.copied++;
+      } else {
+        this.evaluated += this.insertHeld(
+          "INSERT INTO _weir_query_rows (group_id, hash, tbl, pk) SELECT ?, ?, t, k FROM (",
+          [this.group, hash],
+          planText,
+        );
+      }
       const gh = params([this.group, hash]);
       if (!this.full) {
         this.scratched = true;
@@ -115,17 +143,22 @@ export class Membership {
     }
     const kind = this.nextKind();
     this.scratched = true;
-    const bound: string[] = [kind];
-    for (let i = 0; i < sql.params.length; i++) bound.push(sql.params[i]);
-    this.evaluated += <i64>(
-      exec(
-        "INSERT INTO _weir_query_scratch (kind, tbl, pk, was_held) SELECT ?, t, k, 0 FROM (" +
-          sql.heldStatement() +
-          ") WHERE 1 ON CONFLICT DO NOTHING",
-        params(bound),
-      )
+    this.evaluated += this.insertHeld(
+      "INSERT INTO _weir_query_scratch (kind, tbl, pk, was_held) SELECT ?, t, k, 0 FROM (",
+      [kind],
+      planText,
     );
     this.diff(hash, kind);
+  }
+
+  /**
+   * Evaluates the plan and inserts the rows it holds (columns t, k) by `head`, an INSERT ...
+   * SELECT ... FROM ( that reads them, whose own parameters are `first`. Answers how many.
+   */
+  private insertHeld(head: string, first: Array<string>, planText: string): i64 {
+    const sql = querySql(readPlan(planText, this.schema), this.visibility);
+    for (let i = 0; i < sql.params.length; i++) first.push(sql.params[i]);
+    return <i64>exec(head + sql.heldStatement() + ") WHERE 1 ON CONFLICT DO NOTHING", params(first));
   }
 
   /**

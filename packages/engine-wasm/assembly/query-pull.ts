@@ -51,6 +51,8 @@ export class QueryAnswer {
   gotQueries: string = "[]";
   evaluated: i64 = 0;
   recomputed: i64 = 0;
+  /** Of those, the ones whose rows another group lent (query-lend.ts). */
+  copied: i64 = 0;
   /** The evaluations passed the pull's budget of rows: the pull is refused (and rolled back). */
   exceeded: bool = false;
   /** The followers that took this answer: a JSON array of [groupID, ids] ("" when none). */
@@ -135,7 +137,8 @@ function readsAny(query: StoredQuery, tables: Array<string>): bool {
 
 /**
  * Runs the query side of a pull for `groupID`; `storedCookie` is the cookie its membership is
- * at (-2: none); `owed`: rows are owed to it (an earlier answer was cut).
+ * at (-2: none); `owed`: rows are owed to it (an earlier answer was cut); `visibilityParam`:
+ * the identity of `visibility` as a JSON parameter ("null": none, and no rows are lent).
  * Leaves the rows to send with the host (queryPayload) and answers what the body needs.
  */
 export function queryPull(
@@ -154,10 +157,11 @@ export function queryPull(
   maxBytes: i64,
   userID: string = "",
   followersParam: string = "",
+  visibilityParam: string = "null",
 ): QueryAnswer {
   const group = jsonString(groupID);
   const answer = new QueryAnswer();
-  const membership = new Membership(schema, visibility, group);
+  const membership = new Membership(schema, visibility, group, watermark.toString(), visibilityParam);
   membership.budget = maxQueryRows;
   const full = cookie == NULL_COOKIE || cookie < floor || storedCookie != cookie;
   // The group's queries as the answer ends, when read on the way (to name the complete ones).
@@ -169,9 +173,13 @@ export function queryPull(
     applyPatch(membership, group, patchText, false);
     const queries = storedQueries(group);
     known = queries;
-    for (let q = 0; q < queries.length && !membership.exceeded(); q++) {
-      membership.evaluate(queries[q].hash, queries[q].plan, true);
-      answer.recomputed++;
+    if (queries.length > 0 && membership.copyAll(queries[0].hash, queries.length)) {
+      answer.recomputed += queries.length;
+    } else {
+      for (let q = 0; q < queries.length && !membership.exceeded(); q++) {
+        membership.evaluate(queries[q].hash, queries[q].plan, true);
+        answer.recomputed++;
+      }
     }
   } else {
     if (cookie < watermark) {
@@ -223,7 +231,15 @@ export function queryPull(
       // A whole answer to a group that changed no query: the followers that hold the same state
       // take it too (query-follow.ts), from the moved rows still in the scratch table.
       if (followersParam.length > 0 && !owed && cookie < watermark && !changesQueries(patchText)) {
-        answer.followed = follow(group, userID, cookie, watermark, followersParam, membership.moved);
+        answer.followed = follow(
+          group,
+          userID,
+          cookie,
+          watermark,
+          followersParam,
+          membership.moved,
+          visibilityParam,
+        );
       }
       if (membership.scratched || answer.followed.length > 0) exec("DELETE FROM _weir_query_scratch");
     } else {
@@ -236,6 +252,7 @@ export function queryPull(
   answer.more = sent.more;
   answer.reset = full;
   answer.evaluated = membership.evaluated;
+  answer.copied = membership.copied;
   answer.gotQueries = !sent.more && known != null ? hashArray(known!) : completeQueries(group, sent.more);
   const since = owed ? idsSince(group, cookie, full, NULL_COOKIE) : full ? NULL_COOKIE : cookie;
   answer.idsSince = since;
@@ -250,9 +267,13 @@ export function queryPull(
   // membership is then stored at no cookie a client holds, so its next pull resets instead.
   const stored: i64 = answer.cookie < 0 ? NO_CLIENT_COOKIE : answer.cookie;
   if (answer.cookie < 0) answer.cookie = readVersions().watermark;
+  // The group's rows were all built under this pull's visibility after a reset; otherwise only
+  // when they were before it too.
   exec(
-    "INSERT INTO _weir_query_groups (group_id, cookie) VALUES (?, ?) ON CONFLICT (group_id) DO UPDATE SET cookie = excluded.cookie",
-    params([group, stored.toString()]),
+    "INSERT INTO _weir_query_groups (group_id, cookie, visibility) VALUES (?, ?, ?) ON CONFLICT (group_id) DO " +
+      "UPDATE SET cookie = excluded.cookie, visibility = CASE WHEN ? OR visibility = excluded.visibility THEN " +
+      "excluded.visibility END",
+    params([group, stored.toString(), visibilityParam, full ? "1" : "0"]),
   );
   const version = transformVersion(patchText);
   if (version.length > 0) {

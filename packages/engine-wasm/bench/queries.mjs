@@ -92,10 +92,17 @@ const ms = (start) => {
 };
 
 // Groups subscribe: group g follows channels g, g+1, ... (mod 200), so each channel has
-// GROUPS * 5 / 200 followers. Hydration is measured over every subscription.
+// GROUPS * 5 / 200 followers. Hydration is measured over every subscription; a query another
+// group holds at the same version takes that group's rows (queriesCopied). The first 40 groups
+// subscribe to each channel once: no other group holds their queries, and every one is
+// evaluated (the unshared figure).
 const channelOf = (g, q) => `c${(g * QUERIES_PER_GROUP + q) % CHANNELS}`;
+const UNSHARED_GROUPS = CHANNELS / QUERIES_PER_GROUP;
 let hydratedRows = 0;
 let hydrateMs = 0;
+let unsharedRows = 0;
+let unsharedMs = 0;
+let copied = 0;
 function subscribe(prefix, count) {
   for (let g = 0; g < count; g++) {
     const patch = [];
@@ -111,14 +118,22 @@ function subscribe(prefix, count) {
     }
     const start = now();
     const result = pull(`${prefix}${g}`, patch);
-    hydrateMs += ms(start);
+    const took = ms(start);
+    hydrateMs += took;
     hydratedRows += result.puts;
+    copied += result.queriesCopied;
+    if (prefix === "g" && g < UNSHARED_GROUPS) {
+      if (result.queriesCopied !== 0) throw new Error(`group ${g} copied ${result.queriesCopied} queries`);
+      unsharedMs += took;
+      unsharedRows += result.puts;
+    }
   }
 }
 subscribe("g", GROUPS);
 const hydrateRowsPerSec = Math.round(hydratedRows / (hydrateMs / 1000));
+const hydrateUnsharedRowsPerSec = Math.round(unsharedRows / (unsharedMs / 1000));
 console.log(
-  `hydration: ${hydratedRows} rows for ${GROUPS * QUERIES_PER_GROUP} queries, ${hydrateRowsPerSec} rows/s`,
+  `hydration: ${hydratedRows} rows for ${GROUPS * QUERIES_PER_GROUP} queries (${copied} copied), ${hydrateRowsPerSec} rows/s; unshared (first ${UNSHARED_GROUPS} groups) ${hydrateUnsharedRowsPerSec} rows/s`,
 );
 
 // Nothing changed: a subscribed group's pull.
@@ -261,6 +276,7 @@ console.log(
     groups: GROUPS,
     queriesPerGroup: QUERIES_PER_GROUP,
     hydrateRowsPerSec,
+    hydrateUnsharedRowsPerSec,
     pullAfterWriteP50Ms: round(base.p50),
     pullAfterWriteP95Ms: round(base.p95),
     idleQueryPullMicros,

@@ -44,6 +44,8 @@ export const PULL_MORE = 9;
 export const PULL_IDS_LENGTH = 10;
 /** The followers that took a query-aware answer: JSON [[groupID, ids], ...], or empty. */
 export const PULL_FOLLOWED = 11;
+/** Of the queries a query-aware pull evaluated, those whose rows it copied from another group. */
+export const PULL_QUERIES_COPIED = 12;
 
 /** A query patch: lines of "clear", "del\t<hash>" or "put\t<hash>\t<name>\t<args>\t<plan>" (extras' indexes). */
 export const QUERY_OP_CLEAR = "clear";

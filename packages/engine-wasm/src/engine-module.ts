@@ -32,6 +32,8 @@ export interface EngineModule {
     maxQueryRows: number,
     /** The extra parameter holding the followers' ids as a JSON array (-1: none). */
     followersExtra: number,
+    /** The extra parameter holding the visibility's identity (-1: none; no rows are copied). */
+    visibilityExtra: number,
   ): string;
   claimGroup(groupID: string, userID: string): string;
   preflight(groupID: string, clientID: string, id: number): string;
@@ -198,6 +200,7 @@ export async function instantiateEngine(
       queryPatch,
       maxQueryRows,
       followersExtra,
+      visibilityExtra,
     ) => {
       // The minimal runtime collects only when asked, so arguments need no pinning.
       const group = lower(groupID);
@@ -219,6 +222,7 @@ export async function instantiateEngine(
           patch,
           maxQueryRows,
           followersExtra,
+          visibilityExtra,
         ),
       );
     },

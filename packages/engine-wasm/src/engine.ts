@@ -12,6 +12,7 @@ import {
   PULL_INCLUDED,
   PULL_MORE,
   PULL_MUTATION_IDS,
+  PULL_QUERIES_COPIED,
   PULL_QUERIES_RECOMPUTED,
   PULL_QUERY_ROWS_EXAMINED,
   PULL_RESET,
@@ -45,7 +46,7 @@ import type {
   Visibility,
 } from "./types.js";
 import type { TableWrites } from "./upstream-batch.js";
-import { visibilityText } from "./visibility-text.js";
+import { visibilityIdentity, visibilityText } from "./visibility-text.js";
 import { countPuts, splice } from "./wire-text.js";
 
 export const DEFAULT_MAX_CHANGE_ROWS = 10_000;
@@ -207,12 +208,15 @@ export class Engine {
     if (patch && input.dialect === "replicache") {
       throw new EngineError("bad_request", "queries are pulled in the native dialect");
     }
-    const extras = patch ? [...visibility.values, ...patch.values] : visibility.values;
+    const extras = patch ? [...visibility.values, ...patch.values] : [...visibility.values];
     // Followers only of a query-aware pull that changes no query (the engine checks them all).
     const followers =
       patch && !caughtUpOnly && input.followers && input.followers.length > 0 ? input.followers : null;
     const followersExtra = followers ? extras.length : -1;
     if (followers) extras.push(JSON.stringify(followers));
+    // Whether another group's query rows may be copied: the engine compares visibilities by this.
+    const visibilityExtra = caughtUpOnly ? -1 : extras.length;
+    if (!caughtUpOnly) extras.push(visibilityIdentity(visibility));
     return this.call(db, extras, () => {
       const result = checkEngineResult(
         this.wasm.pull(
@@ -229,6 +233,7 @@ export class Engine {
           patch?.text ?? "",
           input.maxQueryRows ?? DEFAULT_MAX_QUERY_ROWS,
           followersExtra,
+          visibilityExtra,
         ),
       );
       if (result === NEEDS_TRANSACTION) return null;
@@ -258,6 +263,7 @@ export class Engine {
         floor: Number(meta[PULL_FLOOR]),
         queryRowsExamined: Number(meta[PULL_QUERY_ROWS_EXAMINED]),
         queriesRecomputed: Number(meta[PULL_QUERIES_RECOMPUTED]),
+        queriesCopied: Number(meta[PULL_QUERIES_COPIED]),
         more: meta[PULL_MORE] === TRUE,
       };
       if (followers) answer.followed = followedPulls(answer, meta);

@@ -111,6 +111,11 @@ export interface PullResult {
   queryRowsExamined: number;
   queriesRecomputed: number;
   /**
+   * Of `queriesRecomputed`, the queries whose rows were copied from another group holding the
+   * same query at the same version under the same visibility, instead of evaluated.
+   */
+  queriesCopied: number;
+  /**
    * The answer was cut by a cap (`maxChangeRows`, `maxChangeBytes`): more is owed and the client
    * pulls again at once. A cut query-aware answer's cookie is a new version, the `watermark` now.
    */

@@ -33,3 +33,18 @@ export function visibilityText(schema: Schema, visibility: Visibility | undefine
   }
   return { text: entries.join(FILTER_ENTRY_SEPARATOR), values };
 }
+
+/**
+ * One text per visibility (filters and values): equal texts filter every row alike. The engine
+ * keeps it with a group's query rows, and copies rows only between groups of the same one.
+ */
+export function visibilityIdentity(visibility: VisibilityText): string {
+  const values = JSON.stringify(visibility.values, (_key, value: unknown) => {
+    if (typeof value === "bigint") return { bigint: value.toString() };
+    if (value instanceof Uint8Array) {
+      return { bytes: Array.from(value, (byte) => byte.toString(16).padStart(2, "0")).join("") };
+    }
+    return value;
+  });
+  return `${visibility.text}${FILTER_ENTRY_SEPARATOR}${values}`;
+}

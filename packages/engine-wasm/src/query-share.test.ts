@@ -1,0 +1,220 @@
+import { describe, expect, it } from "vitest";
+import { ClientRows, channelMessages, chatSchema } from "../test/chat.js";
+import { DATABASES, testEngine } from "../test/databases.js";
+import { Namespace } from "../test/fixtures.js";
+import type { PullInput, QueryPatchOp, Visibility } from "./types.js";
+
+// A query a group adds (or evaluates afresh on a reset) takes its rows from another group that
+// holds the same query at the watermark under the same visibility: the rows must be exactly what
+// evaluating it would give, and no group may take rows it could not see or that are out of date.
+const query = channelMessages("c1", 10);
+const put: QueryPatchOp = { op: "put", hash: "h", name: "channel", args: ["c1"], ast: query };
+const authoredBy = (authorId: string): Visibility => ({
+  message: { sql: "authorId = ?", params: [authorId] },
+});
+
+describe.each(DATABASES)("query rows copied between groups on $kind", ({ open }) => {
+  async function chat() {
+    const ns = new Namespace(await testEngine(), open(), chatSchema);
+    ns.sql("INSERT INTO channel VALUES ('c1', 'one')");
+    ns.sql("INSERT INTO user VALUES ('u1', 'Ann'), ('u2', 'Bo')");
+    ns.sql("INSERT INTO message VALUES ('m1', 'c1', 'u1', 1, 'a'), ('m2', 'c1', 'u2', 2, 'b')");
+    const clients = new Map<string, ClientRows>();
+    /** Pulls for `group` (subscribing it to the query on its first pull), as a client would. */
+    const pull = (group: string, input: Partial<PullInput> = {}) => {
+      const client = clients.get(group) ?? new ClientRows();
+      const first = !clients.has(group);
+      clients.set(group, client);
+      const result = ns.pull({
+        cookie: client.cookie,
+        clientGroupID: group,
+        queries: { patch: first ? [put] : [] },
+        ...input,
+      });
+      if (!result.json.unchanged) client.apply(result.json as never, chatSchema);
+      return result;
+    };
+    /** The rows a query holds now, under `visibility`, as the client keys them. */
+    const expected = (visibility?: Visibility, ast: unknown = query) =>
+      [
+        ...new Set(
+          ns.engine
+            .queryRows(ns.db.adapter, ast, visibility ? { visibility } : {})
+            .map((row) => `${row.table}/${JSON.stringify(row.key)}`),
+        ),
+      ].sort();
+    const keys = (group: string) => clients.get(group)!.keys();
+    return { ns, pull, expected, keys };
+  }
+
+  it("copies the rows of a group holding the query at the watermark", async () => {
+    const { pull, expected, keys } = await chat();
+    expect(pull("g1").queriesCopied).toBe(0);
+    const second = pull("g2");
+    expect(second.queriesCopied).toBe(1);
+    expect(second.queriesRecomputed).toBe(1);
+    expect(second.queryRowsExamined).toBeGreaterThan(0);
+    expect(keys("g2")).toEqual(expected());
+    expect(keys("g2")).toEqual(keys("g1"));
+    // A reset evaluates afresh, and copies too.
+    expect(pull("g2", { cookie: null }).queriesCopied).toBe(1);
+    expect(keys("g2")).toEqual(expected());
+  });
+
+  it("copies only the same query: a hash alike is not enough", async () => {
+    const { ns, pull } = await chat();
+    ns.sql("INSERT INTO message VALUES ('m3', 'c2', 'u1', 3, 'c')");
+    pull("g1");
+    const other = channelMessages("c2", 10);
+    const result = ns.pull({
+      cookie: null,
+      clientGroupID: "g2",
+      queries: { patch: [{ ...put, args: ["c2"], ast: other }] },
+    });
+    expect(result.queriesCopied).toBe(0);
+    const client = new ClientRows();
+    client.apply(result.json as never, chatSchema);
+    expect(client.keys()).toEqual(['message/["m3"]', 'user/["u1"]']);
+  });
+
+  it("copies a query at a time when no group holds the same queries", async () => {
+    const { ns, expected } = await chat();
+    const other: QueryPatchOp = { ...put, hash: "o", args: ["c2"], ast: channelMessages("c2", 10) };
+    const pullOnce = (group: string, cookie: number | null, patch: QueryPatchOp[]) =>
+      ns.pull({ cookie, clientGroupID: group, queries: { patch } });
+    pullOnce("g1", null, [put]);
+    // g2 holds one more query than g1: a reset copies the one g1 lends and evaluates the other.
+    const both = pullOnce("g2", null, [put, other]);
+    expect(both.queriesRecomputed).toBe(2);
+    expect(both.queriesCopied).toBe(1);
+    // g1's reset takes its one query from g2, which holds more.
+    expect(pullOnce("g1", null, []).queriesCopied).toBe(1);
+    // A query added on a later pull is copied too.
+    const g3 = pullOnce("g3", null, [other]);
+    const added = pullOnce("g3", g3.cookie, [put]);
+    expect(added.queriesCopied).toBe(1);
+    expect(added.reset).toBe(false);
+    const client = new ClientRows();
+    client.apply(g3.json as never, chatSchema);
+    client.apply(added.json as never, chatSchema);
+    expect(client.keys()).toEqual([...new Set([...expected(), ...expected(undefined, other.ast)])].sort());
+  });
+
+  it("copies from no group behind the watermark", async () => {
+    const { ns, pull, expected, keys } = await chat();
+    pull("g1");
+    ns.sql("INSERT INTO message VALUES ('m3', 'c1', 'u1', 3, 'c')");
+    expect(pull("g2").queriesCopied).toBe(0);
+    expect(keys("g2")).toContain('message/["m3"]');
+    expect(keys("g2")).toEqual(expected());
+    // Once a group has pulled to the watermark, it lends its rows again.
+    pull("g1");
+    expect(pull("g3").queriesCopied).toBe(1);
+    expect(keys("g3")).toEqual(expected());
+  });
+
+  it("copies only between groups pulling under the same visibility", async () => {
+    const { ns, pull, expected, keys } = await chat();
+    pull("ann", { visibility: authoredBy("u1") });
+    const bo = pull("bo", { visibility: authoredBy("u2") });
+    expect(bo.queriesCopied).toBe(0);
+    expect(keys("bo")).toEqual(expected(authoredBy("u2")));
+    expect(keys("bo")).not.toContain('message/["m1"]');
+    expect(pull("all").queriesCopied).toBe(0);
+    expect(keys("all")).toEqual(expected());
+    expect(pull("ann2", { visibility: authoredBy("u1") }).queriesCopied).toBe(1);
+    expect(keys("ann2")).toEqual(expected(authoredBy("u1")));
+    // Nor a query at a time.
+    const other: QueryPatchOp = { ...put, hash: "o", args: ["c2"], ast: channelMessages("c2", 10) };
+    const two = ns.pull({
+      cookie: null,
+      clientGroupID: "cy",
+      visibility: authoredBy("u3"),
+      queries: { patch: [put, other] },
+    });
+    expect(two.queriesCopied).toBe(0);
+    const client = new ClientRows();
+    client.apply(two.json as never, chatSchema);
+    expect(client.keys()).toEqual([]);
+  });
+
+  it("copies from no group pulled under another visibility since its reset", async () => {
+    const { ns, pull, expected, keys } = await chat();
+    pull("g1", { visibility: authoredBy("u1") });
+    ns.sql("INSERT INTO message VALUES ('m3', 'c1', 'u2', 3, 'c')");
+    // Its rows now mix two visibilities: neither may take them.
+    pull("g1", { visibility: authoredBy("u2") });
+    expect(pull("ann", { visibility: authoredBy("u1") }).queriesCopied).toBe(0);
+    expect(keys("ann")).toEqual(expected(authoredBy("u1")));
+    expect(pull("bo", { visibility: authoredBy("u2") }).queriesCopied).toBe(0);
+    // A group built under u2 alone lends.
+    const again = pull("bo2", { visibility: authoredBy("u2") });
+    expect(again.queriesCopied).toBe(1);
+    expect(keys("bo2")).toEqual(expected(authoredBy("u2")));
+  });
+
+  it("copies nothing while the log holds changes no version committed", async () => {
+    const { ns, pull, expected } = await chat();
+    pull("g1");
+    const result = ns.db.transaction(() => {
+      ns.db.adapter.exec("INSERT INTO message VALUES ('m3', 'c1', 'u1', 3, 'c')", []);
+      const answer = ns.engine.pull(ns.db.adapter, {
+        clientGroupID: "g2",
+        userID: "u",
+        cookie: null,
+        queries: { patch: [put] },
+      });
+      return { answer, rows: expected() };
+    });
+    expect(result.answer.queriesCopied).toBe(0);
+    const client = new ClientRows();
+    client.apply(JSON.parse(result.answer.body), chatSchema);
+    expect(client.keys()).toEqual(result.rows);
+    expect(client.keys()).toContain('message/["m3"]');
+  });
+
+  it("copies from no group whose rows a schema migration left behind", async () => {
+    const { ns, pull, expected, keys } = await chat();
+    pull("g1");
+    const { message } = chatSchema.tables;
+    const pinned = { type: "boolean", nullable: true } as const;
+    const migrated = {
+      tables: { ...chatSchema.tables, message: { ...message, columns: { ...message.columns, pinned } } },
+    };
+    ns.db.transaction(() => ns.engine.install(ns.db.adapter, migrated));
+    // The migration committed a version of its own: no group is at the watermark.
+    expect(pull("g2").queriesCopied).toBe(0);
+    expect(keys("g2")).toEqual(expected());
+    // g1 resets (the migration raised the floor) and lends again.
+    expect(pull("g1").reset).toBe(true);
+    expect(pull("g3").queriesCopied).toBe(1);
+  });
+
+  it("adds the column an earlier engine lacked; its groups lend once they reset", async () => {
+    const { ns, pull, expected, keys } = await chat();
+    pull("g1");
+    ns.db.adapter.exec("ALTER TABLE _weir_query_groups DROP COLUMN visibility", []);
+    expect(ns.db.transaction(() => ns.engine.install(ns.db.adapter, chatSchema))).toEqual({
+      outcome: "unchanged",
+    });
+    expect(pull("g2").queriesCopied).toBe(0);
+    expect(keys("g2")).toEqual(expected());
+    pull("g1", { cookie: null });
+    expect(pull("g3").queriesCopied).toBe(1);
+  });
+
+  it("copies from no follower that took a leader's answer under another visibility", async () => {
+    const { ns, pull, expected, keys } = await chat();
+    pull("leader", { visibility: authoredBy("u1") });
+    pull("follower", { visibility: authoredBy("u2") });
+    ns.sql("INSERT INTO message VALUES ('m3', 'c1', 'u2', 3, 'c')");
+    const led = pull("leader", { visibility: authoredBy("u1"), followers: ["follower"] });
+    expect(led.followed?.map((f) => f.clientGroupID)).toEqual(["follower"]);
+    // The follower is at the watermark, but its rows were moved under u1's visibility.
+    expect(pull("bo", { visibility: authoredBy("u2") }).queriesCopied).toBe(0);
+    expect(keys("bo")).toEqual(expected(authoredBy("u2")));
+    // The leader kept its own visibility, and lends.
+    expect(pull("ann", { visibility: authoredBy("u1") }).queriesCopied).toBe(1);
+    expect(keys("ann")).toEqual(expected(authoredBy("u1")));
+  });
+});
