@@ -8,8 +8,12 @@ export interface Counters {
   appErrors: number;
   wakeFrames: number;
   errors: number;
-  /** Query-aware pulls: the queries they re-evaluated and the rows those evaluations produced. */
+  /**
+   * Query-aware pulls: the queries they re-evaluated, of those the ones whose rows were copied
+   * from another group alike, and the rows those evaluations produced.
+   */
   queriesRecomputed: number;
+  queriesCopied: number;
   queryRowsExamined: number;
 }
 
@@ -24,6 +28,7 @@ export function emptyCounters(): Counters {
     wakeFrames: 0,
     errors: 0,
     queriesRecomputed: 0,
+    queriesCopied: 0,
     queryRowsExamined: 0,
   };
 }

@@ -116,6 +116,7 @@ export function runPull(
   counters.pulls += 1 + (result.followed?.length ?? 0);
   if (result.reset) counters.resets++;
   counters.queriesRecomputed += result.queriesRecomputed;
+  counters.queriesCopied += result.queriesCopied;
   counters.queryRowsExamined += result.queryRowsExamined;
   return {
     ...(result.followed ? { followed: result.followed } : {}),
