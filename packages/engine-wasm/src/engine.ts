@@ -208,15 +208,17 @@ export class Engine {
     if (patch && input.dialect === "replicache") {
       throw new EngineError("bad_request", "queries are pulled in the native dialect");
     }
-    const extras = patch ? [...visibility.values, ...patch.values] : [...visibility.values];
+    const extras = patch ? [...visibility.values, ...patch.values] : visibility.values;
     // Followers only of a query-aware pull that changes no query (the engine checks them all).
     const followers =
       patch && !caughtUpOnly && input.followers && input.followers.length > 0 ? input.followers : null;
     const followersExtra = followers ? extras.length : -1;
     if (followers) extras.push(JSON.stringify(followers));
-    // Whether another group's query rows may be copied: the engine compares visibilities by this.
-    const visibilityExtra = caughtUpOnly ? -1 : extras.length;
-    if (!caughtUpOnly) extras.push(visibilityIdentity(visibility));
+    // Whether another group's query rows may be copied: the engine compares visibilities by this
+    // (a query-aware pull without a patch passes none: its group lends nothing until a reset).
+    const identity = patch !== null && !caughtUpOnly;
+    const visibilityExtra = identity ? extras.length : -1;
+    if (identity) extras.push(visibilityIdentity(visibility));
     return this.call(db, extras, () => {
       const result = checkEngineResult(
         this.wasm.pull(

@@ -153,6 +153,18 @@ describe.each(DATABASES)("query rows copied between groups on $kind", ({ open })
     expect(keys("bo2")).toEqual(expected(authoredBy("u2")));
   });
 
+  it("copies from no group last pulled without its queries' field until it resets", async () => {
+    const { ns, pull, expected, keys } = await chat();
+    const first = pull("g1");
+    ns.sql("INSERT INTO message VALUES ('m3', 'c1', 'u1', 3, 'c')");
+    // The group answers by its queries still, but the pull carried no visibility identity.
+    const bare = ns.pull({ cookie: first.cookie, clientGroupID: "g1" });
+    expect(bare.json.rowsPatch?.some((op) => op.value?.id === "m3")).toBe(true);
+    expect(pull("g2").queriesCopied).toBe(0);
+    expect(keys("g2")).toEqual(expected());
+    expect(pull("g3").queriesCopied).toBe(1);
+  });
+
   it("copies nothing while the log holds changes no version committed", async () => {
     const { ns, pull, expected } = await chat();
     pull("g1");
