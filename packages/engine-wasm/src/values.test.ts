@@ -107,6 +107,31 @@ describe.each(DATABASES)("values on $kind", ({ open }) => {
     expect(op?.value?.label).toBe(text);
   });
 
+  it("renders every put as compact JSON, in both dialects", async () => {
+    const ns = await namespace();
+    const text = "quotes \"' and \\, slash / and tilde ~, 同期 🧪, controls \t\u0001";
+    ns.sql(insertItem, [text, null, 7, 1, '{"a":[1,"x"]}', null, text]);
+    ns.sql("INSERT INTO pair (a, b, v) VALUES (?, 2, ?)", [text, text]);
+    for (const dialect of ["native", "replicache"] as const) {
+      const { body } = ns.pull({ cookie: null, dialect });
+      // Values that JSON.stringify writes as SQLite does (text, integers, booleans, objects):
+      // the body is then exactly its own canonical form.
+      expect(body).toBe(JSON.stringify(JSON.parse(body)));
+    }
+    const replicache = ns.pull({ cookie: null, dialect: "replicache" }).json.patch;
+    expect(replicache).toContainEqual({
+      op: "put",
+      key: `pair/${text.replaceAll("~", "~0").replaceAll("/", "~1")}/2`,
+      value: { a: text, b: 2, v: text },
+    });
+    const native = ns.pull({ cookie: null }).json.rowsPatch;
+    expect(native).toContainEqual({
+      op: "put",
+      tableName: "item",
+      value: { id: text, real: null, big: 7, flag: true, doc: { a: [1, "x"] }, data: null, label: text },
+    });
+  });
+
   it("refuses values of the wrong type (the tables are STRICT)", async () => {
     const ns = await namespace();
     expect(() => ns.sql(insertItem, ["x", null, null, 2, null, null, null])).toThrow(/CHECK constraint/);
