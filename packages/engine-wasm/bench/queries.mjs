@@ -51,8 +51,10 @@ const adapter = betterSqliteAdapter(db);
 const run = db.transaction((fn) => fn());
 const tx = (fn) => run(fn);
 tx(() => engine.install(adapter, schema));
-// The app's index for its channel queries (indexes are the app's, beside its tables).
-db.exec('CREATE INDEX message_channel_at ON message ("channelId", "at")');
+// The app's index for its channel queries (indexes are the app's, beside its tables). It
+// follows the query's order as completed by the key (at descending, then id ascending), so a
+// window is read in order and needs no sort.
+db.exec('CREATE INDEX message_channel_at ON message ("channelId", "at" DESC)');
 let mutation = 0;
 tx(() => {
   const user = db.prepare("INSERT INTO user VALUES (?, ?)");
