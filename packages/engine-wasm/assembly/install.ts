@@ -5,8 +5,8 @@
 import { INSTALL_CREATED, INSTALL_MIGRATED, INSTALL_UNCHANGED } from "../src/abi";
 import { fail } from "./errors";
 import { exec, queryRows } from "./host";
-import { MEMBERSHIP_SQL } from "./query-membership";
-import { PENDING_SQL } from "./query-pending";
+import { GROUP_ROWS_TABLE, MEMBERSHIP_SQL, QUERY_ROWS_TABLE } from "./query-membership";
+import { PENDING_SQL, PENDING_TABLE } from "./query-pending";
 import {
   createPriorTableSql,
   createTableSql,
@@ -132,6 +132,42 @@ function upgradeQueryGroups(): void {
   if (column.length == 0) exec("ALTER TABLE _weir_query_groups ADD COLUMN visibility TEXT");
 }
 
+/**
+ * An earlier engine keyed a group's membership rows by its id. They are rekeyed by the group's
+ * key (`_weir_group_keys`), as they stand: no group resets.
+ */
+function upgradeGroupKeys(): void {
+  const column = queryRows("SELECT 1 FROM pragma_table_info('_weir_group_rows') WHERE name = 'group_id'");
+  if (column.length == 0) return;
+  exec(
+    "INSERT INTO _weir_group_keys (group_id) SELECT group_id FROM (SELECT group_id FROM _weir_query_groups UNION " +
+      "SELECT group_id FROM _weir_query_rows UNION SELECT group_id FROM _weir_group_rows UNION SELECT group_id " +
+      "FROM _weir_query_pending) WHERE true ON CONFLICT DO NOTHING",
+  );
+  rekey("_weir_query_rows", QUERY_ROWS_TABLE, "hash, tbl, pk");
+  rekey("_weir_group_rows", GROUP_ROWS_TABLE, "tbl, pk, refs");
+  rekey("_weir_query_pending", PENDING_TABLE, "tbl, pk, client_has");
+}
+
+/** Rebuilds `table` by `created` (its new layout), each row's group id replaced by its key. */
+function rekey(table: string, created: string, columns: string): void {
+  const old = table + "_by_id";
+  exec("ALTER TABLE " + table + " RENAME TO " + old);
+  exec(created);
+  exec(
+    "INSERT INTO " +
+      table +
+      " (group_key, " +
+      columns +
+      ") SELECT k.group_key, " +
+      columns +
+      " FROM " +
+      old +
+      " JOIN _weir_group_keys AS k USING (group_id)",
+  );
+  exec("DROP TABLE " + old);
+}
+
 export function install(schemaText: string, engineVersion: string): string {
   // A connection setting, so set on every install: without it the rows REPLACE deletes would
   // not fire the delete trigger, and clients could keep rows they may no longer see.
@@ -142,6 +178,7 @@ export function install(schemaText: string, engineVersion: string): string {
   const upgraded = upgradeLogLayout();
   upgradePriorKeys();
   upgradeQueryGroups();
+  upgradeGroupKeys();
   const rows = queryRows("SELECT schema FROM _weir_state WHERE id = 1");
   const next = parseSchema(schemaText);
   if (rows.length == 0) {

@@ -55,7 +55,7 @@ class AffectedSql {
   always: bool = false;
 
   constructor(
-    public group: string,
+    public groupKey: string,
     public hash: string,
     public from: string,
     public to: string,
@@ -173,14 +173,14 @@ class AffectedSql {
     if (parent == null) return text;
     const c = correlation!;
     const bound = this.sql.params;
-    bound.push(this.group);
+    bound.push(this.groupKey);
     bound.push(this.hash);
     text +=
       " AND EXISTS (SELECT 1 FROM _weir_query_rows AS _weir_r JOIN " +
       ident(parent.table.name) +
       " AS _weir_p ON " +
       keyMatch(parent.table, "_weir_r.pk", "_weir_p") +
-      " WHERE _weir_r.group_id = ? AND _weir_r.hash = ? AND _weir_r.tbl = " +
+      " WHERE _weir_r.group_key = ? AND _weir_r.hash = ? AND _weir_r.tbl = " +
       literal(parent.table.name);
     for (let i = 0; i < c.child.length; i++) {
       text +=
@@ -197,17 +197,18 @@ class AffectedSql {
 
 /**
  * Whether the changes with seq in [from, to) (the tables they touched: `touched`) can change
- * the result the group's query `hash` (JSON parameters) holds.
+ * the result the group's query `hash` holds (`groupKey`: the group's key in the rows tables; both
+ * JSON parameters).
  */
 export function affected(
   root: QueryNode,
-  group: string,
+  groupKey: string,
   hash: string,
   from: string,
   to: string,
   touched: Array<string>,
 ): bool {
-  const test = new AffectedSql(group, hash, from, to, touched);
+  const test = new AffectedSql(groupKey, hash, from, to, touched);
   test.node(root, null, null);
   if (test.always) return true;
   if (test.parts.length == 0) return false;

@@ -25,7 +25,8 @@ const ELIGIBLE = new Statement(
   "INSERT INTO _weir_query_scratch (kind, tbl, pk, was_held) SELECT DISTINCT " +
     FOLLOWER +
     ", '', f.value, 0 FROM json_each(?) AS f JOIN _weir_client_groups AS c ON c.id = f.value AND c.user_id = ? " +
-    "JOIN _weir_query_groups AS g ON g.group_id = f.value AND g.cookie = ? JOIN _weir_query_groups AS l ON " +
+    "JOIN _weir_query_groups AS g ON g.group_id = f.value AND g.cookie = ? JOIN _weir_group_keys AS k ON " +
+    "k.group_id = f.value JOIN _weir_query_groups AS l ON " +
     "l.group_id = ? WHERE f.type = 'text' AND f.value <> l.group_id AND g.transform_version IS l.transform_version " +
     "AND NOT EXISTS (SELECT 1 FROM _weir_query_partial AS p WHERE p.group_id = f.value) " +
     "AND (SELECT count(*) FROM _weir_queries AS q WHERE q.group_id = f.value) = " +
@@ -37,31 +38,39 @@ const ELIGIBLE = new Statement(
 
 // The followers' rows among those the leader's pull moved are replaced by the leader's: each
 // query's, then the group's with their counts (the leader's are settled already).
+// A follower's rows are found by its key (FOLLOWER_KEY, at alias k of its scratch row f).
+const FOLLOWER_KEY = " JOIN _weir_group_keys AS k ON k.group_id = f.pk";
 const FORGET_QUERY_ROWS = new Statement(
-  "DELETE FROM _weir_query_rows WHERE (group_id, hash, tbl, pk) IN (SELECT f.pk, q.hash, m.tbl, m.pk FROM " +
-    "_weir_query_scratch AS f, _weir_queries AS q, _weir_query_scratch AS m WHERE f.kind = " +
+  "DELETE FROM _weir_query_rows WHERE (group_key, hash, tbl, pk) IN (SELECT k.group_key, q.hash, m.tbl, m.pk " +
+    "FROM _weir_query_scratch AS f" +
+    FOLLOWER_KEY +
+    ", _weir_queries AS q, _weir_query_scratch AS m WHERE f.kind = " +
     FOLLOWER +
     " AND q.group_id = ? AND m.kind = 1)",
 );
 const COPY_QUERY_ROWS = new Statement(
-  "INSERT INTO _weir_query_rows (group_id, hash, tbl, pk) SELECT f.pk, r.hash, r.tbl, r.pk FROM " +
+  "INSERT INTO _weir_query_rows (group_key, hash, tbl, pk) SELECT k.group_key, r.hash, r.tbl, r.pk FROM " +
     "_weir_query_scratch AS m JOIN _weir_queries AS q ON q.group_id = ? JOIN _weir_query_rows AS r ON " +
-    "r.group_id = q.group_id AND r.hash = q.hash AND r.tbl = m.tbl AND r.pk = m.pk JOIN _weir_query_scratch AS f " +
+    "r.group_key = ? AND r.hash = q.hash AND r.tbl = m.tbl AND r.pk = m.pk JOIN _weir_query_scratch AS f " +
     "ON f.kind = " +
     FOLLOWER +
+    FOLLOWER_KEY +
     " WHERE m.kind = 1",
 );
 const FORGET_GROUP_ROWS = new Statement(
-  "DELETE FROM _weir_group_rows WHERE (group_id, tbl, pk) IN (SELECT f.pk, m.tbl, m.pk FROM " +
-    "_weir_query_scratch AS f, _weir_query_scratch AS m WHERE f.kind = " +
+  "DELETE FROM _weir_group_rows WHERE (group_key, tbl, pk) IN (SELECT k.group_key, m.tbl, m.pk FROM " +
+    "_weir_query_scratch AS f" +
+    FOLLOWER_KEY +
+    ", _weir_query_scratch AS m WHERE f.kind = " +
     FOLLOWER +
     " AND m.kind = 1)",
 );
 const COPY_GROUP_ROWS = new Statement(
-  "INSERT INTO _weir_group_rows (group_id, tbl, pk, refs) SELECT f.pk, g.tbl, g.pk, g.refs FROM " +
-    "_weir_query_scratch AS m JOIN _weir_group_rows AS g ON g.group_id = ? AND g.tbl = m.tbl AND g.pk = m.pk " +
+  "INSERT INTO _weir_group_rows (group_key, tbl, pk, refs) SELECT k.group_key, g.tbl, g.pk, g.refs FROM " +
+    "_weir_query_scratch AS m JOIN _weir_group_rows AS g ON g.group_key = ? AND g.tbl = m.tbl AND g.pk = m.pk " +
     "JOIN _weir_query_scratch AS f ON f.kind = " +
     FOLLOWER +
+    FOLLOWER_KEY +
     " WHERE m.kind = 1",
 );
 // A follower pulled under another visibility than the leader's would hold rows of both: it lends
@@ -82,7 +91,8 @@ const FOLLOWER_IDS = new Statement(
 
 /**
  * Moves the followers that hold the leader's state (before its pull) to the leader's state after
- * it, at `watermark`. `group` is the leader's id as a JSON parameter; `visibilityParam` the identity
+ * it, at `watermark`. `group` is the leader's id and `key` its key in the rows tables, as JSON
+ * parameters; `visibilityParam` the identity
  * of the leader's visibility (as one; "null": none); `moved`: the leader's pull
  * moved rows (noted in the scratch table, which the caller empties afterwards). Answers a JSON
  * array of [groupID, lastMutationIDChanges] for the followers that followed ("" when none did,
@@ -90,6 +100,7 @@ const FOLLOWER_IDS = new Statement(
  */
 export function follow(
   group: string,
+  key: string,
   userID: string,
   cookie: i64,
   watermark: i64,
@@ -103,11 +114,10 @@ export function follow(
   );
   if (found == 0) return "";
   if (moved) {
-    const leader = params([group]);
-    execStatement(FORGET_QUERY_ROWS, leader);
-    execStatement(COPY_QUERY_ROWS, leader);
+    execStatement(FORGET_QUERY_ROWS, params([group]));
+    execStatement(COPY_QUERY_ROWS, params([group, key]));
     execStatement(FORGET_GROUP_ROWS);
-    execStatement(COPY_GROUP_ROWS, leader);
+    execStatement(COPY_GROUP_ROWS, params([key]));
   }
   execStatement(MOVE_COOKIES, params([watermark.toString(), visibilityParam]));
   const rows = queryStatement(FOLLOWER_IDS, params([cookie.toString(), watermark.toString()]));

@@ -8,13 +8,20 @@
 // pull empties it before it answers, inside its transaction.
 //
 // A query evaluated afresh first asks another group to lend its rows (query-lend.ts).
-import { exec, execStatement, Statement } from "./host";
+import { exec, execStatement, queryRows, Statement } from "./host";
 import { lendAll, lendRows } from "./query-lend";
 import { QueryNode, readPlan, readTables } from "./query-plan";
 import { changedIn, QuerySql, querySql } from "./query-sql";
 import { Schema, Table } from "./schema";
 import { literal, params } from "./text";
 import { Visibility } from "./visibility";
+
+export const QUERY_ROWS_TABLE =
+  "CREATE TABLE IF NOT EXISTS _weir_query_rows (group_key INTEGER NOT NULL, hash TEXT NOT NULL, tbl TEXT NOT NULL, " +
+  "pk TEXT NOT NULL, PRIMARY KEY (group_key, hash, tbl, pk)) WITHOUT ROWID";
+export const GROUP_ROWS_TABLE =
+  "CREATE TABLE IF NOT EXISTS _weir_group_rows (group_key INTEGER NOT NULL, tbl TEXT NOT NULL, pk TEXT NOT NULL, " +
+  "refs INTEGER NOT NULL, PRIMARY KEY (group_key, tbl, pk)) WITHOUT ROWID";
 
 export const MEMBERSHIP_SQL: Array<string> = [
   // A group that pulls with queries: the cookie its membership is at, and the host's version of
@@ -27,10 +34,12 @@ export const MEMBERSHIP_SQL: Array<string> = [
     "args TEXT NOT NULL, plan TEXT NOT NULL, tables TEXT NOT NULL, PRIMARY KEY (group_id, hash)) WITHOUT ROWID",
   // The groups holding a query, to lend its rows.
   "CREATE INDEX IF NOT EXISTS _weir_queries_hash ON _weir_queries (hash)",
-  "CREATE TABLE IF NOT EXISTS _weir_query_rows (group_id TEXT NOT NULL, hash TEXT NOT NULL, tbl TEXT NOT NULL, " +
-    "pk TEXT NOT NULL, PRIMARY KEY (group_id, hash, tbl, pk)) WITHOUT ROWID",
-  "CREATE TABLE IF NOT EXISTS _weir_group_rows (group_id TEXT NOT NULL, tbl TEXT NOT NULL, pk TEXT NOT NULL, " +
-    "refs INTEGER NOT NULL, PRIMARY KEY (group_id, tbl, pk)) WITHOUT ROWID",
+  // A group's rows are keyed by a small integer that stands for its id: a new group's key is the
+  // highest yet, so its rows go in at the end of the tables, in full pages, and every row is
+  // shorter by the id.
+  "CREATE TABLE IF NOT EXISTS _weir_group_keys (group_key INTEGER PRIMARY KEY, group_id TEXT NOT NULL UNIQUE)",
+  QUERY_ROWS_TABLE,
+  GROUP_ROWS_TABLE,
   "CREATE TABLE IF NOT EXISTS _weir_query_scratch (kind INTEGER NOT NULL, tbl TEXT NOT NULL, pk TEXT NOT NULL, " +
     "was_held INTEGER NOT NULL, PRIMARY KEY (kind, tbl, pk)) WITHOUT ROWID",
 ];
@@ -38,6 +47,14 @@ export const MEMBERSHIP_SQL: Array<string> = [
 const CHANGED = "1";
 
 // Scratch kinds below 0 hold the rows of one evaluation each (the n-th of the pull: -n).
+
+/** The group's key in the rows tables (a JSON number), given one on its first query-aware pull. */
+export function groupKey(group: string): string {
+  const found = queryRows("SELECT group_key FROM _weir_group_keys WHERE group_id = ?", params([group]));
+  if (found.length > 0) return found[0][0];
+  exec("INSERT INTO _weir_group_keys (group_id) VALUES (?)", params([group]));
+  return queryRows("SELECT group_key FROM _weir_group_keys WHERE group_id = ?", params([group]))[0][0];
+}
 
 /** The tables a plan reads, as stored: ",a,b," so that a table is found by `instr`. */
 export function planTables(plan: QueryNode): string {
@@ -47,8 +64,9 @@ export function planTables(plan: QueryNode): string {
 }
 
 /**
- * Membership steps for one group; `group` and each `hash` are JSON parameters (a JSON string,
- * or a reference to the host's extra parameter).
+ * Membership steps for one group; `group` (its id), `key` (its key in the rows tables) and each
+ * `hash` are JSON parameters (a JSON string or number, or a reference to the host's extra
+ * parameter).
  */
 export class Membership {
   /** Rows the evaluations of this pull produced, and how many they may (the pull's budget). */
@@ -69,6 +87,7 @@ export class Membership {
     public schema: Schema,
     public visibility: Visibility,
     public group: string,
+    public key: string,
     public watermark: string = "-1",
     public visibilityParam: string = "null",
   ) {}
@@ -91,7 +110,7 @@ export class Membership {
    * them. Answers whether one did.
    */
   copyAll(hash: string, count: i32): bool {
-    const rows = lendAll(this.group, hash, count, this.watermark, this.visibilityParam);
+    const rows = lendAll(this.group, this.key, hash, count, this.watermark, this.visibilityParam);
     if (rows < 0) return false;
     this.evaluated += rows;
     this.copied += count;
@@ -100,8 +119,8 @@ export class Membership {
 
   /** Forgets every row the group's queries hold, for a reset that evaluates them all afresh. */
   clearRows(): void {
-    exec("DELETE FROM _weir_query_rows WHERE group_id = ?", params([this.group]));
-    exec("DELETE FROM _weir_group_rows WHERE group_id = ?", params([this.group]));
+    exec("DELETE FROM _weir_query_rows WHERE group_key = ?", params([this.key]));
+    exec("DELETE FROM _weir_group_rows WHERE group_key = ?", params([this.key]));
   }
 
   /**
@@ -110,33 +129,33 @@ export class Membership {
    */
   evaluate(hash: string, planText: string, fresh: bool = false): void {
     if (fresh) {
-      const lent = lendRows(this.group, hash, this.watermark, this.visibilityParam);
+      const lent = lendRows(this.group, this.key, hash, this.watermark, this.visibilityParam);
       if (lent > 0) {
         this.evaluated += lent;
         this.copied++;
       } else {
         this.evaluated += this.insertHeld(
-          "INSERT INTO _weir_query_rows (group_id, hash, tbl, pk) SELECT ?, ?, t, k FROM (",
-          [this.group, hash],
+          "INSERT INTO _weir_query_rows (group_key, hash, tbl, pk) SELECT ?, ?, t, k FROM (",
+          [this.key, hash],
           planText,
         );
       }
-      const gh = params([this.group, hash]);
+      const gh = params([this.key, hash]);
       if (!this.full) {
         this.scratched = true;
         this.moved = true;
         exec(
           "INSERT INTO _weir_query_scratch (kind, tbl, pk, was_held) SELECT " +
             CHANGED +
-            ", r.tbl, r.pk, EXISTS (SELECT 1 FROM _weir_group_rows AS g WHERE g.group_id = r.group_id AND " +
-            "g.tbl = r.tbl AND g.pk = r.pk) FROM _weir_query_rows AS r WHERE r.group_id = ? AND r.hash = ? " +
+            ", r.tbl, r.pk, EXISTS (SELECT 1 FROM _weir_group_rows AS g WHERE g.group_key = r.group_key AND " +
+            "g.tbl = r.tbl AND g.pk = r.pk) FROM _weir_query_rows AS r WHERE r.group_key = ? AND r.hash = ? " +
             "ON CONFLICT DO NOTHING",
           gh,
         );
       }
       exec(
-        "INSERT INTO _weir_group_rows (group_id, tbl, pk, refs) SELECT group_id, tbl, pk, 1 FROM _weir_query_rows " +
-          "WHERE group_id = ? AND hash = ? ON CONFLICT (group_id, tbl, pk) DO UPDATE SET refs = refs + 1",
+        "INSERT INTO _weir_group_rows (group_key, tbl, pk, refs) SELECT group_key, tbl, pk, 1 FROM _weir_query_rows " +
+          "WHERE group_key = ? AND hash = ? ON CONFLICT (group_key, tbl, pk) DO UPDATE SET refs = refs + 1",
         gh,
       );
       return;
@@ -197,11 +216,11 @@ export class Membership {
   settle(): void {
     if (!this.moved) return;
     exec(
-      "DELETE FROM _weir_group_rows WHERE group_id = ? AND refs <= 0 AND (tbl, pk) IN (SELECT tbl, pk FROM " +
+      "DELETE FROM _weir_group_rows WHERE group_key = ? AND refs <= 0 AND (tbl, pk) IN (SELECT tbl, pk FROM " +
         "_weir_query_scratch WHERE kind = " +
         CHANGED +
         ")",
-      params([this.group]),
+      params([this.key]),
     );
   }
 
@@ -221,17 +240,17 @@ export class Membership {
     scopeParams: Array<string> = [] as string[],
   ): void {
     // The parameters of `gone`: group, hash, the scope's, kind.
-    const goneParams: string[] = [this.group, hash];
+    const goneParams: string[] = [this.key, hash];
     for (let i = 0; i < scopeParams.length; i++) goneParams.push(scopeParams[i]);
     goneParams.push(kind);
-    const moved = execStatement(scope.note, params(goneParams.concat([this.group, kind, this.group, hash])));
+    const moved = execStatement(scope.note, params(goneParams.concat([this.key, kind, this.key, hash])));
     if (moved == 0) return;
     this.scratched = true;
     this.moved = true;
-    execStatement(scope.release, params([this.group].concat(goneParams)));
+    execStatement(scope.release, params([this.key].concat(goneParams)));
     execStatement(scope.forget, params(goneParams));
-    execStatement(ADD_ROWS, params([this.group, kind, this.group, hash]));
-    execStatement(KEEP_ROWS, params([this.group, hash, kind]));
+    execStatement(ADD_ROWS, params([this.key, kind, this.key, hash]));
+    execStatement(KEEP_ROWS, params([this.key, hash, kind]));
   }
 }
 
@@ -239,14 +258,14 @@ export class Membership {
 // statement by it cost more, each pull, than running some of them).
 const FRESH =
   " FROM _weir_query_scratch AS e WHERE e.kind = ? AND NOT EXISTS (SELECT 1 FROM _weir_query_rows AS r " +
-  "WHERE r.group_id = ? AND r.hash = ? AND r.tbl = e.tbl AND r.pk = e.pk)";
+  "WHERE r.group_key = ? AND r.hash = ? AND r.tbl = e.tbl AND r.pk = e.pk)";
 const ADD_ROWS = new Statement(
-  "INSERT INTO _weir_group_rows (group_id, tbl, pk, refs) SELECT ?, e.tbl, e.pk, 1" +
+  "INSERT INTO _weir_group_rows (group_key, tbl, pk, refs) SELECT ?, e.tbl, e.pk, 1" +
     FRESH +
-    " ON CONFLICT (group_id, tbl, pk) DO UPDATE SET refs = refs + 1",
+    " ON CONFLICT (group_key, tbl, pk) DO UPDATE SET refs = refs + 1",
 );
 const KEEP_ROWS = new Statement(
-  "INSERT INTO _weir_query_rows (group_id, hash, tbl, pk) SELECT ?, ?, e.tbl, e.pk FROM _weir_query_scratch " +
+  "INSERT INTO _weir_query_rows (group_key, hash, tbl, pk) SELECT ?, ?, e.tbl, e.pk FROM _weir_query_scratch " +
     "AS e WHERE e.kind = ? ON CONFLICT DO NOTHING",
 );
 
@@ -262,7 +281,7 @@ class DiffStatements {
   // the DELETE by the table's name.
   constructor(scope: string, scopeDelete: string) {
     const gone =
-      " FROM _weir_query_rows AS r WHERE r.group_id = ? AND r.hash = ?" +
+      " FROM _weir_query_rows AS r WHERE r.group_key = ? AND r.hash = ?" +
       scope +
       " AND NOT EXISTS (SELECT 1 FROM _weir_query_scratch AS e WHERE e.kind = ? AND e.tbl = r.tbl AND e.pk = r.pk)";
     this.note = new Statement(
@@ -272,18 +291,18 @@ class DiffStatements {
         gone +
         " UNION ALL SELECT " +
         CHANGED +
-        ", e.tbl, e.pk, EXISTS (SELECT 1 FROM _weir_group_rows AS g WHERE g.group_id = ? AND g.tbl = e.tbl " +
+        ", e.tbl, e.pk, EXISTS (SELECT 1 FROM _weir_group_rows AS g WHERE g.group_key = ? AND g.tbl = e.tbl " +
         "AND g.pk = e.pk)" +
         FRESH +
         " ON CONFLICT DO UPDATE SET was_held = was_held",
     );
     this.release = new Statement(
-      "UPDATE _weir_group_rows SET refs = refs - 1 WHERE group_id = ? AND (tbl, pk) IN (SELECT r.tbl, r.pk" +
+      "UPDATE _weir_group_rows SET refs = refs - 1 WHERE group_key = ? AND (tbl, pk) IN (SELECT r.tbl, r.pk" +
         gone +
         ")",
     );
     this.forget = new Statement(
-      "DELETE FROM _weir_query_rows WHERE group_id = ? AND hash = ?" +
+      "DELETE FROM _weir_query_rows WHERE group_key = ? AND hash = ?" +
         scopeDelete +
         " AND NOT EXISTS (SELECT 1 FROM " +
         "_weir_query_scratch AS e WHERE e.kind = ? AND e.tbl = _weir_query_rows.tbl AND e.pk = _weir_query_rows.pk)",

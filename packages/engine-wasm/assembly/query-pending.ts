@@ -22,41 +22,44 @@ import { Schema } from "./schema";
 import { firstSeq } from "./state";
 import { ident, literal, params, parseI64 } from "./text";
 
+export const PENDING_TABLE =
+  "CREATE TABLE IF NOT EXISTS _weir_query_pending (group_key INTEGER NOT NULL, tbl TEXT NOT NULL, pk TEXT NOT NULL, " +
+  "client_has INTEGER NOT NULL, PRIMARY KEY (group_key, tbl, pk)) WITHOUT ROWID";
+
 export const PENDING_SQL: Array<string> = [
-  "CREATE TABLE IF NOT EXISTS _weir_query_pending (group_id TEXT NOT NULL, tbl TEXT NOT NULL, pk TEXT NOT NULL, " +
-    "client_has INTEGER NOT NULL, PRIMARY KEY (group_id, tbl, pk)) WITHOUT ROWID",
+  PENDING_TABLE,
   "CREATE TABLE IF NOT EXISTS _weir_query_partial (group_id TEXT PRIMARY KEY, since INTEGER NOT NULL) WITHOUT ROWID",
 ];
 
 const HELD_NOW =
-  "EXISTS (SELECT 1 FROM _weir_group_rows AS g WHERE g.group_id = ? AND g.tbl = s.tbl AND g.pk = s.pk)";
+  "EXISTS (SELECT 1 FROM _weir_group_rows AS g WHERE g.group_key = ? AND g.tbl = s.tbl AND g.pk = s.pk)";
 
 /**
  * Owes the rows an incremental pull moved: those whose count changed and whose holding did
  * (scratch kind 1), and the held rows that changed in (cookie, watermark].
  */
-export function oweChanges(group: string, cookie: i64, watermark: i64): void {
+export function oweChanges(groupKey: string, cookie: i64, watermark: i64): void {
   exec(
-    "INSERT INTO _weir_query_pending (group_id, tbl, pk, client_has) SELECT ?, s.tbl, s.pk, s.was_held " +
+    "INSERT INTO _weir_query_pending (group_key, tbl, pk, client_has) SELECT ?, s.tbl, s.pk, s.was_held " +
       "FROM _weir_query_scratch AS s WHERE s.kind = 1 AND s.was_held <> " +
       HELD_NOW +
       " ON CONFLICT DO NOTHING",
-    params([group, group]),
+    params([groupKey, groupKey]),
   );
   // Held now, and not owed for its holding: the client has it.
   exec(
-    "INSERT INTO _weir_query_pending (group_id, tbl, pk, client_has) SELECT ?, s.tbl, s.pk, 1 " +
+    "INSERT INTO _weir_query_pending (group_key, tbl, pk, client_has) SELECT ?, s.tbl, s.pk, 1 " +
       "FROM _weir_changes AS s WHERE s.seq >= ? AND s.seq < ? AND s.tbl <> '' AND " +
       HELD_NOW +
       " ON CONFLICT DO NOTHING",
-    params([group, firstSeq(cookie + 1).toString(), firstSeq(watermark + 1).toString(), group]),
+    params([groupKey, firstSeq(cookie + 1).toString(), firstSeq(watermark + 1).toString(), groupKey]),
   );
 }
 
 // The rows `oweChanges` would owe, as the owed table holds them (a row moved and changed is
 // owed once; whether the client has it matters only to a row no longer held, which moved).
 const OWED_CHANGES: string =
-  "SELECT ? AS group_id, tbl, pk, max(client_has) AS client_has FROM (SELECT s.tbl AS tbl, s.pk AS pk, " +
+  "SELECT ? AS group_key, tbl, pk, max(client_has) AS client_has FROM (SELECT s.tbl AS tbl, s.pk AS pk, " +
   "s.was_held AS client_has FROM _weir_query_scratch AS s WHERE s.kind = 1 AND s.was_held <> " +
   HELD_NOW +
   " UNION ALL SELECT s.tbl, s.pk, 1 FROM _weir_changes AS s WHERE s.seq >= ? AND s.seq < ? AND s.tbl <> '' AND " +
@@ -72,7 +75,7 @@ const OWED_CHANGES: string =
 export function sendChanges(
   schema: Schema,
   format: i32,
-  group: string,
+  groupKey: string,
   cookie: i64,
   watermark: i64,
   maxRows: i64,
@@ -101,23 +104,23 @@ export function sendChanges(
       params([
         maxRows.toString(),
         maxBytes.toString(),
-        group,
-        group,
+        groupKey,
+        groupKey,
         firstSeq(cookie + 1).toString(),
         firstSeq(watermark + 1).toString(),
-        group,
+        groupKey,
       ]),
     )
   );
 }
 
 /** Owes every held row to a client that starts from nothing (the answer begins with `clear`). */
-export function oweAll(group: string): void {
-  exec("DELETE FROM _weir_query_pending WHERE group_id = ?", params([group]));
+export function oweAll(groupKey: string): void {
+  exec("DELETE FROM _weir_query_pending WHERE group_key = ?", params([groupKey]));
   exec(
-    "INSERT INTO _weir_query_pending (group_id, tbl, pk, client_has) SELECT group_id, tbl, pk, 0 " +
-      "FROM _weir_group_rows WHERE group_id = ?",
-    params([group]),
+    "INSERT INTO _weir_query_pending (group_key, tbl, pk, client_has) SELECT group_key, tbl, pk, 0 " +
+      "FROM _weir_group_rows WHERE group_key = ?",
+    params([groupKey]),
   );
 }
 
@@ -129,7 +132,7 @@ function patchSql(schema: Schema, format: i32): string {
     cases.push(
       " WHEN " +
         literal(table.name) +
-        " THEN coalesce(CASE WHEN EXISTS (SELECT 1 FROM _weir_group_rows AS g WHERE g.group_id = _weir_o.group_id " +
+        " THEN coalesce(CASE WHEN EXISTS (SELECT 1 FROM _weir_group_rows AS g WHERE g.group_key = _weir_o.group_key " +
         "AND g.tbl = _weir_o.tbl AND g.pk = _weir_o.pk) THEN (SELECT " +
         putOp(table, format) +
         " FROM " +
@@ -152,10 +155,10 @@ function patchSql(schema: Schema, format: i32): string {
  * the caller owes them all and sends them by `sendOwed`). Held rows were all evaluated in this
  * pull, so each is put.
  */
-export function sendHeld(schema: Schema, format: i32, group: string, maxRows: i64, maxBytes: i64): i64 {
+export function sendHeld(schema: Schema, format: i32, groupKey: string, maxRows: i64, maxBytes: i64): i64 {
   if (schema.tables.length == 0) return 0;
   const bound: string[] = [maxRows.toString(), maxBytes.toString()];
-  for (let i = 0; i < schema.tables.length; i++) bound.push(group);
+  for (let i = 0; i < schema.tables.length; i++) bound.push(groupKey);
   const limit = maxRows < I64.MAX_VALUE ? maxRows + 1 : maxRows;
   const key = "sendHeld " + format.toString() + " " + limit.toString();
   let sql = schema.statement(key);
@@ -177,7 +180,7 @@ function heldSql(schema: Schema, format: i32, limit: i64): string {
         ident(table.name) +
         " AS _weir_r ON " +
         keyMatch(table, "_weir_g.pk", "_weir_r") +
-        " WHERE _weir_g.group_id = ? AND _weir_g.tbl = " +
+        " WHERE _weir_g.group_key = ? AND _weir_g.tbl = " +
         literal(table.name),
     );
   }
@@ -204,10 +207,10 @@ export class Sent {
  * Sends owed rows of the group up to the caps, in key order, and stops owing them. Leaves their
  * payloads with the host (queryPayload).
  */
-export function sendOwed(schema: Schema, format: i32, group: string, maxRows: i64, maxBytes: i64): Sent {
+export function sendOwed(schema: Schema, format: i32, groupKey: string, maxRows: i64, maxBytes: i64): Sent {
   const sent = new Sent();
   if (schema.tables.length == 0) {
-    exec("DELETE FROM _weir_query_pending WHERE group_id = ?", params([group]));
+    exec("DELETE FROM _weir_query_pending WHERE group_key = ?", params([groupKey]));
     return sent;
   }
   // Every LIMIT is written as an integer, not bound: SQLite plans a bound one less well (here,
@@ -223,12 +226,12 @@ export function sendOwed(schema: Schema, format: i32, group: string, maxRows: i6
       "SELECT json_quote(tbl), json_quote(pk), length(CAST(patch AS BLOB)), patch FROM (SELECT _weir_o.tbl AS tbl, " +
         "_weir_o.pk AS pk, " +
         patchSql(schema, format) +
-        " AS patch FROM _weir_query_pending AS _weir_o WHERE _weir_o.group_id = ? ORDER BY _weir_o.tbl, _weir_o.pk LIMIT -1) " +
+        " AS patch FROM _weir_query_pending AS _weir_o WHERE _weir_o.group_key = ? ORDER BY _weir_o.tbl, _weir_o.pk LIMIT -1) " +
         "WHERE patch IS NOT NULL LIMIT " +
         (maxRows < I64.MAX_VALUE ? maxRows + 1 : maxRows).toString(),
     );
   }
-  const text = queryPayloadStatement(sql, params([group]));
+  const text = queryPayloadStatement(sql, params([groupKey]));
   const lines = text.length == 0 ? new Array<string>(0) : text.split("\n");
   let bytes: i64 = 0;
   let last = "";
@@ -244,29 +247,29 @@ export function sendOwed(schema: Schema, format: i32, group: string, maxRows: i6
     sent.included++;
   }
   if (!sent.more) {
-    exec("DELETE FROM _weir_query_pending WHERE group_id = ?", params([group]));
+    exec("DELETE FROM _weir_query_pending WHERE group_key = ?", params([groupKey]));
     return sent;
   }
   const cut = last.split("\t");
   exec(
-    "DELETE FROM _weir_query_pending WHERE group_id = ? AND (tbl < ? OR (tbl = ? AND pk <= ?))",
-    params([group, cut[0], cut[0], cut[1]]),
+    "DELETE FROM _weir_query_pending WHERE group_key = ? AND (tbl < ? OR (tbl = ? AND pk <= ?))",
+    params([groupKey, cut[0], cut[0], cut[1]]),
   );
   return sent;
 }
 
 /** The group's active queries none of whose rows is owed, as a JSON array of hashes. */
-export function completeQueries(group: string, owing: bool): string {
+export function completeQueries(group: string, key: string, owing: bool): string {
   const complete = owing
-    ? " AND NOT EXISTS (SELECT 1 FROM _weir_query_pending AS p WHERE p.group_id = q.group_id AND EXISTS " +
-      "(SELECT 1 FROM _weir_query_rows AS r WHERE r.group_id = p.group_id AND r.hash = q.hash AND r.tbl = p.tbl " +
+    ? " AND NOT EXISTS (SELECT 1 FROM _weir_query_pending AS p WHERE p.group_key = ? AND EXISTS " +
+      "(SELECT 1 FROM _weir_query_rows AS r WHERE r.group_key = p.group_key AND r.hash = q.hash AND r.tbl = p.tbl " +
       "AND r.pk = p.pk))"
     : "";
   return queryRows(
     "SELECT json_group_array(hash) FROM (SELECT hash FROM _weir_queries AS q WHERE q.group_id = ?" +
       complete +
       " ORDER BY hash)",
-    params([group]),
+    params(owing ? [group, key] : [group]),
   )[0][0];
 }
 

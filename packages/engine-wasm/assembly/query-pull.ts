@@ -16,7 +16,7 @@ import {
 import { exec, queryRows } from "./host";
 import { affected } from "./query-affected";
 import { follow } from "./query-follow";
-import { Membership, planTables } from "./query-membership";
+import { groupKey, Membership, planTables } from "./query-membership";
 import {
   completeQueries,
   idsSince,
@@ -160,8 +160,9 @@ export function queryPull(
   visibilityParam: string = "null",
 ): QueryAnswer {
   const group = jsonString(groupID);
+  const key = groupKey(group);
   const answer = new QueryAnswer();
-  const membership = new Membership(schema, visibility, group, watermark.toString(), visibilityParam);
+  const membership = new Membership(schema, visibility, group, key, watermark.toString(), visibilityParam);
   membership.budget = maxQueryRows;
   const full = cookie == NULL_COOKIE || cookie < floor || storedCookie != cookie;
   // The group's queries as the answer ends, when read on the way (to name the complete ones).
@@ -194,7 +195,7 @@ export function queryPull(
         const query = queries[q];
         if (!readsAny(query, touched)) continue;
         const plan = readPlan(query.plan, schema);
-        if (!affected(plan, group, query.hash, from, to, touched)) continue;
+        if (!affected(plan, key, query.hash, from, to, touched)) continue;
         // A query whose rows are each held by their own values is brought up to date among the
         // changed rows alone; any other is evaluated whole and diffed.
         if (changedRowsPlan(plan)) membership.evaluateChanged(query.hash, plan, fromSeq, toSeq);
@@ -213,18 +214,18 @@ export function queryPull(
   if (full) {
     // Every held row is owed, and usually they all fit: then they are sent straight from the
     // group's rows and nothing is owed.
-    if (owed) exec("DELETE FROM _weir_query_pending WHERE group_id = ?", params([group]));
-    const count = sendHeld(schema, format, group, maxRows, maxBytes);
+    if (owed) exec("DELETE FROM _weir_query_pending WHERE group_key = ?", params([key]));
+    const count = sendHeld(schema, format, key, maxRows, maxBytes);
     if (count >= 0) {
       sent = new Sent();
       sent.included = count;
     } else {
-      oweAll(group);
-      sent = sendOwed(schema, format, group, maxRows, maxBytes);
+      oweAll(key);
+      sent = sendOwed(schema, format, key, maxRows, maxBytes);
     }
   } else {
     // Likewise the rows the pull moved, unless rows were owed before.
-    const count = owed ? -1 : sendChanges(schema, format, group, cookie, watermark, maxRows, maxBytes);
+    const count = owed ? -1 : sendChanges(schema, format, key, cookie, watermark, maxRows, maxBytes);
     if (count >= 0) {
       sent = new Sent();
       sent.included = count;
@@ -233,6 +234,7 @@ export function queryPull(
       if (followersParam.length > 0 && !owed && cookie < watermark && !changesQueries(patchText)) {
         answer.followed = follow(
           group,
+          key,
           userID,
           cookie,
           watermark,
@@ -243,9 +245,9 @@ export function queryPull(
       }
       if (membership.scratched || answer.followed.length > 0) exec("DELETE FROM _weir_query_scratch");
     } else {
-      oweChanges(group, cookie, watermark);
+      oweChanges(key, cookie, watermark);
       if (membership.scratched) exec("DELETE FROM _weir_query_scratch");
-      sent = sendOwed(schema, format, group, maxRows, maxBytes);
+      sent = sendOwed(schema, format, key, maxRows, maxBytes);
     }
   }
   answer.included = sent.included;
@@ -253,7 +255,8 @@ export function queryPull(
   answer.reset = full;
   answer.evaluated = membership.evaluated;
   answer.copied = membership.copied;
-  answer.gotQueries = !sent.more && known != null ? hashArray(known!) : completeQueries(group, sent.more);
+  answer.gotQueries =
+    !sent.more && known != null ? hashArray(known!) : completeQueries(group, key, sent.more);
   const since = owed ? idsSince(group, cookie, full, NULL_COOKIE) : full ? NULL_COOKIE : cookie;
   answer.idsSince = since;
   if (owed || sent.more) notePartial(group, sent.more, since);
