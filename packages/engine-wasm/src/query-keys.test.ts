@@ -1,14 +1,14 @@
 import { describe, expect, it } from "vitest";
-import { ClientRows, channelMessages, chatSchema } from "../test/chat.js";
+import { channelMessages, chatSchema, groupClients } from "../test/chat.js";
 import { DATABASES, testEngine } from "../test/databases.js";
 import { Namespace } from "../test/fixtures.js";
-import type { PullInput, QueryPatchOp } from "./types.js";
+import type { QueryPatchOp } from "./types.js";
 
 // A group's membership rows are keyed by a small integer standing for its id (_weir_group_keys).
 // An earlier engine keyed them by the id itself: installing rekeys them as they stand, and every
 // group pulls on from its cookie, without a reset.
 const query = channelMessages("c1", 2);
-const put: QueryPatchOp = { op: "put", hash: "h", name: "channel", args: ["c1"], ast: query };
+const put = { op: "put", hash: "h", name: "channel", args: ["c1"], ast: query } satisfies QueryPatchOp;
 
 /** Turns the rows tables back into the layout keyed by group id, as an earlier engine left them. */
 function keyByGroupID(ns: Namespace) {
@@ -42,28 +42,7 @@ describe.each(DATABASES)("group keys on $kind", ({ open }) => {
     const ns = new Namespace(await testEngine(), open(), chatSchema);
     ns.sql("INSERT INTO user VALUES ('u1', 'Ann'), ('u2', 'Bo'), ('u3', 'Cy')");
     ns.sql("INSERT INTO message VALUES ('m1', 'c1', 'u1', 1, 'a'), ('m2', 'c1', 'u2', 2, 'b')");
-    const clients = new Map<string, ClientRows>();
-    const pull = (group: string, input: Partial<PullInput> = {}) => {
-      const client = clients.get(group) ?? new ClientRows();
-      const first = !clients.has(group);
-      clients.set(group, client);
-      const result = ns.pull({
-        cookie: client.cookie,
-        clientGroupID: group,
-        queries: { patch: first ? [put] : [] },
-        ...input,
-      });
-      if (!result.json.unchanged) client.apply(result.json as never, chatSchema);
-      return result;
-    };
-    const expected = () =>
-      [
-        ...new Set(
-          ns.engine.queryRows(ns.db.adapter, query).map((row) => `${row.table}/${JSON.stringify(row.key)}`),
-        ),
-      ].sort();
-    const keys = (group: string) => clients.get(group)!.keys();
-    return { ns, pull, expected, keys };
+    return { ns, ...groupClients(ns, put) };
   }
 
   it("gives each group a key on its first query-aware pull, the next one higher", async () => {

@@ -1,14 +1,14 @@
 import { describe, expect, it } from "vitest";
-import { ClientRows, channelMessages, chatSchema } from "../test/chat.js";
+import { ClientRows, channelMessages, chatSchema, groupClients } from "../test/chat.js";
 import { DATABASES, testEngine } from "../test/databases.js";
 import { Namespace } from "../test/fixtures.js";
-import type { PullInput, QueryPatchOp, Visibility } from "./types.js";
+import type { QueryPatchOp, Visibility } from "./types.js";
 
 // A query a group adds (or evaluates afresh on a reset) takes its rows from another group that
 // holds the same query at the watermark under the same visibility: the rows must be exactly what
 // evaluating it would give, and no group may take rows it could not see or that are out of date.
 const query = channelMessages("c1", 10);
-const put: QueryPatchOp = { op: "put", hash: "h", name: "channel", args: ["c1"], ast: query };
+const put = { op: "put", hash: "h", name: "channel", args: ["c1"], ast: query } satisfies QueryPatchOp;
 const authoredBy = (authorId: string): Visibility => ({
   message: { sql: "authorId = ?", params: [authorId] },
 });
@@ -19,32 +19,7 @@ describe.each(DATABASES)("query rows copied between groups on $kind", ({ open })
     ns.sql("INSERT INTO channel VALUES ('c1', 'one')");
     ns.sql("INSERT INTO user VALUES ('u1', 'Ann'), ('u2', 'Bo')");
     ns.sql("INSERT INTO message VALUES ('m1', 'c1', 'u1', 1, 'a'), ('m2', 'c1', 'u2', 2, 'b')");
-    const clients = new Map<string, ClientRows>();
-    /** Pulls for `group` (subscribing it to the query on its first pull), as a client would. */
-    const pull = (group: string, input: Partial<PullInput> = {}) => {
-      const client = clients.get(group) ?? new ClientRows();
-      const first = !clients.has(group);
-      clients.set(group, client);
-      const result = ns.pull({
-        cookie: client.cookie,
-        clientGroupID: group,
-        queries: { patch: first ? [put] : [] },
-        ...input,
-      });
-      if (!result.json.unchanged) client.apply(result.json as never, chatSchema);
-      return result;
-    };
-    /** The rows a query holds now, under `visibility`, as the client keys them. */
-    const expected = (visibility?: Visibility, ast: unknown = query) =>
-      [
-        ...new Set(
-          ns.engine
-            .queryRows(ns.db.adapter, ast, visibility ? { visibility } : {})
-            .map((row) => `${row.table}/${JSON.stringify(row.key)}`),
-        ),
-      ].sort();
-    const keys = (group: string) => clients.get(group)!.keys();
-    return { ns, pull, expected, keys };
+    return { ns, ...groupClients(ns, put) };
   }
 
   it("copies the rows of a group holding the query at the watermark", async () => {

@@ -1,4 +1,5 @@
-import type { Schema } from "../src/types.js";
+import type { PullInput, QueryPatchOp, Schema, Visibility } from "../src/types.js";
+import type { Namespace } from "./fixtures.js";
 
 /** A small chat schema for query-aware pull tests: channels, messages and their authors. */
 export const chatSchema = {
@@ -108,4 +109,37 @@ export class ClientRows {
   keys(): string[] {
     return [...this.rows.keys()].sort();
   }
+}
+
+/**
+ * Clients of several groups of one namespace, each subscribing to `put` on its first pull, and
+ * the rows a query holds now as a client keys them (to compare with a client's).
+ */
+export function groupClients(ns: Namespace, put: Extract<QueryPatchOp, { op: "put" }>) {
+  const clients = new Map<string, ClientRows>();
+  /** Pulls for `group` (subscribing it to the query on its first pull), as a client would. */
+  const pull = (group: string, input: Partial<PullInput> = {}) => {
+    const client = clients.get(group) ?? new ClientRows();
+    const first = !clients.has(group);
+    clients.set(group, client);
+    const result = ns.pull({
+      cookie: client.cookie,
+      clientGroupID: group,
+      queries: { patch: first ? [put] : [] },
+      ...input,
+    });
+    if (!result.json.unchanged) client.apply(result.json as never, ns.schema);
+    return result;
+  };
+  /** The rows `ast` holds now, under `visibility`, as the client keys them. */
+  const expected = (visibility?: Visibility, ast: unknown = put.ast) =>
+    [
+      ...new Set(
+        ns.engine
+          .queryRows(ns.db.adapter, ast, visibility ? { visibility } : {})
+          .map((row) => `${row.table}/${JSON.stringify(row.key)}`),
+      ),
+    ].sort();
+  const keys = (group: string) => clients.get(group)!.keys();
+  return { pull, expected, keys };
 }
