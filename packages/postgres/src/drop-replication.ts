@@ -5,12 +5,19 @@ export interface DropReplicationOptions {
   databaseUrl: string;
   slot?: string;
   publication?: string;
+  /**
+   * How long to wait for a slot in use to be released (default 5,000 ms): PostgreSQL lets go of
+   * a slot a moment after its reader disconnects.
+   */
+  waitMs?: number;
 }
+
+const POLL_MS = 50;
 
 /**
  * Drops the slot and the publication (`weir` and `weir` unless named). A slot holds WAL on the
  * server until it is dropped, so this is the one way weir lets go of it; it refuses a slot a
- * reader is still using. Answers what it dropped.
+ * reader is still using once `waitMs` has passed. Answers what it dropped.
  */
 export async function dropReplication(
   options: DropReplicationOptions,
@@ -20,10 +27,17 @@ export async function dropReplication(
   const client = new pg.Client({ connectionString: options.databaseUrl });
   await client.connect();
   try {
-    const { rows } = await client.query<{ active_pid: number | null }>(
-      "SELECT active_pid FROM pg_replication_slots WHERE slot_name = $1",
-      [slot],
-    );
+    const deadline = Date.now() + (options.waitMs ?? 5_000);
+    const read = () =>
+      client.query<{ active_pid: number | null }>(
+        "SELECT active_pid FROM pg_replication_slots WHERE slot_name = $1",
+        [slot],
+      );
+    let { rows } = await read();
+    while (rows[0]?.active_pid && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+      ({ rows } = await read());
+    }
     if (rows[0]?.active_pid) {
       throw new Error(`slot ${slot} is in use by process ${rows[0].active_pid}: stop its reader first`);
     }
