@@ -196,7 +196,7 @@ function changesSql(
     );
   }
   return (
-    "SELECT _weir_first, length(CAST(patch AS BLOB)), patch FROM (" +
+    "SELECT _weir_first, octet_length(patch), patch FROM (" +
     parts.join(" UNION ALL ") +
     ") WHERE patch IS NOT NULL ORDER BY _weir_first"
   );

@@ -10,7 +10,7 @@
 // A query evaluated afresh first asks another group to lend its rows (query-lend.ts).
 import { exec, execStatement, queryRows, Statement } from "./host";
 import { lendAll, lendRows } from "./query-lend";
-import { QueryNode, readPlan, readTables } from "./query-plan";
+import { QueryNode, readPlan } from "./query-plan";
 import { changedIn, QuerySql, querySql } from "./query-sql";
 import { Schema, Table } from "./schema";
 import { literal, params } from "./text";
@@ -54,13 +54,6 @@ export function groupKey(group: string): string {
   if (found.length > 0) return found[0][0];
   exec("INSERT INTO _weir_group_keys (group_id) VALUES (?)", params([group]));
   return queryRows("SELECT group_key FROM _weir_group_keys WHERE group_id = ?", params([group]))[0][0];
-}
-
-/** The tables a plan reads, as stored: ",a,b," so that a table is found by `instr`. */
-export function planTables(plan: QueryNode): string {
-  const tables: string[] = [];
-  readTables(plan, tables);
-  return "," + tables.join(",") + ",";
 }
 
 /**

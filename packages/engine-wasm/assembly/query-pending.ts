@@ -88,7 +88,7 @@ export function sendChanges(
   if (sql == null) {
     sql = schema.keep(
       key,
-      "SELECT CASE WHEN count(*) <= ? AND total(length(CAST(patch AS BLOB))) <= ? THEN count(*) ELSE -1 END, " +
+      "SELECT CASE WHEN count(*) <= ? AND total(octet_length(patch)) <= ? THEN count(*) ELSE -1 END, " +
         "group_concat(patch, ','), total(patch LIKE '{\"op\":\"del\"%') FROM (SELECT patch FROM (SELECT " +
         patchSql(schema, format) +
         " AS patch FROM (" +
@@ -187,7 +187,7 @@ function heldSql(schema: Schema, format: i32, limit: i64): string {
   // The LIMIT keeps the rows in a subquery of their own, so that each patch is rendered once for
   // both the sum of sizes and the joined text.
   return (
-    "SELECT CASE WHEN count(*) <= ? AND total(length(CAST(patch AS BLOB))) <= ? THEN count(*) ELSE -1 END, " +
+    "SELECT CASE WHEN count(*) <= ? AND total(octet_length(patch)) <= ? THEN count(*) ELSE -1 END, " +
     "group_concat(patch, ',') FROM (SELECT patch FROM (" +
     parts.join(" UNION ALL ") +
     ") WHERE patch IS NOT NULL LIMIT " +
@@ -223,7 +223,7 @@ export function sendOwed(schema: Schema, format: i32, groupKey: string, maxRows:
   if (sql == null) {
     sql = schema.keep(
       key,
-      "SELECT json_quote(tbl), json_quote(pk), length(CAST(patch AS BLOB)), patch FROM (SELECT _weir_o.tbl AS tbl, " +
+      "SELECT json_quote(tbl), json_quote(pk), octet_length(patch), patch FROM (SELECT _weir_o.tbl AS tbl, " +
         "_weir_o.pk AS pk, " +
         patchSql(schema, format) +
         " AS patch FROM _weir_query_pending AS _weir_o WHERE _weir_o.group_key = ? ORDER BY _weir_o.tbl, _weir_o.pk LIMIT -1) " +

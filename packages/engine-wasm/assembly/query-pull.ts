@@ -16,7 +16,7 @@ import {
 import { exec, queryRows } from "./host";
 import { affected } from "./query-affected";
 import { follow } from "./query-follow";
-import { groupKey, Membership, planTables } from "./query-membership";
+import { groupKey, Membership } from "./query-membership";
 import {
   completeQueries,
   idsSince,
@@ -95,25 +95,25 @@ function applyPatch(membership: Membership, group: string, patchText: string, ev
       exec("DELETE FROM _weir_queries WHERE group_id = ? AND hash = ?", params([group, hash]));
       continue;
     }
-    const known = queryRows(
-      "SELECT 1 FROM _weir_queries WHERE group_id = ? AND hash = ?",
-      params([group, hash]),
-    );
-    if (known.length > 0) continue;
-    const plan = fields[4];
-    const tables = planTables(readPlan(plan, membership.schema));
-    exec(
-      "INSERT INTO _weir_queries (group_id, hash, name, args, plan, tables) VALUES (?, ?, ?, ?, ?, ?)",
+    // A query the group holds already is kept as it is.
+    const added = exec(
+      "INSERT INTO _weir_queries (group_id, hash, name, args, plan, tables) VALUES (?, ?, ?, ?, ?, ?) " +
+        "ON CONFLICT DO NOTHING",
       params([
         group,
         hash,
         extraParam(I32.parseInt(fields[2], 10)),
         extraParam(I32.parseInt(fields[3], 10)),
-        jsonString(plan),
-        jsonString(tables),
+        extraParam(I32.parseInt(fields[4], 10)),
+        extraParam(I32.parseInt(fields[5], 10)),
       ]),
     );
-    if (evaluate && !membership.exceeded()) membership.evaluate(hash, plan, true);
+    if (added == 0 || !evaluate || membership.exceeded()) continue;
+    const plan = queryRows(
+      "SELECT plan FROM _weir_queries WHERE group_id = ? AND hash = ?",
+      params([group, hash]),
+    );
+    membership.evaluate(hash, plan[0][0], true);
   }
 }
 

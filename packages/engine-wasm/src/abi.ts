@@ -47,7 +47,10 @@ export const PULL_FOLLOWED = 11;
 /** Of the queries a query-aware pull evaluated, those whose rows it copied from another group. */
 export const PULL_QUERIES_COPIED = 12;
 
-/** A query patch: lines of "clear", "del\t<hash>" or "put\t<hash>\t<name>\t<args>\t<plan>" (extras' indexes). */
+/**
+ * A query patch: lines of "clear", "del\t<hash>" or "put\t<hash>\t<name>\t<args>\t<plan>\t<tables>"
+ * (extras' indexes; `tables` is ",a,b,", the tables the plan reads).
+ */
 export const QUERY_OP_CLEAR = "clear";
 export const QUERY_OP_DEL = "del";
 export const QUERY_OP_PUT = "put";

@@ -8,13 +8,14 @@ import {
   ROW_SEPARATOR,
 } from "./abi.js";
 import { EngineError } from "./engine-error.js";
-import { queryPlan } from "./query-plan.js";
+import { writtenPlan } from "./query-plan.js";
 import type { QueryPatchOp, Schema, SqlValue } from "./types.js";
 
 /**
  * A query patch in the engine's form (src/abi.ts): a line per operation, its hash, name and
  * args as extra parameters after the visibility's (`offset` of them), each put's AST checked
- * and written as its plan. A put whose AST the engine cannot answer is a `bad_request` naming
+ * and written as its plan, which goes as an extra parameter too, with the tables it reads: the
+ * engine stores them as they are and reads a plan back only to evaluate it. A put whose AST the engine cannot answer is a `bad_request` naming
  * the query and the part.
  */
 export function queryPatchText(
@@ -30,16 +31,23 @@ export function queryPatchText(
     if (op.op === "del") return [QUERY_OP_DEL, param(op.hash)].join(COLUMN_SEPARATOR);
     const parsed = parseQueryAST(op.ast);
     if (!parsed.ok) throw new EngineError("bad_request", `query ${op.name}: ${parsed.message}`);
-    let plan: string;
+    let plan: { plan: string; tables: string };
     try {
-      plan = queryPlan(schema, parsed.value);
+      plan = writtenPlan(schema, parsed.value);
     } catch (error) {
       if (error instanceof EngineError)
         throw new EngineError(error.code, `query ${op.name}: ${error.message}`);
       throw error;
     }
     const args = JSON.stringify(op.args ?? null);
-    return [QUERY_OP_PUT, param(op.hash), param(op.name), param(args), plan].join(COLUMN_SEPARATOR);
+    return [
+      QUERY_OP_PUT,
+      param(op.hash),
+      param(op.name),
+      param(args),
+      param(plan.plan),
+      param(plan.tables),
+    ].join(COLUMN_SEPARATOR);
   });
   if (transformVersion !== undefined)
     lines.unshift([QUERY_OP_VERSION, param(transformVersion)].join(COLUMN_SEPARATOR));

@@ -33,6 +33,8 @@ const SQL_OPERATORS: Record<string, string> = {
 
 class PlanWriter {
   readonly tokens: string[] = [];
+  /** The tables the plan reads, in the order the engine's own reading lists them. */
+  readonly tables: string[] = [];
 
   constructor(private readonly schema: Schema) {}
 
@@ -52,6 +54,7 @@ class PlanWriter {
   /** `subquery` is where it sits: the root, a related subquery, or an EXISTS condition's. */
   query(ast: QueryAST, path: string, kind: "root" | "related" | "exists"): void {
     const table = this.table(ast.table, `${path}table`);
+    if (!this.tables.includes(ast.table)) this.tables.push(ast.table);
     if (ast.start && kind !== "root") throw refusal(`${path}start`, "only the root query may have a start");
     if (ast.related && kind === "exists") {
       throw refusal(`${path}related`, "the subquery of a condition syncs no rows of its own");
@@ -183,7 +186,15 @@ function refusal(path: string, message: string): EngineError {
 
 /** The plan of `ast` over `schema`; a `bad_request` naming the part the schema cannot answer. */
 export function queryPlan(schema: Schema, ast: QueryAST): string {
+  return writtenPlan(schema, ast).plan;
+}
+
+/**
+ * The plan of `ast` and the tables it reads, as the engine stores them: ",a,b," (so that a table
+ * is found by `instr`). A `bad_request` naming the part the schema cannot answer.
+ */
+export function writtenPlan(schema: Schema, ast: QueryAST): { plan: string; tables: string } {
   const writer = new PlanWriter(schema);
   writer.query(ast, "", "root");
-  return writer.tokens.join(PLAN_TOKEN_SEPARATOR);
+  return { plan: writer.tokens.join(PLAN_TOKEN_SEPARATOR), tables: `,${writer.tables.join(",")},` };
 }
