@@ -22,6 +22,7 @@ import { keyMatch } from "./projection";
 import { CONDITION_EXISTS, Condition, Correlation, QueryNode, readTables } from "./query-plan";
 import { QuerySql } from "./query-sql";
 import { PRIOR_SEQ, priorTableName, Table } from "./schema";
+import { firstSeq } from "./state";
 import { ident, literal, params } from "./text";
 import { Visibility } from "./visibility";
 
@@ -193,6 +194,17 @@ class AffectedSql {
     }
     return text + ")";
   }
+}
+
+/** The tables the changes in (cookie, watermark] touched. */
+export function touchedTables(cookie: i64, watermark: i64): Array<string> {
+  const rows = queryRows(
+    "SELECT DISTINCT tbl FROM _weir_changes WHERE seq >= ? AND seq < ? AND tbl <> ''",
+    params([firstSeq(cookie + 1).toString(), firstSeq(watermark + 1).toString()]),
+  );
+  const names: string[] = [];
+  for (let i = 0; i < rows.length; i++) names.push(rows[i][0]);
+  return names;
 }
 
 /**

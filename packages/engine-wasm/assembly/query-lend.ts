@@ -1,50 +1,79 @@
 // Groups alike share their hydration. A query evaluated afresh (just added to a group, or on a
-// reset) takes its rows from another group that holds the same query (hash and plan) with its
-// membership at the watermark, built under the same visibility, while the log holds no
-// uncommitted changes. Such a group holds exactly the query's result now (the invariant every
-// pull keeps, checked by the model test), so copying its rows answers what evaluating would, at
-// a fraction of the work. A reset of a group whose queries a lender holds all of, and no other,
-// copies that group's rows whole, with their counts.
+// reset) takes its rows from another group that holds the same query (hash and plan), built
+// under the same visibility, while the log holds no uncommitted changes. A lender's rows are
+// the query's result at the cookie its membership is stored at (the invariant every pull
+// keeps, checked by the model test). A lender at the watermark lends them as they are; one
+// behind it lends them when none of the changes since its cookie can affect the query (the test
+// an incremental pull makes, query-affected.ts, with the lender's rows), so that groups pulled a
+// few writes ago still lend while writes go on. Copying answers what evaluating would, at a
+// fraction of the work. A reset of a group whose queries a lender holds all of, and no other,
+// copies that group's rows whole, with their counts, when none of its queries is affected.
 //
 // A group's stored visibility (in _weir_query_groups) is the host's identity of the filters and
 // values its rows were all built under; it is NULL when they may mix several (a pull under
 // another visibility than its reset's), and such a group lends nothing until it resets. Lenders
-// are found among the first LENDER_CANDIDATES groups holding the query's hash, so a hydration
-// never scans every group that holds a popular query.
-import { execStatement, queryStatement, Statement } from "./host";
-import { params } from "./text";
+// are found among the first LENDER_CANDIDATES groups holding the query's hash, the one with
+// the newest membership first, so a hydration never scans every group that holds a popular
+// query. A lender's cookie is at or above the floor: the log still holds every change since.
+import { COLUMN_SEPARATOR, execStatement, queryStatement, Statement } from "./host";
+import { affected, touchedTables } from "./query-affected";
+import { readPlan } from "./query-plan";
+import { StoredQuery } from "./query-stored";
+import { Schema } from "./schema";
+import { firstSeq } from "./state";
+import { params, parseI64 } from "./text";
 
 const LENDER_CANDIDATES = 32;
 
-// The conditions a lender meets, for candidate d: parameters watermark, visibility.
-const LENDS =
-  "JOIN _weir_query_groups AS g ON g.group_id = d.group_id JOIN _weir_group_keys AS k ON k.group_id = d.group_id " +
-  "WHERE g.cookie = ? AND g.visibility = ? AND (SELECT tbl = '' FROM _weir_changes ORDER BY seq DESC LIMIT 1)";
+// The first candidates holding the query's hash (d), with their stored state (g) and key (k),
+// that may lend: parameters hash, group, visibility. Then the cookie's condition: at the
+// watermark (one parameter), or behind it (two: the floor and the watermark).
+const CANDIDATES =
+  " FROM (SELECT group_id, plan FROM _weir_queries WHERE hash = ? AND group_id <> ? LIMIT " +
+  LENDER_CANDIDATES.toString() +
+  ") AS d JOIN _weir_query_groups AS g ON g.group_id = d.group_id JOIN _weir_group_keys AS k ON k.group_id = " +
+  "d.group_id WHERE g.visibility = ? AND (SELECT tbl = '' FROM _weir_changes ORDER BY seq DESC LIMIT 1)";
+const AT_WATERMARK = " AND g.cookie = ?";
+const BEHIND = " AND g.cookie >= ? AND g.cookie < ?";
+// The candidate's plan is the group's for the hash: parameters group, hash.
+const SAME_PLAN = " AND d.plan = (SELECT plan FROM _weir_queries WHERE group_id = ? AND hash = ?)";
+// The candidate holds the group's queries, hash for hash and plan for plan, and no other:
+// parameters the group's count of queries, group.
+const SAME_QUERIES =
+  " AND (SELECT count(*) FROM _weir_queries AS l WHERE l.group_id = d.group_id) = ? AND NOT EXISTS (SELECT 1 " +
+  "FROM _weir_queries AS q WHERE q.group_id = ? AND NOT EXISTS (SELECT 1 FROM _weir_queries AS l WHERE " +
+  "l.group_id = d.group_id AND l.hash = q.hash AND l.plan = q.plan))";
 
-/** Parameters: key, hash, hash, group, watermark, visibility, group, hash. */
-const LEND_ROWS = new Statement(
+/** Copies the query's rows from a lender at the watermark. Parameters: key, hash, then CANDIDATES', the watermark, SAME_PLAN's. */
+const LEND_AT_WATERMARK = new Statement(
   "INSERT INTO _weir_query_rows (group_key, hash, tbl, pk) SELECT ?, r.hash, r.tbl, r.pk FROM _weir_query_rows " +
-    "AS r WHERE r.hash = ? AND r.group_key = (SELECT k.group_key FROM (SELECT group_id, plan FROM _weir_queries " +
-    "WHERE hash = ? AND group_id <> ? LIMIT " +
-    LENDER_CANDIDATES.toString() +
-    ") AS d " +
-    LENDS +
-    " AND d.plan = (SELECT plan FROM _weir_queries WHERE group_id = ? AND hash = ?) LIMIT 1) ON CONFLICT DO NOTHING",
+    "AS r WHERE r.hash = ? AND r.group_key = (SELECT k.group_key" +
+    CANDIDATES +
+    AT_WATERMARK +
+    SAME_PLAN +
+    " LIMIT 1) ON CONFLICT DO NOTHING",
 );
-
-/**
- * A group holding the same queries as the group, hash for hash and plan for plan, and no other.
- * Parameters: hash (one of the group's queries), group, watermark, visibility, the group's count
- * of queries, group. Answers its key, or nothing.
- */
-const TWIN = new Statement(
-  "SELECT k.group_key FROM (SELECT group_id FROM _weir_queries WHERE hash = ? AND group_id <> ? LIMIT " +
-    LENDER_CANDIDATES.toString() +
-    ") AS d " +
-    LENDS +
-    " AND (SELECT count(*) FROM _weir_queries AS l WHERE l.group_id = d.group_id) = ? AND NOT EXISTS (SELECT 1 " +
-    "FROM _weir_queries AS q WHERE q.group_id = ? AND NOT EXISTS (SELECT 1 FROM _weir_queries AS l WHERE " +
-    "l.group_id = d.group_id AND l.hash = q.hash AND l.plan = q.plan)) LIMIT 1",
+/** The lender behind the watermark with the newest cookie: its key and cookie. */
+const LENDER_BEHIND = new Statement(
+  "SELECT k.group_key, g.cookie" + CANDIDATES + BEHIND + SAME_PLAN + " ORDER BY g.cookie DESC LIMIT 1",
+);
+/** A twin at the watermark: its key. Parameters CANDIDATES', the watermark, SAME_QUERIES'. */
+const TWIN_AT_WATERMARK = new Statement(
+  "SELECT k.group_key" + CANDIDATES + AT_WATERMARK + SAME_QUERIES + " LIMIT 1",
+);
+/** The twin behind the watermark with the newest cookie (candidates newest first): its key and cookie. */
+const TWIN_BEHIND = new Statement(
+  "SELECT group_key, cookie FROM (SELECT d.group_id, k.group_key, g.cookie" +
+    CANDIDATES +
+    BEHIND +
+    " ORDER BY g.cookie DESC) AS d WHERE 1" +
+    SAME_QUERIES +
+    " LIMIT 1",
+);
+/** Parameters: key, lender's key, hash. */
+const COPY_ROWS_OF_QUERY = new Statement(
+  "INSERT INTO _weir_query_rows (group_key, hash, tbl, pk) SELECT ?, hash, tbl, pk FROM _weir_query_rows " +
+    "WHERE group_key = ? AND hash = ? ON CONFLICT DO NOTHING",
 );
 const COPY_QUERY_ROWS = new Statement(
   "INSERT INTO _weir_query_rows (group_key, hash, tbl, pk) SELECT ?, hash, tbl, pk FROM _weir_query_rows WHERE group_key = ?",
@@ -54,40 +83,89 @@ const COPY_GROUP_ROWS = new Statement(
 );
 
 /**
- * Copies the rows of the group's query `hash` (which holds none yet) from a group that may lend
- * them. `group` (the group's id), `key` (its key in the rows tables) and `hash` are JSON
- * parameters, `visibility` the pull's identity as one ("null": the host gave none, and nothing is
- * lent). Answers the rows copied (0: none was lent, or the result is empty; either way the caller
- * evaluates).
+ * Where lent rows come from for one group's pull: `group` (its id), `key` (its key in the rows
+ * tables) and `visibility` (the pull's identity; "null": the host gave none, and nothing is lent)
+ * are JSON parameters.
  */
-export function lendRows(
-  group: string,
-  key: string,
-  hash: string,
-  watermark: string,
-  visibility: string,
-): i64 {
-  if (visibility == "null") return 0;
-  return <i64>execStatement(LEND_ROWS, params([key, hash, hash, group, watermark, visibility, group, hash]));
-}
+export class Lending {
+  /** The tables changed since a lender's cookie, by cookie (read once per pull). */
+  private touchedSince: Map<i64, Array<string>> = new Map();
 
-/**
- * Copies every query row and group row of the group (which holds none) from a group holding the
- * same `count` queries, one of which is `hash`, when one may lend them. Answers the query rows
- * copied, or -1 when none could.
- */
-export function lendAll(
-  group: string,
-  key: string,
-  hash: string,
-  count: i32,
-  watermark: string,
-  visibility: string,
-): i64 {
-  if (visibility == "null") return -1;
-  const twin = queryStatement(TWIN, params([hash, group, watermark, visibility, count.toString(), group]));
-  if (twin.length == 0) return -1;
-  const rows = <i64>execStatement(COPY_QUERY_ROWS, params([key, twin]));
-  execStatement(COPY_GROUP_ROWS, params([key, twin]));
-  return rows;
+  constructor(
+    public schema: Schema,
+    public group: string,
+    public key: string,
+    public watermark: i64,
+    public floor: i64,
+    public visibility: string,
+  ) {}
+
+  /**
+   * Copies the rows of the group's query `hash` (which holds none yet; `plan`: its plan text)
+   * from a group that may lend them. Answers the rows copied (0: none was lent, or the result
+   * is empty; either way the caller evaluates).
+   */
+  rows(hash: string, plan: string): i64 {
+    if (this.visibility == "null") return 0;
+    const watermark = this.watermark.toString();
+    const lent = execStatement(
+      LEND_AT_WATERMARK,
+      params([this.key, hash, hash, this.group, this.visibility, watermark, this.group, hash]),
+    );
+    if (lent > 0) return <i64>lent;
+    const found = queryStatement(
+      LENDER_BEHIND,
+      params([hash, this.group, this.visibility, this.floor.toString(), watermark, this.group, hash]),
+    );
+    if (found.length == 0) return 0;
+    const lender = found.split(COLUMN_SEPARATOR);
+    if (this.moved(lender[0], parseI64(lender[1]), hash, plan)) return 0;
+    return <i64>execStatement(COPY_ROWS_OF_QUERY, params([this.key, lender[0], hash]));
+  }
+
+  /**
+   * Copies every query row and group row of the group (which holds none) from a group holding
+   * the same `queries` and no other, when one may lend them. Answers the query rows copied, or
+   * -1 when none could.
+   */
+  all(queries: Array<StoredQuery>): i64 {
+    if (this.visibility == "null") return -1;
+    const watermark = this.watermark.toString();
+    const count = queries.length.toString();
+    const first = queries[0].hash;
+    let twin = queryStatement(
+      TWIN_AT_WATERMARK,
+      params([first, this.group, this.visibility, watermark, count, this.group]),
+    );
+    if (twin.length == 0) {
+      const found = queryStatement(
+        TWIN_BEHIND,
+        params([first, this.group, this.visibility, this.floor.toString(), watermark, count, this.group]),
+      );
+      if (found.length == 0) return -1;
+      const behind = found.split(COLUMN_SEPARATOR);
+      for (let q = 0; q < queries.length; q++) {
+        if (this.moved(behind[0], parseI64(behind[1]), queries[q].hash, queries[q].plan)) return -1;
+      }
+      twin = behind[0];
+    }
+    const rows = <i64>execStatement(COPY_QUERY_ROWS, params([this.key, twin]));
+    execStatement(COPY_GROUP_ROWS, params([this.key, twin]));
+    return rows;
+  }
+
+  /** Whether the changes since `cookie` can change the rows the lender `lenderKey` holds for the query. */
+  private moved(lenderKey: string, cookie: i64, hash: string, plan: string): bool {
+    if (!this.touchedSince.has(cookie)) this.touchedSince.set(cookie, touchedTables(cookie, this.watermark));
+    const touched = this.touchedSince.get(cookie);
+    if (touched.length == 0) return false;
+    return affected(
+      readPlan(plan, this.schema),
+      lenderKey,
+      hash,
+      firstSeq(cookie + 1).toString(),
+      firstSeq(this.watermark + 1).toString(),
+      touched,
+    );
+  }
 }

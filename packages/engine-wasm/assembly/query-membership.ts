@@ -9,9 +9,10 @@
 //
 // A query evaluated afresh first asks another group to lend its rows (query-lend.ts).
 import { exec, execStatement, queryRows, Statement } from "./host";
-import { lendAll, lendRows } from "./query-lend";
+import { Lending } from "./query-lend";
 import { QueryNode, readPlan } from "./query-plan";
 import { changedIn, QuerySql, querySql } from "./query-sql";
+import { StoredQuery } from "./query-stored";
 import { Schema, Table } from "./schema";
 import { literal, params } from "./text";
 import { Visibility } from "./visibility";
@@ -72,18 +73,25 @@ export class Membership {
     return this.evaluated > this.budget;
   }
 
+  /** Where rows lent to this group come from (query-lend.ts). */
+  lending: Lending;
+
   /**
-   * `watermark`: the version the namespace is at; `visibilityParam`: the identity of the pull's
-   * visibility as a JSON parameter ("null" when the host gave none: no rows are lent).
+   * `watermark`: the version the namespace is at; `floor`: the oldest version the log answers
+   * from; `visibilityParam`: the identity of the pull's visibility as a JSON parameter ("null"
+   * when the host gave none: no rows are lent).
    */
   constructor(
     public schema: Schema,
     public visibility: Visibility,
     public group: string,
     public key: string,
-    public watermark: string = "-1",
-    public visibilityParam: string = "null",
-  ) {}
+    watermark: i64 = -1,
+    floor: i64 = 0,
+    visibilityParam: string = "null",
+  ) {
+    this.lending = new Lending(schema, group, key, watermark, floor, visibilityParam);
+  }
 
   /**
    * The pull answers every row the group holds (a reset): which rows moved need not be noted,
@@ -98,15 +106,15 @@ export class Membership {
   moved: bool = false;
 
   /**
-   * For a reset (after `clearRows`): copies every row of the group's `count` queries, one of
-   * which is `hash`, with their counts, from a group holding the same queries, when one may lend
-   * them. Answers whether one did.
+   * For a reset (after `clearRows`): copies every row of the group's `queries`, with their
+   * counts, from a group holding the same queries, when one may lend them. Answers whether one
+   * did.
    */
-  copyAll(hash: string, count: i32): bool {
-    const rows = lendAll(this.group, this.key, hash, count, this.watermark, this.visibilityParam);
+  copyAll(queries: Array<StoredQuery>): bool {
+    const rows = this.lending.all(queries);
     if (rows < 0) return false;
     this.evaluated += rows;
-    this.copied += count;
+    this.copied += queries.length;
     return true;
   }
 
@@ -122,7 +130,7 @@ export class Membership {
    */
   evaluate(hash: string, planText: string, fresh: bool = false): void {
     if (fresh) {
-      const lent = lendRows(this.group, this.key, hash, this.watermark, this.visibilityParam);
+      const lent = this.lending.rows(hash, planText);
       if (lent > 0) {
         this.evaluated += lent;
         this.copied++;

@@ -14,7 +14,7 @@ import {
   ROW_SEPARATOR,
 } from "../src/abi";
 import { exec, queryRows } from "./host";
-import { affected } from "./query-affected";
+import { affected, touchedTables } from "./query-affected";
 import { follow } from "./query-follow";
 import { groupKey, Membership } from "./query-membership";
 import {
@@ -30,6 +30,7 @@ import {
 } from "./query-pending";
 import { readPlan } from "./query-plan";
 import { changedRowsPlan } from "./query-sql";
+import { StoredQuery, storedQueries } from "./query-stored";
 import { Schema } from "./schema";
 import { COMMIT_MARKER, firstSeq, readVersions } from "./state";
 import { extraParam, jsonString, params } from "./text";
@@ -57,24 +58,6 @@ export class QueryAnswer {
   exceeded: bool = false;
   /** The followers that took this answer: a JSON array of [groupID, ids] ("" when none). */
   followed: string = "";
-}
-
-class StoredQuery {
-  constructor(
-    public hash: string,
-    public plan: string,
-    public tables: string,
-  ) {}
-}
-
-function storedQueries(group: string): Array<StoredQuery> {
-  const rows = queryRows(
-    "SELECT json_quote(hash), plan, tables FROM _weir_queries WHERE group_id = ? ORDER BY hash",
-    params([group]),
-  );
-  const queries: StoredQuery[] = [];
-  for (let i = 0; i < rows.length; i++) queries.push(new StoredQuery(rows[i][0], rows[i][1], rows[i][2]));
-  return queries;
 }
 
 function applyPatch(membership: Membership, group: string, patchText: string, evaluate: bool): void {
@@ -117,24 +100,6 @@ function applyPatch(membership: Membership, group: string, patchText: string, ev
   }
 }
 
-/** The tables the changes in (cookie, watermark] touched. */
-function touchedTables(cookie: i64, watermark: i64): Array<string> {
-  const rows = queryRows(
-    "SELECT DISTINCT tbl FROM _weir_changes WHERE seq >= ? AND seq < ? AND tbl <> ''",
-    params([firstSeq(cookie + 1).toString(), firstSeq(watermark + 1).toString()]),
-  );
-  const names: string[] = [];
-  for (let i = 0; i < rows.length; i++) names.push(rows[i][0]);
-  return names;
-}
-
-function readsAny(query: StoredQuery, tables: Array<string>): bool {
-  for (let i = 0; i < tables.length; i++) {
-    if (query.tables.includes("," + tables[i] + ",")) return true;
-  }
-  return false;
-}
-
 /**
  * Runs the query side of a pull for `groupID`; `storedCookie` is the cookie its membership is
  * at (-2: none); `owed`: rows are owed to it (an earlier answer was cut); `visibilityParam`:
@@ -162,7 +127,7 @@ export function queryPull(
   const group = jsonString(groupID);
   const key = groupKey(group);
   const answer = new QueryAnswer();
-  const membership = new Membership(schema, visibility, group, key, watermark.toString(), visibilityParam);
+  const membership = new Membership(schema, visibility, group, key, watermark, floor, visibilityParam);
   membership.budget = maxQueryRows;
   const full = cookie == NULL_COOKIE || cookie < floor || storedCookie != cookie;
   // The group's queries as the answer ends, when read on the way (to name the complete ones).
@@ -174,7 +139,7 @@ export function queryPull(
     applyPatch(membership, group, patchText, false);
     const queries = storedQueries(group);
     known = queries;
-    if (queries.length > 0 && membership.copyAll(queries[0].hash, queries.length)) {
+    if (queries.length > 0 && membership.copyAll(queries)) {
       answer.recomputed += queries.length;
     } else {
       for (let q = 0; q < queries.length && !membership.exceeded(); q++) {
@@ -193,7 +158,7 @@ export function queryPull(
       if (!changesQueries(patchText)) known = queries;
       for (let q = 0; q < queries.length && !membership.exceeded(); q++) {
         const query = queries[q];
-        if (!readsAny(query, touched)) continue;
+        if (!query.readsAny(touched)) continue;
         const plan = readPlan(query.plan, schema);
         if (!affected(plan, key, query.hash, from, to, touched)) continue;
         // A query whose rows are each held by their own values is brought up to date among the

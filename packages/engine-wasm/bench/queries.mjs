@@ -105,11 +105,13 @@ let hydrateMs = 0;
 let unsharedRows = 0;
 let unsharedMs = 0;
 let copied = 0;
-function subscribe(prefix, count) {
+/** Groups `prefix`0.. subscribe, group g to the channels of channelOf(first + g, q). Answers their rows, time and copies. */
+function subscribe(prefix, count, first = 0) {
+  const total = { rows: 0, ms: 0, copied: 0 };
   for (let g = 0; g < count; g++) {
     const patch = [];
     for (let q = 0; q < QUERIES_PER_GROUP; q++) {
-      const channel = channelOf(g, q);
+      const channel = channelOf(first + g, q);
       patch.push({
         op: "put",
         hash: channel,
@@ -121,17 +123,21 @@ function subscribe(prefix, count) {
     const start = now();
     const result = pull(`${prefix}${g}`, patch);
     const took = ms(start);
-    hydrateMs += took;
-    hydratedRows += result.puts;
-    copied += result.queriesCopied;
+    total.ms += took;
+    total.rows += result.puts;
+    total.copied += result.queriesCopied;
     if (prefix === "g" && g < UNSHARED_GROUPS) {
       if (result.queriesCopied !== 0) throw new Error(`group ${g} copied ${result.queriesCopied} queries`);
       unsharedMs += took;
       unsharedRows += result.puts;
     }
   }
+  return total;
 }
-subscribe("g", GROUPS);
+const hydration = subscribe("g", GROUPS);
+hydratedRows = hydration.rows;
+hydrateMs = hydration.ms;
+copied = hydration.copied;
 const hydrateRowsPerSec = Math.round(hydratedRows / (hydrateMs / 1000));
 const hydrateUnsharedRowsPerSec = Math.round(unsharedRows / (unsharedMs / 1000));
 console.log(
@@ -148,31 +154,35 @@ for (let g = 0; g < GROUPS; g++) {
 const idleQueryPullMicros = Math.round(percentile(idle, 0.5));
 console.log(`idle pull: ${idleQueryPullMicros} µs (p50)`);
 
+function writeMessage(id, channel, at) {
+  tx(() => {
+    db.prepare("INSERT INTO message VALUES (?, ?, ?, ?, ?)").run(id, channel, "u1", at, "new");
+    engine.finalize(adapter, { clientGroupID: "writer", clientID: "writer", mutationID: ++mutation });
+  });
+}
+
+/** Every group following `channel` pulls; answers the queries they recomputed. */
+function followersPull(channel, samples) {
+  let recomputed = 0;
+  for (let g = 0; g < GROUPS; g++) {
+    let follows = false;
+    for (let q = 0; q < QUERIES_PER_GROUP; q++) follows ||= channelOf(g, q) === channel;
+    if (!follows) continue;
+    const start = now();
+    const result = pull(`g${g}`, []);
+    samples?.push(ms(start));
+    recomputed += result.queriesRecomputed;
+  }
+  return recomputed;
+}
+
 // One message written, then every group following its channel pulls.
 function afterWrites(label) {
   const samples = [];
   let recomputed = 0;
   for (let w = 0; w < WRITES; w++) {
-    const channel = w % CHANNELS;
-    tx(() => {
-      db.prepare("INSERT INTO message VALUES (?, ?, ?, ?, ?)").run(
-        `n${label}${w}`,
-        `c${channel}`,
-        "u1",
-        MESSAGES + w,
-        "new",
-      );
-      engine.finalize(adapter, { clientGroupID: "writer", clientID: "writer", mutationID: ++mutation });
-    });
-    for (let g = 0; g < GROUPS; g++) {
-      let follows = false;
-      for (let q = 0; q < QUERIES_PER_GROUP; q++) follows ||= channelOf(g, q) === `c${channel}`;
-      if (!follows) continue;
-      const start = now();
-      const result = pull(`g${g}`, []);
-      samples.push(ms(start));
-      recomputed += result.queriesRecomputed;
-    }
+    writeMessage(`n${label}${w}`, `c${w % CHANNELS}`, MESSAGES + w);
+    recomputed += followersPull(`c${w % CHANNELS}`, samples);
   }
   const p50 = percentile(samples, 0.5);
   const p95 = percentile(samples, 0.95);
@@ -211,16 +221,7 @@ for (let g = 0; g < UNLIMITED_GROUPS; g++) {
 }
 const unlimited = [];
 for (let w = 0; w < WRITES; w++) {
-  tx(() => {
-    db.prepare("INSERT INTO message VALUES (?, ?, ?, ?, ?)").run(
-      `u-new${w}`,
-      "c0",
-      "u1",
-      MESSAGES + 100 + w,
-      "new",
-    );
-    engine.finalize(adapter, { clientGroupID: "writer", clientID: "writer", mutationID: ++mutation });
-  });
+  writeMessage(`u-new${w}`, "c0", MESSAGES + 100 + w);
   for (let g = 0; g < UNLIMITED_GROUPS; g++) {
     const start = now();
     const result = pull(`u${g}`, []);
@@ -240,16 +241,7 @@ const others = Array.from({ length: UNLIMITED_GROUPS - 1 }, (_, g) => `u${g + 1}
 const alone = [];
 const shared = [];
 for (let w = 0; w < 2 * WRITES; w++) {
-  tx(() => {
-    db.prepare("INSERT INTO message VALUES (?, ?, ?, ?, ?)").run(
-      `alike${w}`,
-      "c0",
-      "u1",
-      MESSAGES + 1_000 + w,
-      "new",
-    );
-    engine.finalize(adapter, { clientGroupID: "writer", clientID: "writer", mutationID: ++mutation });
-  });
+  writeMessage(`alike${w}`, "c0", MESSAGES + 1_000 + w);
   const start = now();
   if (w % 2 === 0) {
     for (let g = 0; g < UNLIMITED_GROUPS; g++) pull(`u${g}`, []);
@@ -269,6 +261,28 @@ console.log(
   `alike: ${UNLIMITED_GROUPS} groups' pulls after a write, median ${alonePullsMs.toFixed(2)} ms each alone, ${sharedPullsMs.toFixed(2)} ms sharing one`,
 );
 
+// New groups subscribe while messages are written: after each write (and its channel's
+// followers' pulls), ten groups subscribe to five channels each, fifty channels none of which
+// another group subscribed to since the write. The groups holding those queries pulled before the
+// write, and no change since touched their channels: the new groups copy from them.
+const BETWEEN_WRITES = quick ? 10 : 30;
+let between = { rows: 0, ms: 0, copied: 0 };
+for (let w = 0; w < BETWEEN_WRITES; w++) {
+  const channel = `c${(w * 7) % CHANNELS}`;
+  writeMessage(`between${w}`, channel, MESSAGES + 2_000 + w);
+  followersPull(channel);
+  const groups = subscribe(`between${w}-`, 10, w * 10);
+  between = {
+    rows: between.rows + groups.rows,
+    ms: between.ms + groups.ms,
+    copied: between.copied + groups.copied,
+  };
+}
+const hydrateBetweenWritesRowsPerSec = Math.round(between.rows / (between.ms / 1000));
+console.log(
+  `hydration between writes: ${between.rows} rows for ${BETWEEN_WRITES * 10 * QUERIES_PER_GROUP} queries (${between.copied} copied), ${hydrateBetweenWritesRowsPerSec} rows/s`,
+);
+
 db.close();
 rmSync(dir, { recursive: true, force: true });
 console.log(
@@ -279,6 +293,7 @@ console.log(
     queriesPerGroup: QUERIES_PER_GROUP,
     hydrateRowsPerSec,
     hydrateUnsharedRowsPerSec,
+    hydrateBetweenWritesRowsPerSec,
     pullAfterWriteP50Ms: round(base.p50),
     pullAfterWriteP95Ms: round(base.p95),
     idleQueryPullMicros,

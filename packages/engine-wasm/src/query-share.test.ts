@@ -5,8 +5,9 @@ import { Namespace } from "../test/fixtures.js";
 import type { QueryPatchOp, Visibility } from "./types.js";
 
 // A query a group adds (or evaluates afresh on a reset) takes its rows from another group that
-// holds the same query at the watermark under the same visibility: the rows must be exactly what
-// evaluating it would give, and no group may take rows it could not see or that are out of date.
+// holds the same query under the same visibility, at the watermark or behind it with no change
+// since that can affect the query: the rows must be exactly what evaluating it would give, and no
+// group may take rows it could not see or that are out of date.
 const query = channelMessages("c1", 10);
 const put = { op: "put", hash: "h", name: "channel", args: ["c1"], ast: query } satisfies QueryPatchOp;
 const authoredBy = (authorId: string): Visibility => ({
@@ -75,17 +76,81 @@ describe.each(DATABASES)("query rows copied between groups on $kind", ({ open })
     expect(client.keys()).toEqual([...new Set([...expected(), ...expected(undefined, other.ast)])].sort());
   });
 
-  it("copies from no group behind the watermark", async () => {
+  it("copies from no group behind the watermark whose query a change since can affect", async () => {
     const { ns, pull, expected, keys } = await chat();
     pull("g1");
     ns.sql("INSERT INTO message VALUES ('m3', 'c1', 'u1', 3, 'c')");
     expect(pull("g2").queriesCopied).toBe(0);
     expect(keys("g2")).toContain('message/["m3"]');
     expect(keys("g2")).toEqual(expected());
-    // Once a group has pulled to the watermark, it lends its rows again.
-    pull("g1");
+    // g2 is at the watermark now, and lends.
     expect(pull("g3").queriesCopied).toBe(1);
     expect(keys("g3")).toEqual(expected());
+  });
+
+  it("copies from a group behind the watermark when no change since can affect the query", async () => {
+    const { ns, pull, expected, keys } = await chat();
+    pull("g1");
+    // Another channel's message, and a user no held message names.
+    ns.sql("INSERT INTO message VALUES ('m3', 'c2', 'u1', 3, 'c')");
+    ns.sql("INSERT INTO user VALUES ('u3', 'Cy')");
+    ns.sql("UPDATE message SET text = 'c2' WHERE id = 'm3'");
+    const second = pull("g2");
+    expect(second.queriesCopied).toBe(1);
+    expect(keys("g2")).toEqual(expected());
+    expect(keys("g2")).toEqual(keys("g1"));
+    // A reset evaluating afresh copies from a group behind too.
+    expect(pull("g1", { cookie: null }).queriesCopied).toBe(1);
+    expect(keys("g1")).toEqual(expected());
+  });
+
+  it("copies from no group behind whose held rows a related row now joins", async () => {
+    const { ns, pull, expected, keys } = await chat();
+    // A message whose author is not a user yet: the query holds the message alone.
+    ns.sql("INSERT INTO message VALUES ('m3', 'c1', 'u9', 3, 'c')");
+    pull("g1");
+    expect(keys("g1")).not.toContain('user/["u9"]');
+    // The author arrives: it correlates with a message the lender holds.
+    ns.sql("INSERT INTO user VALUES ('u9', 'Nine')");
+    expect(pull("g2").queriesCopied).toBe(0);
+    expect(keys("g2")).toContain('user/["u9"]');
+    expect(keys("g2")).toEqual(expected());
+  });
+
+  it("copies a whole group from a twin behind, or a query at a time when a change affects one", async () => {
+    const { ns, expected } = await chat();
+    const other: QueryPatchOp = { ...put, hash: "o", args: ["c2"], ast: channelMessages("c2", 10) };
+    const pullOnce = (group: string, patch: QueryPatchOp[]) =>
+      ns.pull({ cookie: null, clientGroupID: group, queries: { patch } });
+    const rowsOf = (result: ReturnType<typeof pullOnce>) => {
+      const client = new ClientRows();
+      client.apply(result.json as never, chatSchema);
+      return client.keys();
+    };
+    const both = () => [...new Set([...expected(), ...expected(undefined, other.ast)])].sort();
+    pullOnce("g1", [put, other]);
+    ns.sql("INSERT INTO message VALUES ('m3', 'c3', 'u1', 3, 'c')");
+    const whole = pullOnce("g2", [put, other]);
+    expect(whole.queriesCopied).toBe(2);
+    expect(rowsOf(whole)).toEqual(both());
+    // A message in c2 affects `other`: g3 copies `put` from a group behind and evaluates `other`.
+    ns.sql("INSERT INTO message VALUES ('m4', 'c2', 'u2', 4, 'd')");
+    const split = pullOnce("g3", [put, other]);
+    expect(split.queriesRecomputed).toBe(2);
+    expect(split.queriesCopied).toBe(1);
+    expect(rowsOf(split)).toEqual(both());
+    expect(rowsOf(split)).toContain('message/["m4"]');
+  });
+
+  it("copies from no group whose cookie is below the floor", async () => {
+    const { ns, pull, expected, keys } = await chat();
+    pull("g1");
+    ns.sql("INSERT INTO message VALUES ('m3', 'c2', 'u1', 3, 'c')");
+    ns.sql("INSERT INTO message VALUES ('m4', 'c2', 'u1', 4, 'd')");
+    // Retention drops the changes since g1's cookie: whether they affect its query is unknown.
+    ns.db.transaction(() => ns.engine.prune(ns.db.adapter, 1));
+    expect(pull("g2").queriesCopied).toBe(0);
+    expect(keys("g2")).toEqual(expected());
   });
 
   it("copies only between groups pulling under the same visibility", async () => {

@@ -1,0 +1,31 @@
+// A client group's stored queries, as its query-aware pulls read them back: each one's hash (as
+// a JSON parameter), its plan and the tables the plan reads (",a,b,").
+import { queryRows } from "./host";
+import { params } from "./text";
+
+export class StoredQuery {
+  constructor(
+    public hash: string,
+    public plan: string,
+    public tables: string,
+  ) {}
+
+  /** Whether the query reads any of `tables`. */
+  readsAny(tables: Array<string>): bool {
+    for (let i = 0; i < tables.length; i++) {
+      if (this.tables.includes("," + tables[i] + ",")) return true;
+    }
+    return false;
+  }
+}
+
+/** The group's queries (`group`: its id as a JSON parameter), in hash order. */
+export function storedQueries(group: string): Array<StoredQuery> {
+  const rows = queryRows(
+    "SELECT json_quote(hash), plan, tables FROM _weir_queries WHERE group_id = ? ORDER BY hash",
+    params([group]),
+  );
+  const queries: StoredQuery[] = [];
+  for (let i = 0; i < rows.length; i++) queries.push(new StoredQuery(rows[i][0], rows[i][1], rows[i][2]));
+  return queries;
+}
