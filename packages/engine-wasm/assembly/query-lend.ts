@@ -90,6 +90,11 @@ const COPY_GROUP_ROWS = new Statement(
 export class Lending {
   /** The tables changed since a lender's cookie, by cookie (read once per pull). */
   private touchedSince: Map<i64, Array<string>> = new Map();
+  /**
+   * Whether the changes since its cookie moved a lender's query, by lender and hash: a reset
+   * whose twin behind was refused tries its queries one at a time, often from the same lender.
+   */
+  private movedQueries: Map<string, bool> = new Map();
 
   constructor(
     public schema: Schema,
@@ -156,16 +161,21 @@ export class Lending {
 
   /** Whether the changes since `cookie` can change the rows the lender `lenderKey` holds for the query. */
   private moved(lenderKey: string, cookie: i64, hash: string, plan: string): bool {
+    const known = lenderKey + COLUMN_SEPARATOR + hash;
+    if (this.movedQueries.has(known)) return this.movedQueries.get(known);
     if (!this.touchedSince.has(cookie)) this.touchedSince.set(cookie, touchedTables(cookie, this.watermark));
     const touched = this.touchedSince.get(cookie);
-    if (touched.length == 0) return false;
-    return affected(
-      readPlan(plan, this.schema),
-      lenderKey,
-      hash,
-      firstSeq(cookie + 1).toString(),
-      firstSeq(this.watermark + 1).toString(),
-      touched,
-    );
+    const moved =
+      touched.length > 0 &&
+      affected(
+        readPlan(plan, this.schema),
+        lenderKey,
+        hash,
+        firstSeq(cookie + 1).toString(),
+        firstSeq(this.watermark + 1).toString(),
+        touched,
+      );
+    this.movedQueries.set(known, moved);
+    return moved;
   }
 }

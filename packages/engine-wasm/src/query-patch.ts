@@ -15,8 +15,8 @@ import type { QueryPatchOp, Schema, SqlValue } from "./types.js";
  * A query patch in the engine's form (src/abi.ts): a line per operation, its hash, name and
  * args as extra parameters after the visibility's (`offset` of them), each put's AST checked
  * and written as its plan, which goes as an extra parameter too, with the tables it reads: the
- * engine stores them as they are and reads a plan back only to evaluate it. A put whose AST the engine cannot answer is a `bad_request` naming
- * the query and the part.
+ * engine stores them as they are and reads a plan back only to evaluate it. A put whose AST the
+ * engine cannot answer is a `bad_request` naming the query and the part.
  */
 export function queryPatchText(
   schema: Schema,
