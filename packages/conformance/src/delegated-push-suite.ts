@@ -154,6 +154,25 @@ export function delegatedPushSuite(target: () => ConformanceTarget, app: () => S
     expect(alice.lastMutationID).toBe(0);
   });
 
+  it("passes the app's oooMutation refusal through when the app lost mutations weir holds, recording nothing", async () => {
+    const { alice, calls } = await namespace();
+    expect((await alice.push([{ name: "createTodo", args: { id: "kept" }, id: 1 }])).status).toBe(200);
+    // The app's database was restored to before mutation 1: mutation 2 is beyond what it expects.
+    app().misbehave.push({ kind: "forgetClients" });
+    const answer = await alice.push([{ name: "createTodo", args: { id: "lost" }, id: 2 }]);
+    expect(answer.status).toBe(200);
+    expect(answer.json.pushResponse).toMatchObject({
+      kind: "PushFailed",
+      reason: "oooMutation",
+      mutationIDs: [{ clientID: alice.clientID, id: 2 }],
+    });
+    // Refused once, not retried as a failure of the app.
+    expect(calls()).toHaveLength(2);
+    await alice.sync();
+    expect(alice.lastMutationID).toBe(1);
+    expect(todoIDs(alice)).toEqual(["kept"]);
+  });
+
   it("refuses an answer that leaves a mutation unacknowledged; the push sent again applies it once", async () => {
     const { t, ns, alice } = await namespace();
     app().misbehave.push({ kind: "dropAck" });

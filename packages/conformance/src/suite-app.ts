@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { encodeWatermark, MutateRequest, parse } from "@weir/protocol";
-import { applyMutations, type SqliteMutator } from "@weir/upstream";
+import { APP_CLIENTS_TABLE, applyMutations, type SqliteMutator } from "@weir/upstream";
 import type { SuiteUpstream } from "./suite-upstream.js";
 
 /** What the app does with the next call instead of applying it, when a test asks. */
@@ -10,7 +10,9 @@ export type AppMisbehaviour =
   /** Applies the mutations, then answers without acknowledging the last one. */
   | { kind: "dropAck" }
   /** Applies the mutations, then answers after this long. */
-  | { kind: "slow"; ms: number };
+  | { kind: "slow"; ms: number }
+  /** Forgets every client's last mutation id first, as a restored app database would. */
+  | { kind: "forgetClients" };
 
 /** One call the app got. */
 export interface AppCall {
@@ -94,11 +96,10 @@ export async function startSuiteApp(upstream: SuiteUpstream): Promise<SuiteApp> 
       return;
     }
     if (next?.kind === "answer") return send(res, next.status, next.body, next.headers);
-    const answer = applyMutations(upstream.namespace(namespace).source, mutators, request.value, {
-      namespace,
-      authorization,
-    });
-    if (next?.kind === "dropAck") answer.mutations.pop();
+    const source = upstream.namespace(namespace).source;
+    if (next?.kind === "forgetClients") source.db.exec(`DELETE FROM ${APP_CLIENTS_TABLE}`);
+    const answer = await applyMutations(source, mutators, request.value, { namespace, authorization });
+    if (next?.kind === "dropAck" && "mutations" in answer) answer.mutations.pop();
     if (next?.kind === "slow") await new Promise((resolve) => setTimeout(resolve, next.ms));
     send(res, 200, answer);
   };

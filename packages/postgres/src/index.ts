@@ -18,7 +18,6 @@ export {
   type PostgresMutator,
   type PushContext,
   type PushProcessor,
-  type PushProcessorAnswer,
   type PushProcessorOptions,
 } from "./push-processor.js";
 export type { ReaderState } from "./replication-reader.js";

@@ -1,24 +1,18 @@
+import type { MutateAnswer, MutateRequest } from "@weir/protocol";
 import {
-  encodeWatermark,
-  type MutateRequest,
-  MutateRequest as MutateRequestSchema,
-  type MutateResponse,
-  type PushFailed,
-  parse,
-} from "@weir/protocol";
+  createMutateEndpoint,
+  type MutateLedger,
+  type MutationContext,
+  type MutationOutcome,
+  mutatorNamed,
+  processMutations,
+} from "@weir/upstream";
 import type pg from "pg";
 import { parseLsn } from "./lsn.js";
 import { quoteIdentifier } from "./quote-identifier.js";
 
-/** What a mutator knows of the mutation it runs. */
-export interface PushContext {
-  namespace: string;
-  clientGroupID: string;
-  clientID: string;
-  mutationID: number;
-  /** The client's `Authorization`, as weir passed it on. */
-  authorization: string | null;
-}
+/** What a mutator knows of the mutation it runs (the mutate core's context). */
+export type PushContext = MutationContext;
 
 /**
  * Runs one mutation on the app's PostgreSQL, inside the transaction that also records the
@@ -47,12 +41,8 @@ export interface PushProcessorOptions {
   synchronousCommit?: boolean;
   /** Called after a mutation's transaction committed (for logs and tests). */
   onCommitted?(context: PushContext): void;
-}
-
-/** The answer the mutate endpoint gives, with its HTTP status. */
-export interface PushProcessorAnswer {
-  status: number;
-  body: unknown;
+  /** The largest mutate body read, in bytes (default 4 MiB, weir's own push limit's default). */
+  maxBodyBytes?: number;
 }
 
 export interface PushProcessor {
@@ -60,7 +50,7 @@ export interface PushProcessor {
   process(
     request: MutateRequest,
     context: { namespace: string; authorization: string | null },
-  ): Promise<MutateResponse | { pushResponse: PushFailed }>;
+  ): Promise<MutateAnswer>;
   /** The mutate endpoint as a Fetch-API handler (`Request` in, `Response` out). */
   handleFetch(request: Request): Promise<Response>;
   /** The mutate endpoint for `node:http`: `(req, res) => void`. */
@@ -72,7 +62,6 @@ export interface PushProcessor {
 
 /** Retried as a whole: another transaction won a race (serialization failure, deadlock). */
 const RETRIED_SQLSTATES = new Set(["40001", "40P01"]);
-const MAX_TX_ATTEMPTS = 5;
 /**
  * The WAL position that every commit so far (this session's, and those whose row locks it waited
  * for) ends at or before. A commit with `synchronous_commit` on returns once its record is flushed,
@@ -87,28 +76,6 @@ const POSITION_QUERY_SYNC =
 const POSITION_QUERY_FLUSHED = "SELECT pg_current_wal_flush_lsn()::text AS lsn";
 /** With asynchronous commits (the processor's default): the insert position bounds them all. */
 const POSITION_QUERY_ASYNC = "SELECT pg_current_wal_insert_lsn()::text AS lsn";
-/** Largest mutate body read, as weir's own push limit. */
-const MAX_BODY_BYTES = 16 * 1024 * 1024;
-
-class RequestError extends Error {
-  constructor(
-    readonly status: number,
-    readonly code: string,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
-type Outcome =
-  | {
-      kind: "applied";
-      result: MutateResponse["mutations"][number]["result"];
-      /** The WAL position read right after this mutation's commit, when asked for. */
-      position: bigint | null;
-    }
-  | { kind: "ooo" };
-
 /**
  * The app's side of delegated push on PostgreSQL. weir forwards the mutations that are next for
  * their clients; each runs in one transaction with the client's last mutation id (locked, then
@@ -172,7 +139,7 @@ export function createPushProcessor(options: PushProcessorOptions): PushProcesso
     mutation: MutateRequest["mutations"][number],
     context: PushContext,
     readPosition: boolean,
-  ): Promise<Outcome> {
+  ): Promise<MutationOutcome> {
     const id = Math.trunc(mutation.id);
     const opening = readPosition ? beginLast : begin;
     const position = readPosition ? `; ${lastPositionQuery}` : "";
@@ -194,9 +161,7 @@ export function createPushProcessor(options: PushProcessorOptions): PushProcesso
         if (id <= last) return { kind: "applied", result: {}, position: null };
         return { kind: "ooo" };
       }
-      const mutator = Object.hasOwn(options.mutators, mutation.name)
-        ? options.mutators[mutation.name]
-        : undefined;
+      const mutator = mutatorNamed(options.mutators, mutation.name);
       try {
         if (!mutator) throw new Error(`no mutator ${mutation.name}`);
         await mutator(client, mutation.args[0], context);
@@ -230,132 +195,37 @@ export function createPushProcessor(options: PushProcessorOptions): PushProcesso
     }
   }
 
+  /** The clients' ledger on one pooled connection, for one push. */
+  const pgLedger = (client: pg.PoolClient): MutateLedger => ({
+    apply: (mutation, context, last) => applyOne(client, mutation, context, last),
+    // Every commit of the push starts before this position: weir's upstream has them all once it
+    // is through the position less one (watermarks are commit LSNs). Read after the last commit,
+    // or now when the last mutation was a replay (which another request may have committed only
+    // while this one waited for its lock).
+    watermark: async (position) => {
+      const at = position ?? parseLsn((await client.query<{ lsn: string }>(positionQuery)).rows[0]!.lsn);
+      return at - 1n;
+    },
+    retryable: (error) => RETRIED_SQLSTATES.has((error as { code?: string }).code ?? ""),
+  });
+
   async function process(
     request: MutateRequest,
     context: { namespace: string; authorization: string | null },
-  ): Promise<MutateResponse | { pushResponse: PushFailed }> {
+  ): Promise<MutateAnswer> {
     await ensureTable();
-    const client = await options.pool.connect();
+    const connection = await options.pool.connect();
     try {
-      const mutations: MutateResponse["mutations"] = [];
-      let position: bigint | null = null;
-      for (const [index, mutation] of request.mutations.entries()) {
-        const push: PushContext = {
-          namespace: context.namespace,
-          clientGroupID: request.clientGroupID,
-          clientID: mutation.clientID,
-          mutationID: mutation.id,
-          authorization: context.authorization,
-        };
-        let outcome: Outcome | undefined;
-        for (let attempt = 1; outcome === undefined; attempt++) {
-          try {
-            outcome = await applyOne(client, mutation, push, index === request.mutations.length - 1);
-          } catch (error) {
-            const code = (error as { code?: string }).code ?? "";
-            if (!RETRIED_SQLSTATES.has(code) || attempt >= MAX_TX_ATTEMPTS) throw error;
-          }
-        }
-        if (outcome.kind === "ooo") {
-          // The app's record is behind what weir holds (a restored database): refuse the rest.
-          return {
-            pushResponse: {
-              kind: "PushFailed",
-              origin: "server",
-              reason: "oooMutation",
-              message: `mutation ${mutation.id} of client ${mutation.clientID} is not the next one this app expects`,
-              mutationIDs: request.mutations.slice(index).map((m) => ({ clientID: m.clientID, id: m.id })),
-            },
-          };
-        }
-        mutations.push({ id: { clientID: mutation.clientID, id: mutation.id }, result: outcome.result });
-        position = outcome.position;
-      }
-      // Every commit of the push starts before this position: weir's upstream has them all once
-      // it is through the position less one (watermarks are commit LSNs). Read after the last
-      // commit, or now when the last mutation was a replay (which another request may have
-      // committed only while this one waited for its lock).
-      if (position === null) {
-        const now = await client.query<{ lsn: string }>(positionQuery);
-        position = parseLsn(now.rows[0]!.lsn);
-      }
-      return { mutations, watermark: position - 1n };
+      return await processMutations(pgLedger(connection), request, context);
     } finally {
-      client.release();
+      connection.release();
     }
   }
 
-  /** The endpoint's logic, whatever carries the request. */
-  async function answer(
-    method: string,
-    headers: { get(name: string): string | null },
-    readBody: () => Promise<string>,
-  ): Promise<PushProcessorAnswer> {
-    try {
-      if (method !== "POST")
-        throw new RequestError(405, "method_not_allowed", "the mutate endpoint takes POST");
-      const namespace = headers.get("x-weir-namespace");
-      if (!namespace) throw new RequestError(400, "bad_request", "x-weir-namespace names the namespace");
-      const authorization = headers.get("authorization");
-      if (options.authorize && !(await options.authorize(authorization, namespace))) {
-        throw new RequestError(403, "forbidden", "this caller may not write here");
-      }
-      let json: unknown;
-      try {
-        json = JSON.parse(await readBody());
-      } catch (error) {
-        if (error instanceof RequestError) throw error;
-        throw new RequestError(400, "bad_request", "the body is not JSON");
-      }
-      const request = parse(MutateRequestSchema, json);
-      if (!request.ok) throw new RequestError(400, "bad_request", request.message);
-      return { status: 200, body: await process(request.value, { namespace, authorization }) };
-    } catch (error) {
-      if (error instanceof RequestError) {
-        return { status: error.status, body: { error: error.code, message: error.message } };
-      }
-      // The database is unreachable or failed: weir answers the client, who pushes again.
-      return { status: 503, body: { error: "app_unavailable", message: (error as Error).message } };
-    }
-  }
-
-  const encode = (body: unknown) =>
-    JSON.stringify(body, (_key, value) => (typeof value === "bigint" ? encodeWatermark(value) : value));
-
-  return {
+  const endpoint = createMutateEndpoint({
     process,
-    async handleFetch(request) {
-      const result = await answer(request.method, request.headers, async () => {
-        const text = await request.text();
-        if (text.length > MAX_BODY_BYTES)
-          throw new RequestError(413, "payload_too_large", "the body is too large");
-        return text;
-      });
-      return new Response(encode(result.body), {
-        status: result.status,
-        headers: { "content-type": "application/json" },
-      });
-    },
-    async handleNode(req, res) {
-      const headers = {
-        get: (name: string) => {
-          const value = req.headers[name];
-          return value === undefined ? null : Array.isArray(value) ? value.join(", ") : value;
-        },
-      };
-      const result = await answer(req.method ?? "GET", headers, async () => {
-        const chunks: Buffer[] = [];
-        let size = 0;
-        for await (const chunk of req) {
-          size += (chunk as Buffer).length;
-          if (size > MAX_BODY_BYTES)
-            throw new RequestError(413, "payload_too_large", "the body is too large");
-          chunks.push(chunk as Buffer);
-        }
-        return Buffer.concat(chunks).toString("utf8");
-      });
-      res.writeHead(result.status, { "content-type": "application/json" });
-      res.end(encode(result.body));
-    },
-  };
+    authorize: options.authorize,
+    maxBodyBytes: options.maxBodyBytes,
+  });
+  return { process, handleFetch: endpoint.handleFetch, handleNode: endpoint.handleNode };
 }
