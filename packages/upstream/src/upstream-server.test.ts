@@ -60,6 +60,36 @@ describe("createUpstreamServer", () => {
     });
   });
 
+  it("refuses a namespace segment that is not a namespace name, never asking the source", async () => {
+    const asked: string[] = [];
+    const strict = createUpstreamServer({
+      source: (namespace) => {
+        asked.push(namespace);
+        return alpha;
+      },
+    });
+    const base = (await strict.listen()).url;
+    try {
+      for (const segment of [
+        "..%2Fescape",
+        "%2E%2E%2F%2E%2E",
+        "a%2Fb",
+        "nul%00",
+        "sp%20ace",
+        "x".repeat(65),
+      ]) {
+        const response = await fetch(`${base}/${segment}/changes?watermark=0`);
+        expect(response.status, segment).toBe(400);
+        expect(await response.json()).toMatchObject({ error: "bad_request" });
+      }
+      expect(asked).toEqual([]);
+      expect((await fetch(`${base}/ok_name-1/changes?watermark=0`)).status).toBe(200);
+      expect(asked).toEqual(["ok_name-1"]);
+    } finally {
+      await strict.close();
+    }
+  });
+
   it("passes a source's refusal on with its status, code and Retry-After", async () => {
     const changes = await fetch(`${url}/busy/changes?watermark=0`, {
       headers: { authorization: "Bearer secret" },

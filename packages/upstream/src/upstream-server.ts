@@ -1,7 +1,7 @@
 import { timingSafeEqual } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { UpstreamCallError, UpstreamGoneError, type UpstreamSource } from "@weir/host-core";
-import { encodeWatermark } from "@weir/protocol";
+import { encodeWatermark, isValidNamespace } from "@weir/protocol";
 import { parseUpstreamQuery } from "./parse-upstream-query.js";
 
 /** What an operator may read of a source: its status as JSON, and Prometheus metrics. */
@@ -101,6 +101,10 @@ export function createUpstreamServer(options: UpstreamServerOptions): UpstreamSe
         namespace = decodeURIComponent(parts[0]!);
       } catch {
         throw new UpstreamCallError(400, "bad_request", "the namespace is not valid percent-encoding");
+      }
+      // A source may map names to files or tables: only a namespace name reaches it.
+      if (!isValidNamespace(namespace)) {
+        throw new UpstreamCallError(400, "bad_request", "the namespace must match [A-Za-z0-9_-]{1,64}");
       }
       source = options.source(namespace);
     } else source = options.source;
