@@ -62,6 +62,10 @@ export function createSyncWorker<Env>(source: EdgeConfigSource<Env>): SyncWorker
           forwarded.admin = true;
         } else if (route.type === "notify") {
           await checkNotify(config, request, route.namespace);
+          // A namespace without an upstream is refused here, never woken (nor created).
+          if (!resolved.upstream?.source(route.namespace)) {
+            throw new HttpError("not_found", "this namespace has no upstream");
+          }
           forwarded.notify = true;
         } else if (route.type === "zero") {
           const checked = await zeroAtEdge(config, resolved, request, route, logger);

@@ -254,7 +254,12 @@ export class WeirHost {
     if (route.type === "notify") {
       await checkNotify(this.config, request, route.namespace);
       const body = await readJsonBody(request, this.config.maxBodyBytes, true);
-      const service = this.registry.get(route.namespace) ?? (await this.registry.acquire(route.namespace));
+      // Refused before the namespace is opened: a refusal creates no namespace.
+      const open = this.registry.get(route.namespace);
+      if (open ? !open.hasUpstream : !this.config.upstream?.source(route.namespace)) {
+        throw new HttpError("not_found", "this namespace has no upstream");
+      }
+      const service = open ?? (await this.registry.acquire(route.namespace));
       using(service);
       if (!service.hasUpstream) throw new HttpError("not_found", "this namespace has no upstream");
       const result = await service.notify(body);
