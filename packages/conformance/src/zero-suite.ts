@@ -1,3 +1,4 @@
+import { MAX_ID_LENGTH } from "@weir/protocol";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ConformanceTarget } from "./target.js";
 import {
@@ -34,6 +35,17 @@ export function zeroSuite(current: () => ConformanceTarget): void {
   const connect = (ns: string, options?: ZeroConnectOptions) => connectZero(current().url, ns, options);
   const parts = pokePartsOf;
   const secProtocol = zeroSecProtocol;
+  const customPush = (group: string, id: number, args: unknown, clientID = "c1") =>
+    JSON.stringify([
+      "push",
+      {
+        clientGroupID: group,
+        mutations: [{ type: "custom", id, clientID, name: "createTodo", args: [args], timestamp: 1 }],
+        pushVersion: 1,
+        timestamp: 1,
+        requestID: `r${id}`,
+      },
+    ]);
   const watermark = async (ns: string): Promise<number> => {
     const target = current();
     const response = await fetch(`${target.url}/${ns}/pull`, {
@@ -190,6 +202,97 @@ export function zeroSuite(current: () => ConformanceTarget): void {
     );
     expect(parts(again)[0]).toMatchObject({ rowsPatch: [{ op: "clear" }] });
     again.ws.close();
+  });
+
+  it("answers a refused credential in updateAuth with Unauthorized, not a server failure", async () => {
+    const socket = await connect("zp11");
+    await socket.next("pokeEnd");
+    // No user id is this long: the host's authentication refuses it.
+    socket.ws.send(JSON.stringify(["updateAuth", { auth: "x".repeat(MAX_ID_LENGTH + 1) }]));
+    expect(await socket.next("error")).toMatchObject({ kind: "Unauthorized", origin: "zeroCache" });
+    expect((await socket.closed).code).toBe(1002);
+  });
+
+  it("answers InvalidConnectionRequestBaseCookie for the current version with a step it never handed out", async () => {
+    const group = "ginvented";
+    const socket = await connect("zp12", { group });
+    await socket.next("pokeEnd");
+    socket.ws.send(customPush(group, 1, { id: "inv-1" }));
+    await until(() => {
+      const at = socket.messages.findIndex(
+        (m) =>
+          m[0] === "pokePart" &&
+          (m[1] as { lastMutationIDChanges?: { c1?: number } }).lastMutationIDChanges?.c1 === 1,
+      );
+      return at >= 0 && socket.messages.slice(at).some((m) => m[0] === "pokeEnd");
+    });
+    const ends = socket.messages.filter((m) => m[0] === "pokeEnd");
+    const cookie = (ends[ends.length - 1]![1] as { cookie: string }).cookie;
+    const invented = await connect("zp12", {
+      group,
+      clientID: "c2",
+      cookie: `${cookie.slice(0, 16)}.99999999`,
+    });
+    await until(() => invented.messages.some((m) => m[0] === "error" || m[0] === "pokeEnd"));
+    expect(invented.messages.find((m) => m[0] === "error")?.[1]).toMatchObject({
+      kind: "InvalidConnectionRequestBaseCookie",
+    });
+    expect((await invented.closed).code).toBe(1002);
+    expect(invented.messages.some((m) => m[0] === "pokeStart")).toBe(false);
+    // The cookie it handed out is taken.
+    const handed = await connect("zp12", { group, clientID: "c2", cookie });
+    await handed.next("connected");
+    handed.ws.send(JSON.stringify(["ping", {}]));
+    expect(await handed.next("pong")).toEqual({});
+    expect(handed.messages.some((m) => m[0] === "error")).toBe(false);
+    handed.ws.close();
+    socket.ws.close();
+  });
+
+  it("refuses another user's connect to a client group before disclosing anything, and its owner connects after", async () => {
+    const ns = "zp13";
+    const group = "gowned";
+    // The group is alice's: three mutations of her client c1, pushed over HTTP.
+    const target = current();
+    const pushed = await fetch(`${target.url}/${ns}/push`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: await target.auth("alice") },
+      body: JSON.stringify({
+        clientGroupID: group,
+        pushVersion: 1,
+        mutations: [1, 2, 3].map((id) => ({
+          type: "custom",
+          id,
+          clientID: "c1",
+          name: "createTodo",
+          args: [{ id: `own-${id}` }],
+        })),
+      }),
+    });
+    expect(pushed.status).toBe(200);
+    const rounds = target.restart ? ["running", "restarted"] : ["running"];
+    for (const round of rounds) {
+      if (round === "restarted") await target.restart!();
+      // Bob names alice's group: with an lmid above hers (which would tell him her last id), and
+      // with none.
+      for (const lmid of [7, 0]) {
+        const forged = await connect(ns, { group, user: "bob", lmid });
+        const error = await forged.next("error");
+        expect(error, `${round}, lmid ${lmid}`).toMatchObject({ kind: "Unauthorized" });
+        expect(JSON.stringify(error)).not.toMatch(/[0-9]/);
+        expect((await forged.closed).code).toBe(1002);
+        expect(forged.messages.some((m) => m[0] === "pokeStart")).toBe(false);
+      }
+      // Alice is not locked out of her group.
+      const owner = await connect(ns, { group, lmid: 3 });
+      await owner.next("pokeEnd");
+      expect(
+        owner.messages.some((m) => m[0] === "error"),
+        round,
+      ).toBe(false);
+      owner.ws.close();
+      await owner.closed;
+    }
   });
 
   it("takes a new credential of the same user, and refuses another user's", async () => {

@@ -99,7 +99,6 @@ export {
   type UpstreamSource,
 } from "./ports/upstream-source.js";
 export type { Wake, WakeTarget } from "./ports/wake.js";
-export { zeroRefusal } from "./zero/zero-accept.js";
 export {
   parseZeroConnect,
   ZERO_PROTOCOL_VERSIONS,
@@ -110,5 +109,6 @@ export type { ZeroConnectionState } from "./zero/zero-connection-state.js";
 export { formatZeroCookie, parseZeroCookie, type ZeroCookie } from "./zero/zero-cookie.js";
 export { ZeroError, type ZeroErrorKind } from "./zero/zero-error.js";
 export type { ZeroHub } from "./zero/zero-hub.js";
+export { zeroRefusal } from "./zero/zero-refusal.js";
 export { CLOSE_NORMAL, CLOSE_PROTOCOL_ERROR, type ZeroSocket } from "./zero/zero-socket.js";
 export type { ZeroSocketHandler, ZeroUpgrade } from "./zero/zero-upgrade.js";

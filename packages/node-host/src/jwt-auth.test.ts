@@ -1,6 +1,6 @@
 import { createServer as createHttpServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { conformanceConfig } from "@weir/conformance";
+import { conformanceConfig, connectZero } from "@weir/conformance";
 import { exportJWK, generateKeyPair, type JWK, SignJWT } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { WebSocket } from "ws";
@@ -20,14 +20,15 @@ async function pull(url: string, authorization?: string) {
 
 async function start(
   jwt: { secret: string } | { jwksUrl: string },
-): Promise<{ server: WeirServer; url: string }> {
-  const server = createServer({ ...conformanceConfig(), jwt, storage: "memory", logger: memoryLogger() });
+): Promise<{ server: WeirServer; url: string; logger: ReturnType<typeof memoryLogger> }> {
+  const logger = memoryLogger();
+  const server = createServer({ ...conformanceConfig(), jwt, storage: "memory", logger });
   const { url } = await server.listen();
-  return { server, url };
+  return { server, url, logger };
 }
 
 describe("JWT with an HS256 secret", () => {
-  let weir: { server: WeirServer; url: string };
+  let weir: Awaited<ReturnType<typeof start>>;
   beforeAll(async () => {
     weir = await start({ secret: SECRET });
   });
@@ -58,6 +59,22 @@ describe("JWT with an HS256 secret", () => {
     expect(await pull(weir.url, `Bearer ${expired}`)).toBe(401);
     expect(await pull(weir.url, `Bearer ${await sign({ name: "no subject" })}`)).toBe(401);
     expect(await pull(weir.url, "alice")).toBe(401);
+  });
+
+  it("answers a Zero updateAuth with a forged, expired or wrong-secret token Unauthorized, logging no error", async () => {
+    const expired = await new SignJWT({ sub: "alice" })
+      .setProtectedHeader({ alg: "HS256" })
+      .setExpirationTime(Math.floor(Date.now() / 1000) - 60)
+      .sign(new TextEncoder().encode(SECRET));
+    const wrongSecret = await sign({ sub: "alice" }, "another-secret-of-at-least-32-bytes");
+    for (const token of ["forged", expired, wrongSecret]) {
+      const socket = await connectZero(weir.url, "jwt", { user: await sign({ sub: "alice" }) });
+      await socket.next("pokeEnd");
+      socket.ws.send(JSON.stringify(["updateAuth", { auth: token }]));
+      expect(await socket.next("error")).toMatchObject({ kind: "Unauthorized", origin: "zeroCache" });
+      expect((await socket.closed).code).toBe(1002);
+    }
+    expect(weir.logger.lines.filter((line) => line.level === "error")).toEqual([]);
   });
 
   it("takes the token from ?auth= on the wake socket only, where a browser cannot set headers", async () => {

@@ -115,6 +115,29 @@ describe("the quota of new namespaces", () => {
   });
 });
 
+describe("the quota of new namespaces, for a Zero connect", () => {
+  it("refuses the connect on its socket with Zero's ServerOverloaded and the Retry-After as backoff", async () => {
+    const dataDir = tempDir();
+    const { target } = await start(dataDir, { quotas: { newNamespacesPerDay: 1 } });
+    try {
+      const first = await connectZero(target.url, "zq-1", { user: "alice" });
+      await first.next("pokeEnd");
+      first.ws.close();
+      // The upgrade is answered (101): the refusal arrives as Zero's error message.
+      const refused = await connectZero(target.url, "zq-2", { user: "alice" });
+      expect(await refused.next("error")).toMatchObject({
+        kind: "ServerOverloaded",
+        origin: "zeroCache",
+        minBackoffMs: expect.any(Number),
+      });
+      expect((await refused.closed).code).toBe(1002);
+      expect(existsSync(join(dataDir, "zq-2.sqlite"))).toBe(false);
+    } finally {
+      await target.close();
+    }
+  });
+});
+
 describe("weighted request quotas", () => {
   const quotas = { requestUnits: 30, windowMs: HOUR_MS };
 

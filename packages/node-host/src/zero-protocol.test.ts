@@ -1,15 +1,26 @@
 import { conformanceConfig, runZeroConformance } from "@weir/conformance";
-import { memoryLogger } from "../test/helpers.js";
-import { createServer } from "./index.js";
+import { memoryLogger, tempDir } from "../test/helpers.js";
+import { createServer, type WeirServer } from "./index.js";
 
-// The Zero dialect's raw-socket cases (shared with the edge host), over `ws` on a running server.
+// The Zero dialect's raw-socket cases (shared with the edge host), over `ws` on a running server
+// that keeps its data in files, so that cases can restart it.
 runZeroConformance("node-host", async () => {
-  const server = createServer({
-    ...conformanceConfig(),
-    devAuth: true,
-    storage: "memory",
-    logger: memoryLogger(),
-  });
-  const { url } = await server.listen();
-  return { url, auth: (userID) => userID, close: () => server.close() };
+  const dataDir = tempDir();
+  const start = async () => {
+    const server = createServer({ ...conformanceConfig(), devAuth: true, dataDir, logger: memoryLogger() });
+    const { url } = await server.listen();
+    return { server, url };
+  };
+  let running: { server: WeirServer; url: string } = await start();
+  return {
+    get url() {
+      return running.url;
+    },
+    auth: (userID) => userID,
+    async restart() {
+      await running.server.close();
+      running = await start();
+    },
+    close: () => running.server.close(),
+  };
 });

@@ -1,4 +1,4 @@
-import type { Engine, SqlAdapter, Visibility } from "@weir/engine-wasm";
+import { type Engine, EngineError, type SqlAdapter, type Visibility } from "@weir/engine-wasm";
 import type { AdminAction, Dialect, MutateRequest } from "@weir/protocol";
 import { authenticateRequest } from "../auth/authenticate-request.js";
 import type { Claims } from "../auth/claims.js";
@@ -293,6 +293,16 @@ export class NamespaceService
 
   lastMutationID(clientGroupID: string, clientID: string): number {
     return this.engine.preflight(this.store.db, { clientGroupID, clientID, mutationID: 1 }).lastMutationID;
+  }
+
+  claimGroup(clientGroupID: string, userID: string): boolean {
+    try {
+      this.store.transaction(() => this.engine.claimGroup(this.store.db, clientGroupID, userID));
+      return true;
+    } catch (error) {
+      if (error instanceof EngineError && error.code === "forbidden") return false;
+      throw error;
+    }
   }
 
   groupMutationIDs(clientGroupID: string, userID: string): Record<string, number> {

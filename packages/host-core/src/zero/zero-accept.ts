@@ -3,6 +3,7 @@ import type { AuthRequest, RequestParts } from "../http/http-parts.js";
 import { parseZeroConnect, type ZeroConnectRequest } from "./zero-connect-request.js";
 import { ZeroError } from "./zero-error.js";
 import type { ZeroHub } from "./zero-hub.js";
+import { zeroRefusal } from "./zero-refusal.js";
 import { CLOSE_PROTOCOL_ERROR, type ZeroSocket } from "./zero-socket.js";
 import type { ZeroUpgrade } from "./zero-upgrade.js";
 
@@ -17,7 +18,8 @@ export interface ZeroAcceptHost {
 /**
  * The upgrade that answers `GET /<ns>/sync/v<N>/connect`. The credential is the client's `auth`
  * (the `authToken` of its Sec-WebSocket-Protocol), given to `authenticate` as a bearer
- * Authorization header. Refusals go to the client as Zero `error` messages on the socket.
+ * Authorization header. Refusals go to the client as Zero `error` messages on the socket, those
+ * of the namespace (its quota, its state) included.
  */
 export async function acceptZero(
   version: number,
@@ -39,7 +41,14 @@ export async function acceptZero(
   } catch (error) {
     return refused(protocolHeader, error instanceof ZeroError ? error : zeroRefusal(error));
   }
-  const hub = await host.hub(claims);
+  let hub: ZeroHub;
+  try {
+    hub = await host.hub(claims);
+  } catch (error) {
+    // A namespace the user may not create now (its quota), or one that cannot open, is refused
+    // on the socket too: the client reads refusals only there.
+    return refused(protocolHeader, zeroRefusal(error));
+  }
   return {
     protocol: connect.protocol,
     open: async (socket) => {
@@ -67,14 +76,4 @@ function refused(protocol: string | null, error: ZeroError): ZeroUpgrade {
 function refuse(socket: ZeroSocket, error: ZeroError): void {
   socket.send(error.frame());
   socket.close(CLOSE_PROTOCOL_ERROR, error.kind);
-}
-
-/** A refusal of the HTTP flows as the Zero error the client acts on (others are rethrown). */
-export function zeroRefusal(error: unknown): ZeroError {
-  const status = (error as { status?: unknown }).status;
-  const message = error instanceof Error ? error.message : String(error);
-  if (status === 401 || status === 403) return new ZeroError("Unauthorized", message);
-  if (status === 429 || status === 503) return new ZeroError("ServerOverloaded", message);
-  if (typeof status === "number" && status < 500) return new ZeroError("InvalidConnectionRequest", message);
-  throw error;
 }

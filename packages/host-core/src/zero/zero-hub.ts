@@ -15,6 +15,7 @@ import type { ZeroMeter } from "./zero-meter.js";
 import type { ZeroNamespace } from "./zero-namespace.js";
 import type { QueryPullAnswer } from "./zero-poke.js";
 import { runZeroPush } from "./zero-push.js";
+import { zeroRefusal } from "./zero-refusal.js";
 import type { ZeroSocket } from "./zero-socket.js";
 
 /** How many groups without a connection the hub remembers (so their reconnects need no reset). */
@@ -29,6 +30,8 @@ export class ZeroHub {
   private readonly groups = new Map<string, ZeroGroup>();
   private readonly members = new Map<ZeroGroup, Set<ZeroConnection>>();
   private flushQueued = false;
+  /** The namespace's watermark when this hub took its first connection. */
+  private firstWatermark: number | null = null;
   private readonly host: ZeroConnectionHost;
 
   constructor(
@@ -43,7 +46,14 @@ export class ZeroHub {
       poke: (group) => this.poke(group),
       push: (connection, body) => this.push(connection, body),
       recoveryPull: (connection, body) => recoveryPullAnswer(this.ns, body, connection.claims),
-      reauthenticate: (token) => this.reauthenticate(token),
+      // A refused credential is the client's Unauthorized, not a failure of the server's.
+      reauthenticate: async (token) => {
+        try {
+          return await this.reauthenticate(token);
+        } catch (error) {
+          throw zeroRefusal(error);
+        }
+      },
       charge: (connection, cost) => chargeMessage(this.meter, connection, cost),
       closed: (connection) => this.leave(connection),
     };
@@ -57,24 +67,30 @@ export class ZeroHub {
   }
 
   /**
-   * A client connects: checks its cookie, joins its group and sends `connected`. A cookie weir
-   * did not hand out, or one ahead of the namespace, answers InvalidConnectionRequestBaseCookie
-   * (the client drops its copy and starts again).
+   * A client connects: checks that its group is its user's, then its cookie and last mutation
+   * id, joins its group and sends `connected`. A cookie weir did not hand out, or one ahead of
+   * the namespace, answers InvalidConnectionRequestBaseCookie (the client drops its copy and
+   * starts again).
    */
   connect(request: ZeroConnectRequest, claims: Claims, socket: ZeroSocket): ZeroConnection {
+    this.firstWatermark ??= this.ns.watermark();
+    let group = this.groups.get(request.clientGroupID);
+    // Ownership before anything else: another user learns nothing of the group (not its clients'
+    // mutation ids), and a refused connect leaves nothing behind that the owner would trip on. A
+    // group this hub does not know is checked against (or recorded in) the namespace's data, so
+    // the owner holds across restarts and evictions.
+    if (group ? group.userID !== claims.userID : !this.ns.claimGroup(request.clientGroupID, claims.userID)) {
+      throw new ZeroError("Unauthorized", "the client group belongs to another user");
+    }
     let cookie: ZeroCookie | null = null;
     if (request.baseCookie !== null) {
       cookie = parseZeroCookie(request.baseCookie);
-      if (cookie === null || cookie.version > this.ns.watermark()) {
+      if (cookie === null || cookie.version > this.ns.watermark() || this.neverHandedOut(cookie, group)) {
         throw new ZeroError(
           "InvalidConnectionRequestBaseCookie",
           `the cookie ${request.baseCookie.slice(0, 64)} is not one this server handed out`,
         );
       }
-    }
-    let group = this.groups.get(request.clientGroupID);
-    if (group && group.userID !== claims.userID) {
-      throw new ZeroError("Unauthorized", "the client group belongs to another user");
     }
     checkLastMutationID(this.ns, request);
     if (!group) {
@@ -114,6 +130,17 @@ export class ZeroHub {
   }
 
   /**
+   * Whether the cookie is past every cookie the group was handed: one of a version newer than the
+   * namespace was when this hub took its first connection came from this hub, so it is at most
+   * the group's last poke's. An older one may come from before (a restart), where steps are not
+   * known.
+   */
+  private neverHandedOut(cookie: ZeroCookie, group: ZeroGroup | undefined): boolean {
+    if (!group?.cookie || cookie.version <= this.firstWatermark!) return false;
+    return laterCookie(cookie, group.cookie);
+  }
+
+  /**
    * Restores a connection whose socket outlived the process that opened it (a hibernating
    * Durable Object wakes as a new instance with the sockets still open), from the state its
    * socket last saved. It sends nothing: the client is at the saved cookie, so the group's next
@@ -121,6 +148,7 @@ export class ZeroHub {
    * rebuilt from the engine's stored queries.
    */
   restore(state: ZeroConnectionState, socket: ZeroSocket): ZeroConnection {
+    this.firstWatermark ??= this.ns.watermark();
     const cookie = state.cookie === null ? null : parseZeroCookie(state.cookie);
     if (cookie !== null && cookie.version > this.ns.watermark()) {
       throw new ZeroError("InvalidConnectionRequestBaseCookie", "the namespace is behind this connection");

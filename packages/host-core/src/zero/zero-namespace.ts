@@ -22,6 +22,11 @@ export interface ZeroNamespace {
   ): Promise<FlowResult>;
   /** The namespace's latest version. */
   watermark(): number;
+  /**
+   * Records a new client group as the user's, as a pull or push would (stored with the data, so
+   * it holds across restarts); false when the group belongs to another user.
+   */
+  claimGroup(clientGroupID: string, userID: string): boolean;
   /** The last mutation id the namespace recorded for the client (0: none). */
   lastMutationID(clientGroupID: string, clientID: string): number;
   /** Each client's last mutation id in a group that belongs to `userID` (empty otherwise). */
