@@ -18,4 +18,5 @@ it("embeds the engine with sql.js: applies mutations once and answers pulls", ()
     ],
   });
   expect(JSON.parse(lines[2]!.replace("pull when caught up: ", ""))).toEqual({ cookie: 4, unchanged: true });
-});
+  // A child process that compiles the engine: seconds on a loaded machine, not vitest's default 5.
+}, 60_000);
