@@ -45,6 +45,8 @@ function testAll() {
     "test",
     "--output-logs=full",
     "--concurrency=2",
+    // A failing package does not stop the others: one run shows every failure.
+    "--continue",
   ]);
   return new Promise((resolve) => {
     const child = spawn(cmd, args, { cwd: root, env, stdio: ["ignore", "pipe", "inherit"] });
