@@ -8,6 +8,7 @@ import {
   PLAN_OR,
   PLAN_START,
   PLAN_TOKEN_SEPARATOR,
+  PLAN_WITNESS,
 } from "../src/abi";
 import { Schema, Table } from "./schema";
 
@@ -52,6 +53,11 @@ export class QueryNode {
   startValues: Array<string> = [] as string[];
   where: Condition | null = null;
   related: Array<Related> = [] as Related[];
+  /**
+   * It holds the witnesses of a condition of its parent's (src/condition-witnesses.ts); its own
+   * related nodes are witnesses too, and follow its parent's other related nodes.
+   */
+  witness: bool = false;
 
   constructor(public table: Table) {}
 
@@ -81,8 +87,9 @@ class PlanReader {
   }
 
   query(): QueryNode {
-    this.next(); // PLAN_QUERY
+    const witness = this.next() == PLAN_WITNESS;
     const node = new QueryNode(this.schema.table(this.next())!);
+    node.witness = witness;
     node.index = this.nodes++;
     const limit = this.next();
     node.limit = limit == PLAN_NONE ? "" : limit.substring(1);

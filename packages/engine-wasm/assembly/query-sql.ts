@@ -6,7 +6,8 @@
 // The statement is a WITH clause of one CTE per node whose rows the query holds: the root, with
 // its order, start and limit, and each related subquery, whose rows are those correlated to its
 // parent's rows, its limit applied per parent (a window partitioned by the correlated columns:
-// parents with equal keys share their children).
+// parents with equal keys share their children); a node's condition witnesses are one more CTE
+// that reads the node's once (`witnessesOf`).
 import { PLAN_COLUMN, PLAN_GLOB, PLAN_NOT_GLOB, PLAN_NULL } from "../src/abi";
 import {
   CONDITION_AND,
@@ -16,6 +17,7 @@ import {
   Correlation,
   QueryNode,
 } from "./query-plan";
+import { columnList, correlated, keyArray, limitValue, ordering } from "./query-sql-terms";
 import { Table } from "./schema";
 import { ident, literal, unionAll } from "./text";
 import { Visibility } from "./visibility";
@@ -34,7 +36,7 @@ export class QuerySql {
   constructor(private visibility: Visibility) {}
 
   /** The table as a source: filtered by the caller's visibility when it has a filter. */
-  private source(table: Table): string {
+  source(table: Table): string {
     const filter = this.visibility.filterFor(table.name);
     if (filter.isAll()) return ident(table.name);
     filter.addParams(this.params);
@@ -99,7 +101,7 @@ export class QuerySql {
   }
 
   // A limit is written as an integer, not bound: SQLite plans a bound LIMIT less well.
-  private limitClause(node: QueryNode): string {
+  limitClause(node: QueryNode): string {
     if (node.limit.length == 0) return "";
     return " LIMIT " + limitValue(node);
   }
@@ -187,9 +189,77 @@ export class QuerySql {
     const rows = literal(node.table.name) + " AS t, " + keyArray(node.table, alias) + " AS k FROM " + alias;
     this.selects.push("SELECT " + number + " AS n, " + position + " AS p, " + rows);
     this.heldSelects.push("SELECT " + number + " AS n, " + rows);
+    const witnesses: string[] = [];
     for (let i = 0; i < node.related.length; i++) {
-      this.held(node.related[i].node, node, node.related[i].correlation);
+      const related = node.related[i];
+      if (related.node.witness) witnesses.push(this.witnessRows(related.node, alias, related.correlation));
+      else this.held(related.node, node, related.correlation);
     }
+    if (witnesses.length > 0) this.witnessesOf(alias, witnesses);
+  }
+
+  /**
+   * The JSON array of `node`'s witness rows for the parent row at `parentAlias`: the first rows of
+   * its table, in its order and up to its limit, that correlate with the parent's row and pass
+   * the condition's subquery, each as {n, t, k} (its node's number, its table, its key as the
+   * change log writes it) with the witnesses of its own conditions nested under "c".
+   */
+  witnessRows(node: QueryNode, parentAlias: string, correlation: Correlation): string {
+    const alias = node.alias();
+    // Numbered before its own witnesses, as the plan lists them (depth first).
+    const number = this.nextHeld().toString();
+    // The text reads nested witnesses before the source and the conditions: their parameters too.
+    const nested: string[] = [];
+    for (let i = 0; i < node.related.length; i++) {
+      nested.push(this.witnessRows(node.related[i].node, alias, node.related[i].correlation));
+    }
+    let text =
+      "json((SELECT json_group_array(json_object('n', " +
+      number +
+      ", 't', " +
+      literal(node.table.name) +
+      ", 'k', json(" +
+      keyArray(node.table, alias) +
+      "), 'c', json_array(" +
+      nested.join(", ") +
+      "))) FROM (SELECT " +
+      alias +
+      ".* FROM " +
+      this.source(node.table) +
+      " AS " +
+      alias +
+      " WHERE " +
+      correlated(correlation, parentAlias, alias) +
+      " AND ";
+    text += this.condition(node.where, alias);
+    text += " ORDER BY " + ordering(node, alias) + this.limitClause(node) + ") AS " + alias + "))";
+    return text;
+  }
+
+  /** The next held node's number (its position in depth-first order). */
+  nextHeld(): i32 {
+    return this.heldCount++;
+  }
+
+  /**
+   * One CTE of every witness below the node at `alias` (`witnessRows`), which reads the node's
+   * CTE once: SQLite expands a CTE's body at each place that names it, and past a thousand
+   * expansions in all refuses the statement ("nested too deep"), which a CTE per witness would
+   * soon reach under a root with many conditions.
+   */
+  private witnessesOf(alias: string, witnesses: Array<string>): void {
+    const name = "_weir_w" + alias.substring(7);
+    this.ctes.push(
+      name +
+        " AS (SELECT DISTINCT json_extract(_weir_j.value, '$.n') AS n, json_extract(_weir_j.value, '$.t') AS t, " +
+        "json_extract(_weir_j.value, '$.k') AS k FROM " +
+        alias +
+        ", json_tree(json_array(" +
+        witnesses.join(", ") +
+        ")) AS _weir_j WHERE _weir_j.type = 'object')",
+    );
+    this.selects.push("SELECT n, 0 AS p, t, k FROM " + name);
+    this.heldSelects.push("SELECT n, t, k FROM " + name);
   }
 
   /**
@@ -266,11 +336,6 @@ export function changedIn(table: Table, alias: string): string {
   return alias + ".seq >= ? AND " + alias + ".seq < ? AND " + alias + ".tbl = " + literal(table.name);
 }
 
-/** The node's limit as an integer literal (a plan's limit is a non-negative safe integer). */
-function limitValue(node: QueryNode): string {
-  return I64.parseInt(node.limit, 10).toString();
-}
-
 /**
  * The columns a node's CTE keeps: its key, its order (the root's answer is numbered by it) and
  * the columns its related subqueries correlate on. Its conditions are tested inside the CTE.
@@ -292,45 +357,6 @@ function projection(node: QueryNode, alias: string): string {
   const columns: string[] = [];
   for (let i = 0; i < names.length; i++) columns.push(alias + "." + ident(names[i]));
   return columns.join(", ");
-}
-
-function correlated(correlation: Correlation, parentAlias: string, childAlias: string): string {
-  const parts: string[] = [];
-  for (let i = 0; i < correlation.child.length; i++) {
-    parts.push(
-      childAlias +
-        "." +
-        ident(correlation.child[i].substring(1)) +
-        " = " +
-        parentAlias +
-        "." +
-        ident(correlation.parent[i].substring(1)),
-    );
-  }
-  return parts.join(" AND ");
-}
-
-function columnList(columns: Array<string>, alias: string): string {
-  const parts: string[] = [];
-  for (let i = 0; i < columns.length; i++) parts.push(alias + "." + ident(columns[i].substring(1)));
-  return parts.join(", ");
-}
-
-function ordering(node: QueryNode, alias: string): string {
-  const parts: string[] = [];
-  for (let i = 0; i < node.orderColumns.length; i++) {
-    parts.push(
-      alias + "." + ident(node.orderColumns[i].substring(1)) + (node.orderDescending[i] ? " DESC" : " ASC"),
-    );
-  }
-  return parts.join(", ");
-}
-
-/** The key as the change log writes it (a JSON array of the primary key's values). */
-export function keyArray(table: Table, alias: string): string {
-  const parts: string[] = [];
-  for (let i = 0; i < table.primaryKey.length; i++) parts.push(alias + "." + ident(table.primaryKey[i].name));
-  return "json_array(" + parts.join(", ") + ")";
 }
 
 /** The SQL of a plan's held rows, and its parameters in order. */

@@ -89,6 +89,8 @@ export const FALSE = "0";
  */
 export const PLAN_TOKEN_SEPARATOR = "\x01";
 export const PLAN_QUERY = "Q";
+/** A query node that holds the witnesses of a condition (src/condition-witnesses.ts). */
+export const PLAN_WITNESS = "W";
 export const PLAN_NONE = "-";
 export const PLAN_START = "S";
 export const PLAN_AND = "A";

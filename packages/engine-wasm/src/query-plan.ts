@@ -13,7 +13,9 @@ import {
   PLAN_START,
   PLAN_TOKEN_SEPARATOR,
   PLAN_VALUE,
+  PLAN_WITNESS,
 } from "./abi.js";
+import { nodeWitnesses } from "./condition-witnesses.js";
 import { EngineError } from "./engine-error.js";
 import type { Schema, TableSchema } from "./types.js";
 
@@ -51,15 +53,22 @@ class PlanWriter {
     return PLAN_COLUMN + name;
   }
 
-  /** `subquery` is where it sits: the root, a related subquery, or an EXISTS condition's. */
-  query(ast: QueryAST, path: string, kind: "root" | "related" | "exists"): void {
+  /**
+   * `kind` is where it sits: the root, a related subquery (or a condition's witnesses, see
+   * condition-witnesses.ts), or an EXISTS condition's.
+   */
+  query(ast: QueryAST, path: string, kind: "root" | "related" | "witness" | "exists"): void {
     const table = this.table(ast.table, `${path}table`);
     if (!this.tables.includes(ast.table)) this.tables.push(ast.table);
     if (ast.start && kind !== "root") throw refusal(`${path}start`, "only the root query may have a start");
     if (ast.related && kind === "exists") {
       throw refusal(`${path}related`, "the subquery of a condition syncs no rows of its own");
     }
-    this.tokens.push(PLAN_QUERY, ast.table, ast.limit === undefined ? PLAN_NONE : PLAN_VALUE + ast.limit);
+    this.tokens.push(
+      kind === "witness" ? PLAN_WITNESS : PLAN_QUERY,
+      ast.table,
+      ast.limit === undefined ? PLAN_NONE : PLAN_VALUE + ast.limit,
+    );
     // An EXISTS subquery's order changes nothing; elsewhere it decides where a limit cuts.
     const ordering = kind === "exists" && ast.limit === undefined ? [] : this.ordering(ast, table, path);
     this.tokens.push(String(ordering.length));
@@ -79,12 +88,22 @@ class PlanWriter {
     } else this.tokens.push(PLAN_NONE);
     if (ast.where) this.condition(ast.table, ast.where, `${path}where`);
     else this.tokens.push(PLAN_NONE);
-    const related = ast.related ?? [];
+    const related = (ast.related ?? []).map((subquery, i) => ({
+      subquery,
+      path: `${path}related.${i}.`,
+      kind: "related" as const,
+    }));
+    // A node whose rows the query holds also holds its conditions' witnesses, after its related
+    // subqueries; an EXISTS subquery's own conditions are tested in SQL and hold nothing.
+    if (kind !== "exists") {
+      for (const { subquery, path: at } of nodeWitnesses(ast.where, path))
+        related.push({ subquery, path: `${at}.related.`, kind: "witness" as const });
+    }
     this.tokens.push(String(related.length));
-    related.forEach((subquery, i) => {
-      this.correlation(ast.table, subquery, `${path}related.${i}.`);
-      this.query(subquery.subquery, `${path}related.${i}.subquery.`, "related");
-    });
+    for (const { subquery, path: at, kind: sits } of related) {
+      this.correlation(ast.table, subquery, at);
+      this.query(subquery.subquery, `${at}subquery.`, sits);
+    }
   }
 
   private ordering(ast: QueryAST, table: TableSchema, path: string): [string, "asc" | "desc"][] {

@@ -1,4 +1,6 @@
 import { readFileSync } from "node:fs";
+import type { QueryAST } from "@weir/protocol";
+import { nodeWitnesses } from "../src/condition-witnesses.js";
 import type { Schema, TableSchema, Visibility } from "../src/types.js";
 
 /** The Zero query corpus (test/corpus, MIT, from the orez project). */
@@ -7,7 +9,7 @@ export interface CorpusCase {
   name: string;
   args: unknown;
   user: string;
-  ast: { table: string; related?: { subquery: { table: string; related?: unknown[] } }[] };
+  ast: QueryAST;
   rootTable: string;
   expect: string[];
 }
@@ -46,12 +48,11 @@ export function corpusSchema(): Schema {
 export function expectedNode(testCase: CorpusCase): number {
   if (testCase.ast.table === testCase.rootTable) return 0;
   let position = 1;
-  const size = (ast: { related?: unknown[] }): number =>
+  // A held node's size counts its related subqueries, then its conditions' witnesses.
+  const size = (ast: QueryAST): number =>
     1 +
-    (ast.related ?? []).reduce<number>(
-      (sum, r) => sum + size((r as { subquery: { related?: unknown[] } }).subquery),
-      0,
-    );
+    (ast.related ?? []).reduce((sum, r) => sum + size(r.subquery), 0) +
+    nodeWitnesses(ast.where, "").reduce((sum, { subquery }) => sum + size(subquery.subquery), 0);
   for (const related of testCase.ast.related ?? []) {
     if (related.subquery.table === testCase.rootTable) return position;
     position += size(related.subquery);
