@@ -7,6 +7,7 @@ import { install as installSchema } from "./install";
 import * as pulls from "./pull";
 import * as push from "./push";
 import * as queries from "./query";
+import { setQueryLimits } from "./query-limits";
 import * as queryPulls from "./query-pull";
 import * as retention from "./retention";
 import { parseSchema, Schema } from "./schema";
@@ -69,6 +70,11 @@ export function pull(
     followersExtra < 0 ? "" : extraParam(followersExtra),
     visibilityExtra < 0 ? "null" : extraParam(visibilityExtra),
   );
+}
+
+/** What the next pull's queries may do: metered work (see query-limits.ts), caps of a group's queries. */
+export function queryLimits(metered: bool, maxGroupQueries: f64, maxGroupQueryBytes: f64): void {
+  setQueryLimits(metered, <i64>maxGroupQueries, <i64>maxGroupQueryBytes);
 }
 
 export function claimGroup(groupID: string, userID: string): string {

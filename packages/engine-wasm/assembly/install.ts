@@ -7,6 +7,7 @@ import { fail } from "./errors";
 import { exec, queryRows } from "./host";
 import { GROUP_ROWS_TABLE, MEMBERSHIP_SQL, QUERY_ROWS_TABLE } from "./query-membership";
 import { PENDING_SQL, PENDING_TABLE } from "./query-pending";
+import { QUIET_VERSIONS_TABLE } from "./retention";
 import {
   createPriorTableSql,
   createTableSql,
@@ -175,6 +176,7 @@ export function install(schemaText: string, engineVersion: string): string {
   execAll(BOOKKEEPING_SQL);
   execAll(MEMBERSHIP_SQL);
   execAll(PENDING_SQL);
+  exec(QUIET_VERSIONS_TABLE);
   const upgraded = upgradeLogLayout();
   upgradePriorKeys();
   upgradeQueryGroups();

@@ -394,6 +394,7 @@ export function pull(
       followersParam,
       visibilityParam,
     );
+    if (answer.refused.length > 0) return fail("query_budget_exceeded", answer.refused);
     if (answer.exceeded) {
       return fail(
         "query_budget_exceeded",

@@ -10,6 +10,7 @@
 // A query evaluated afresh first asks another group to lend its rows (query-lend.ts).
 import { exec, execStatement, queryRows, Statement } from "./host";
 import { Lending } from "./query-lend";
+import { meterQuery } from "./query-limits";
 import { QueryNode, readPlan } from "./query-plan";
 import { changedIn, QuerySql, querySql } from "./query-sql";
 import { StoredQuery } from "./query-stored";
@@ -129,6 +130,7 @@ export class Membership {
    * yet (just added, or after `clearRows`), so its rows go in directly.
    */
   evaluate(hash: string, planText: string, fresh: bool = false): void {
+    meterQuery(this.group, hash);
     if (fresh) {
       const lent = this.lending.rows(hash, planText);
       if (lent > 0) {

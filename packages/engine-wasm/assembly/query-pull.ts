@@ -16,6 +16,8 @@ import {
 import { exec, queryRows } from "./host";
 import { affected, touchedTables } from "./query-affected";
 import { follow } from "./query-follow";
+import { ensureIndexes } from "./query-indexes";
+import { GroupCaps } from "./query-limits";
 import { groupKey, Membership } from "./query-membership";
 import {
   completeQueries,
@@ -28,9 +30,10 @@ import {
   sendHeld,
   sendOwed,
 } from "./query-pending";
-import { readPlan } from "./query-plan";
+import { QueryNode, readPlan } from "./query-plan";
 import { changedRowsPlan } from "./query-sql";
 import { StoredQuery, storedQueries } from "./query-stored";
+import { noteQuietVersion } from "./retention";
 import { Schema } from "./schema";
 import { COMMIT_MARKER, firstSeq, readVersions } from "./state";
 import { extraParam, jsonString, params } from "./text";
@@ -56,13 +59,24 @@ export class QueryAnswer {
   copied: i64 = 0;
   /** The evaluations passed the pull's budget of rows: the pull is refused (and rolled back). */
   exceeded: bool = false;
+  /** The patch passed a cap of the group's queries (why; "" when it did not): refused too. */
+  refused: string = "";
   /** The followers that took this answer: a JSON array of [groupID, ids] ("" when none). */
   followed: string = "";
 }
 
-function applyPatch(membership: Membership, group: string, patchText: string, evaluate: bool): void {
-  if (patchText.length == 0) return;
+/** Applies the patch; answers "" or why it is refused (a cap of the group's queries). */
+function applyPatch(
+  schema: Schema,
+  membership: Membership,
+  group: string,
+  patchText: string,
+  evaluate: bool,
+): string {
+  if (patchText.length == 0) return "";
   const lines = patchText.split(ROW_SEPARATOR);
+  const caps = new GroupCaps(group);
+  const indexed = new Set<string>();
   for (let i = 0; i < lines.length; i++) {
     const fields = lines[i].split(COLUMN_SEPARATOR);
     if (fields[0] == QUERY_OP_VERSION) continue;
@@ -70,11 +84,13 @@ function applyPatch(membership: Membership, group: string, patchText: string, ev
       const queries = storedQueries(group);
       for (let q = 0; q < queries.length; q++) membership.release(queries[q].hash);
       exec("DELETE FROM _weir_queries WHERE group_id = ?", params([group]));
+      caps.cleared();
       continue;
     }
     const hash = extraParam(I32.parseInt(fields[1], 10));
     if (fields[0] == QUERY_OP_DEL) {
       membership.release(hash);
+      caps.deleting(hash);
       exec("DELETE FROM _weir_queries WHERE group_id = ? AND hash = ?", params([group, hash]));
       continue;
     }
@@ -91,13 +107,19 @@ function applyPatch(membership: Membership, group: string, patchText: string, ev
         extraParam(I32.parseInt(fields[5], 10)),
       ]),
     );
-    if (added == 0 || !evaluate || membership.exceeded()) continue;
+    if (added == 0) continue;
+    const refused = caps.added(extraParam(I32.parseInt(fields[3], 10)));
+    if (refused.length > 0) return refused;
     const plan = queryRows(
       "SELECT plan FROM _weir_queries WHERE group_id = ? AND hash = ?",
       params([group, hash]),
     );
+    const node: QueryNode = readPlan(plan[0][0], schema);
+    ensureIndexes(node, indexed);
+    if (!evaluate || membership.exceeded()) continue;
     membership.evaluate(hash, plan[0][0], true);
   }
+  return "";
 }
 
 /**
@@ -136,7 +158,8 @@ export function queryPull(
     // Every held row is answered: the group's rows are built anew from its queries.
     membership.full = true;
     membership.clearRows();
-    applyPatch(membership, group, patchText, false);
+    answer.refused = applyPatch(schema, membership, group, patchText, false);
+    if (answer.refused.length > 0) return answer;
     const queries = storedQueries(group);
     known = queries;
     if (queries.length > 0 && membership.copyAll(queries)) {
@@ -168,7 +191,8 @@ export function queryPull(
         answer.recomputed++;
       }
     }
-    applyPatch(membership, group, patchText, true);
+    answer.refused = applyPatch(schema, membership, group, patchText, true);
+    if (answer.refused.length > 0) return answer;
     membership.settle();
   }
   if (membership.evaluated > maxQueryRows) {
@@ -271,7 +295,10 @@ function newVersion(): i64 {
   const pending = queryRows("SELECT tbl <> '' FROM _weir_changes ORDER BY seq DESC LIMIT 1");
   const clean = pending.length == 0 || pending[0][0] == "0";
   exec(COMMIT_MARKER);
-  return clean ? readVersions().watermark : -1;
+  if (!clean) return -1;
+  const version = readVersions().watermark;
+  noteQuietVersion(version);
+  return version;
 }
 
 /** The patch's "version\t<extra>" line, as a parameter ("" when it has none). */

@@ -9,6 +9,7 @@
 // parents with equal keys share their children); a node's condition witnesses are one more CTE
 // that reads the node's once (`witnessesOf`).
 import { PLAN_COLUMN, PLAN_GLOB, PLAN_NOT_GLOB, PLAN_NULL } from "../src/abi";
+import { workTerm } from "./query-limits";
 import {
   CONDITION_AND,
   CONDITION_COMPARE,
@@ -95,6 +96,7 @@ export class QuerySql {
       " AS " +
       alias +
       " WHERE " +
+      workTerm(node, alias) +
       correlated(condition.correlation, parentAlias, alias);
     sql += " AND " + this.condition(node.where, alias) + this.limitClause(node) + ")";
     return sql;

@@ -5,16 +5,47 @@ import { firstSeq, raiseFloorToWatermark, readVersions } from "./state";
 import { params, parseI64 } from "./text";
 
 /**
- * Raises the floor to keep the newest `retain` versions, then deletes up to `limit` changes
- * at or below it. Returns "<deleted>\t<floor>\t<more 0|1>".
+ * The versions that committed no change, only a query-aware answer's new cookie (a change of a
+ * group's queries, a cut answer): they do not count toward retention, so however often some
+ * clients change their queries, the others' cookies stay as servable as their writes allow.
+ */
+export const QUIET_VERSIONS_TABLE =
+  "CREATE TABLE IF NOT EXISTS _weir_quiet_versions (version INTEGER PRIMARY KEY)";
+
+/** Notes that `version` (just committed) holds no change. */
+export function noteQuietVersion(version: i64): void {
+  exec("INSERT OR IGNORE INTO _weir_quiet_versions (version) VALUES (?)", params([version.toString()]));
+}
+
+/**
+ * The floor that keeps the newest `retain` versions holding changes: the watermark less
+ * `retain` and the quiet versions above the floor so found. The j-th newest quiet version
+ * (j from 1) is inside the window when it is above watermark - retain - (j - 1); the first one
+ * that is not ends the count.
+ */
+function retainedFloor(watermark: i64, retain: i64, floor: i64): i64 {
+  const start = watermark - retain;
+  const found = queryRows(
+    "SELECT coalesce(min(rn) - 1, (SELECT count(*) FROM _weir_quiet_versions WHERE version > ?)) FROM " +
+      "(SELECT version, row_number() OVER (ORDER BY version DESC) AS rn FROM _weir_quiet_versions " +
+      "WHERE version > ?) WHERE version <= ? - (rn - 1)",
+    params([floor.toString(), floor.toString(), start.toString()]),
+  );
+  return start - parseI64(found[0][0]);
+}
+
+/**
+ * Raises the floor to keep the newest `retain` versions that hold changes, then deletes up to
+ * `limit` changes at or below it. Returns "<deleted>\t<floor>\t<more 0|1>".
  */
 export function prune(retain: i64, limit: i64): string {
   const versions = readVersions();
   let floor = versions.floor;
-  const wanted = versions.watermark - retain;
+  const wanted = retainedFloor(versions.watermark, retain, floor);
   if (wanted > floor) {
     floor = wanted;
     exec("UPDATE _weir_state SET floor = ? WHERE id = 1", params([floor.toString()]));
+    exec("DELETE FROM _weir_quiet_versions WHERE version <= ?", params([floor.toString()]));
   }
   // Changes are numbered in version order, so those at or below the floor are a seq range at
   // the start of the log, and a batch reads no more than `limit` of them (with the commit

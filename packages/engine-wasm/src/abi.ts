@@ -103,3 +103,6 @@ export const PLAN_VALUE = "=";
 /** Comparisons the plan names that SQL writes otherwise: LIKE as GLOB (case-sensitive). */
 export const PLAN_GLOB = "GLOB";
 export const PLAN_NOT_GLOB = "NOT GLOB";
+
+/** The name of an index the engine derived from a query's plan starts so (assembly/query-indexes.ts). */
+export const DERIVED_INDEX_PREFIX = "_weir_qx:";

@@ -3,6 +3,7 @@ import type { SqlAdapter, SqlValue } from "./types.js";
 /** The parts of a better-sqlite3 `Database` the adapter uses (so this module needs no import of it). */
 export interface BetterSqliteDatabase {
   prepare(sql: string): BetterSqliteStatement;
+  function?(name: string, options: { varargs: boolean }, fn: (...args: unknown[]) => unknown): unknown;
 }
 
 interface BetterSqliteStatement {
@@ -28,8 +29,14 @@ export function betterSqliteAdapter(db: BetterSqliteDatabase): SqlAdapter {
     }
     return statement;
   };
-  return {
+  const adapter: SqlAdapter = {
     query: (sql, params) => prepare(sql).all(...params) as SqlValue[][],
     exec: (sql, params) => prepare(sql).run(...params).changes,
   };
+  if (db.function) {
+    adapter.defineFunction = (name, fn) => {
+      db.function!(name, { varargs: true }, fn as (...args: unknown[]) => unknown);
+    };
+  }
+  return adapter;
 }

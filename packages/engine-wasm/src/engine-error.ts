@@ -11,6 +11,8 @@ export class EngineError extends Error {
   constructor(
     readonly code: ErrorCode,
     message: string,
+    /** The hash of the query a `query_budget_exceeded` refusal names, when it names one. */
+    readonly query?: string,
   ) {
     super(message);
   }

@@ -35,6 +35,8 @@ export interface EngineModule {
     /** The extra parameter holding the visibility's identity (-1: none; no rows are copied). */
     visibilityExtra: number,
   ): string;
+  /** What the next pull's queries may do (see assembly/query-limits.ts). */
+  queryLimits(metered: boolean, maxGroupQueries: number, maxGroupQueryBytes: number): void;
   claimGroup(groupID: string, userID: string): string;
   preflight(groupID: string, clientID: string, id: number): string;
   finalize(groupID: string, clientID: string, id: number): void;
@@ -99,6 +101,7 @@ function exportsOf(instance: WebAssembly.Instance) {
     registerSchema: fn("registerSchema"),
     install: fn("install"),
     pull: fn("pull"),
+    queryLimits: fn("queryLimits"),
     claimGroup: fn("claimGroup"),
     preflight: fn("preflight"),
     finalize: fn("finalize"),
@@ -225,6 +228,9 @@ export async function instantiateEngine(
           visibilityExtra,
         ),
       );
+    },
+    queryLimits: (metered, maxGroupQueries, maxGroupQueryBytes) => {
+      wasm!.queryLimits(metered ? 1 : 0, maxGroupQueries, maxGroupQueryBytes);
     },
     claimGroup: (groupID, userID) => {
       const group = lower(groupID);

@@ -48,6 +48,7 @@ import type {
 import type { TableWrites } from "./upstream-batch.js";
 import { visibilityIdentity, visibilityText } from "./visibility-text.js";
 import { countPuts, splice } from "./wire-text.js";
+import { WorkMeter } from "./work-meter.js";
 
 export const DEFAULT_MAX_CHANGE_ROWS = 10_000;
 export const DEFAULT_MAX_CHANGE_BYTES = 2_000_000;
@@ -86,6 +87,8 @@ export class Engine {
   private readonly memoryCeilingBytes: number;
   /** The memory's size after the last collection: a call that grew it is collected after at once. */
   private collectedBytes: number;
+  /** Meters query evaluations where the driver lets it (PullInput.queryBudgetMs). */
+  private readonly meter = new WorkMeter();
   /** How many times the instance was replaced (memory past the ceiling, or a failure). */
   renewals = 0;
   private readonly schemaHandles = new Map<Schema, number>();
@@ -217,25 +220,35 @@ export class Engine {
     // Whether another group's query rows may be copied: the engine compares visibilities by this
     // (a query-aware pull without a patch passes none: its group lends nothing until a reset).
     const identity = patch !== null && !caughtUpOnly;
+    const metered =
+      patch !== null && !caughtUpOnly && input.queryBudgetMs !== undefined && this.meter.attach(db);
+    if (metered) this.meter.begin(input.queryBudgetMs!);
     const visibilityExtra = identity ? extras.length : -1;
     if (identity) extras.push(visibilityIdentity(visibility));
     return this.call(db, extras, () => {
+      this.wasm.queryLimits(
+        metered,
+        input.maxGroupQueries ?? Number.MAX_SAFE_INTEGER,
+        input.maxGroupQueryBytes ?? Number.MAX_SAFE_INTEGER,
+      );
       const result = checkEngineResult(
-        this.wasm.pull(
-          this.handle(schema),
-          input.clientGroupID,
-          input.userID,
-          cookie,
-          FORMATS[input.dialect ?? "native"],
-          maxRows,
-          maxBytes,
-          visibility.text,
-          caughtUpOnly,
-          patch !== null,
-          patch?.text ?? "",
-          input.maxQueryRows ?? DEFAULT_MAX_QUERY_ROWS,
-          followersExtra,
-          visibilityExtra,
+        this.meteredPull(metered, () =>
+          this.wasm.pull(
+            this.handle(schema),
+            input.clientGroupID,
+            input.userID,
+            cookie,
+            FORMATS[input.dialect ?? "native"],
+            maxRows,
+            maxBytes,
+            visibility.text,
+            caughtUpOnly,
+            patch !== null,
+            patch?.text ?? "",
+            input.maxQueryRows ?? DEFAULT_MAX_QUERY_ROWS,
+            followersExtra,
+            visibilityExtra,
+          ),
         ),
       );
       if (result === NEEDS_TRANSACTION) return null;
@@ -264,6 +277,7 @@ export class Engine {
         watermark: Number(meta[PULL_WATERMARK]),
         floor: Number(meta[PULL_FLOOR]),
         queryRowsExamined: Number(meta[PULL_QUERY_ROWS_EXAMINED]),
+        queryWork: metered ? this.meter.rows : 0,
         queriesRecomputed: Number(meta[PULL_QUERIES_RECOMPUTED]),
         queriesCopied: Number(meta[PULL_QUERIES_COPIED]),
         more: meta[PULL_MORE] === TRUE,
@@ -271,6 +285,22 @@ export class Engine {
       if (followers) answer.followed = followedPulls(answer, meta);
       return answer;
     });
+  }
+
+  /**
+   * Runs a pull whose evaluations the meter may stop: the statement it stopped fails, and so does
+   * the pull, refused as the query's, with the query named (the host's transaction rolls back).
+   */
+  private meteredPull(metered: boolean, pull: () => string): string {
+    try {
+      return pull();
+    } catch (error) {
+      const query = metered ? this.meter.exceeded : null;
+      if (!query) throw error;
+      throw new EngineError("query_budget_exceeded", this.meter.message(), query.hash);
+    } finally {
+      if (metered) this.wasm.queryLimits(false, Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER);
+    }
   }
 
   /** Registers the group to the user on first use; refuses another user's group with 403. */

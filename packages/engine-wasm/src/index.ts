@@ -13,6 +13,7 @@ export { EngineFailure } from "./engine-module.js";
 export { engineWasmUrl } from "./engine-wasm-url.js";
 export { schemaProblems, schemaText } from "./schema-text.js";
 export { parseSchemaText, storedSchema } from "./stored-schema.js";
+export { type TableIndex, tableIndexes } from "./table-indexes.js";
 export type * from "./types.js";
 export {
   type ReducedBatch,

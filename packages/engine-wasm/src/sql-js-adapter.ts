@@ -4,6 +4,7 @@ import type { SqlAdapter, SqlValue } from "./types.js";
 export interface SqlJsDatabase {
   prepare(sql: string): SqlJsStatement;
   getRowsModified(): number;
+  create_function?(name: string, fn: (...args: unknown[]) => unknown): unknown;
 }
 
 interface SqlJsStatement {
@@ -32,7 +33,7 @@ export function sqlJsAdapter(db: SqlJsDatabase): SqlAdapter {
     }
     return statement;
   };
-  return {
+  const adapter: SqlAdapter = {
     query(sql, params) {
       const statement = prepare(sql);
       try {
@@ -57,4 +58,10 @@ export function sqlJsAdapter(db: SqlJsDatabase): SqlAdapter {
       }
     },
   };
+  if (db.create_function) {
+    adapter.defineFunction = (name, fn) => {
+      db.create_function!(name, fn as (...args: unknown[]) => unknown);
+    };
+  }
+  return adapter;
 }

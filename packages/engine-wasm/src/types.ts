@@ -13,6 +13,12 @@ export interface SqlAdapter {
   query(sql: string, params: readonly SqlValue[]): SqlValue[][];
   /** Runs a statement that returns no rows; answers how many rows it changed. */
   exec(sql: string, params: readonly SqlValue[]): number;
+  /**
+   * Defines a SQL function that calls back into JavaScript, where the driver can (better-sqlite3,
+   * sql.js; a Durable Object's SQL cannot). The engine meters query work with it: without it,
+   * `PullInput.queryBudgetMs` is not enforced.
+   */
+  defineFunction?(name: string, fn: (...args: SqlValue[]) => SqlValue): void;
 }
 
 /**
@@ -78,6 +84,17 @@ export interface PullInput {
    */
   maxQueryRows?: number;
   /**
+   * The time one query's evaluation may take, in ms, counted while its EXISTS probes run (where
+   * a query's work can outgrow its tables); past it the statement is stopped and the pull refused
+   * (`query_budget_exceeded`, naming the query), changing nothing. Enforced on adapters with
+   * `defineFunction`. Default: none.
+   */
+  queryBudgetMs?: number;
+  /** Queries one group may hold (default: no cap); a put past it is refused (`query_budget_exceeded`). */
+  maxGroupQueries?: number;
+  /** Bytes of stored arguments one group's queries may hold (default: no cap); likewise. */
+  maxGroupQueryBytes?: number;
+  /**
    * Other client groups of the same user, at the same cookie and pulled under the same
    * visibility, that the caller expects to hold the same queries (a query-aware pull with no
    * query changes; the engine does not store which visibility a group's rows were read under). Those the engine finds holding this
@@ -109,6 +126,8 @@ export interface PullResult {
   floor: number;
   /** A query-aware pull: the rows its query evaluations produced, and the queries it evaluated. */
   queryRowsExamined: number;
+  /** Rows the query evaluations' EXISTS probes examined (0 when the pull was not metered). */
+  queryWork: number;
   queriesRecomputed: number;
   /**
    * Of `queriesRecomputed`, the queries whose rows were copied from another group holding the

@@ -1,8 +1,11 @@
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { engineWasmUrl, loadEngine } from "@weir/engine-wasm";
+import { betterSqliteAdapter } from "@weir/engine-wasm/better-sqlite3";
+import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { writeNamespaceDb } from "../../test/namespace-db.js";
+import { ITEM_SCHEMA, writeNamespaceDb } from "../../test/namespace-db.js";
 import { jsonOf, runWeir } from "../../test/weir-process.js";
 
 let dir: string;
@@ -39,6 +42,35 @@ describe("weir inspect", () => {
     expect(run.stdout).toMatch(/^watermark:\s+30$/m);
     expect(run.stdout).toMatch(/^item\s+10$/m);
     expect(run.stdout).toMatch(/^client-1\s+group-1\s+user-1\s+30$/m);
+  });
+
+  it("lists the indexes on the app's tables, the ones derived from queries told apart", async () => {
+    const file = join(dir, "indexed.sqlite");
+    await writeNamespaceDb(file, 3);
+    const sqlite = new Database(file);
+    sqlite.exec("CREATE INDEX note_text ON note (text)");
+    const engine = await loadEngine(readFileSync(engineWasmUrl));
+    const adapter = betterSqliteAdapter(sqlite);
+    engine.install(adapter, ITEM_SCHEMA);
+    const ast = { table: "item", orderBy: [["value", "desc"]], limit: 3 };
+    sqlite.transaction(() =>
+      engine.pull(adapter, {
+        clientGroupID: "group-2",
+        userID: "user-1",
+        cookie: null,
+        queries: { patch: [{ op: "put", hash: "top", name: "top", args: [], ast }] },
+      }),
+    )();
+    sqlite.close();
+    const run = await runWeir(["inspect", file, "--json"]);
+    expect(jsonOf(run)).toMatchObject({
+      indexes: [
+        { name: "_weir_qx:item(value-)", table: "item", columns: '"value" DESC', derived: true },
+        { name: "note_text", table: "note", columns: "text", derived: false },
+      ],
+    });
+    const human = await runWeir(["inspect", file]);
+    expect(human.stdout).toMatch(/^_weir_qx:item\(value-\)\s+item\s+"value" DESC\s+derived from queries$/m);
   });
 
   it("lists changes after a version, bounded by --limit", async () => {

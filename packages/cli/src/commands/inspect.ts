@@ -53,16 +53,18 @@ export function registerInspect(program: Command, state: RunState): void {
           .pluck()
           .get() as number;
       }
+      const { tableIndexes } = await import("@weir/engine-wasm");
       const report = {
         file,
         ...engineState,
         retainChanges: ns.storedRetention(),
         ...ns.sizes(),
         tables,
+        indexes: tableIndexes(ns.adapter),
         clientList: clients,
       };
       out.result(report, (value) => {
-        const { clientList, tables: counts, retainChanges, ...summary } = value;
+        const { clientList, tables: counts, retainChanges, indexes, ...summary } = value;
         const shown = clientList.slice(0, HUMAN_CLIENT_LIMIT);
         return [
           formatFields({ ...summary, retainChanges: retainChanges ?? "config default" }),
@@ -70,6 +72,13 @@ export function registerInspect(program: Command, state: RunState): void {
           Object.keys(counts).length
             ? formatTable(["table", "rows"], Object.entries(counts))
             : "no app tables",
+          "",
+          indexes.length
+            ? formatTable(
+                ["index", "table", "columns", "from"],
+                indexes.map((i) => [i.name, i.table, i.columns, i.derived ? "derived from queries" : "app"]),
+              )
+            : "no indexes on app tables",
           "",
           clientList.length
             ? formatTable(

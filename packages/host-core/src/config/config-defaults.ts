@@ -9,4 +9,7 @@ export const CONFIG_DEFAULTS = {
   maxBodyBytes: 4 * 1024 * 1024,
   maxOpenNamespaces: 1_000,
   maxQueryRows: DEFAULT_MAX_QUERY_ROWS,
+  queryBudgetMs: 50,
+  maxGroupQueries: 1_000,
+  maxGroupQueryBytes: 1024 * 1024,
 } as const;

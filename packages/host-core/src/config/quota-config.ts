@@ -11,6 +11,10 @@ export interface RequestWeights {
   mutation: number;
   /** Opening a wake socket. */
   wake: number;
+  /** Each operation of a query patch (a native pull's `queries.patch`, a Zero changeDesiredQueries). */
+  queryOp: number;
+  /** Each 1,000 rows a pull's query evaluations produced or examined (their cost, however long). */
+  queryRows: number;
 }
 
 /** Per-user budgets. A user past one answers 429 with Retry-After until the budget frees up. */
@@ -19,7 +23,11 @@ export interface QuotaConfig {
   requestUnits?: number | null;
   /** Default 60,000 ms. */
   windowMs?: number;
-  /** Defaults: caught-up pull 1, other pull 5, push 10 plus 1 a mutation, wake socket 5. */
+  /**
+   * Defaults: caught-up pull 1, other pull 5, push 10 plus 1 a mutation, wake socket 5, and on a
+   * query-aware pull 1 an operation of its query patch and 1 each 1,000 rows its evaluations
+   * produced or examined.
+   */
   weights?: Partial<RequestWeights>;
   /** Namespaces one user may create per day; null for no limit. Default 100. */
   newNamespacesPerDay?: number | null;
@@ -38,6 +46,8 @@ export const DEFAULT_WEIGHTS: Readonly<RequestWeights> = {
   push: 10,
   mutation: 1,
   wake: 5,
+  queryOp: 1,
+  queryRows: 1,
 };
 
 export const QUOTA_DEFAULTS = {
@@ -61,6 +71,8 @@ export const QuotaConfigShape = v.strictObject({
       push: v.optional(Weight),
       mutation: v.optional(Weight),
       wake: v.optional(Weight),
+      queryOp: v.optional(Weight),
+      queryRows: v.optional(Weight),
     }),
   ),
   newNamespacesPerDay: v.optional(v.nullable(Units)),

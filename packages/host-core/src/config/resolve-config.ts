@@ -43,6 +43,9 @@ const ConfigShape = v.object({
   ),
   tolerateUnknownQueries: v.optional(v.boolean()),
   maxQueryRows: Count(1),
+  queryBudgetMs: Count(1),
+  maxGroupQueries: Count(1),
+  maxGroupQueryBytes: Count(1),
   queryTransformVersion: v.optional(
     v.union([v.number(), v.function()], "queryTransformVersion must be a number or a function of claims"),
   ),
@@ -74,5 +77,8 @@ export function resolveConfig(config: WeirConfig): ResolvedConfig {
     upstream: config.upstream ? resolveUpstream(config.upstream) : null,
     mutate: config.mutate ? resolveMutate(config.mutate) : null,
     maxQueryRows: config.maxQueryRows ?? CONFIG_DEFAULTS.maxQueryRows,
+    queryBudgetMs: config.queryBudgetMs ?? CONFIG_DEFAULTS.queryBudgetMs,
+    maxGroupQueries: config.maxGroupQueries ?? CONFIG_DEFAULTS.maxGroupQueries,
+    maxGroupQueryBytes: config.maxGroupQueryBytes ?? CONFIG_DEFAULTS.maxGroupQueryBytes,
   };
 }

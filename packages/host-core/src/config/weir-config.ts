@@ -55,6 +55,16 @@ export interface WeirConfig {
   queryTransformVersion?: number | ((claims: Claims) => number);
   /** The rows one query-aware pull's evaluations may produce (default 1,000,000); past it 422. */
   maxQueryRows?: number;
+  /**
+   * The time one query's evaluation may hold the thread (default 50 ms), counted in its EXISTS
+   * probes; past it the query is stopped and refused (422 `query_budget_exceeded` naming it; on a
+   * Zero socket a `transformError` for it). Enforced on better-sqlite3 and sql.js.
+   */
+  queryBudgetMs?: number;
+  /** Queries one client group may hold (default 1,000); a put past it is refused (422). */
+  maxGroupQueries?: number;
+  /** Bytes of stored arguments one client group's queries may hold (default 1 MiB); likewise. */
+  maxGroupQueryBytes?: number;
 }
 
 /** A named query: its AST for these args and claims (throw to refuse the args: 400). */
@@ -71,4 +81,7 @@ export interface ResolvedConfig extends Omit<WeirConfig, "quotas" | "upstream" |
   upstream: ResolvedUpstream | null;
   mutate: ResolvedMutate | null;
   maxQueryRows: number;
+  queryBudgetMs: number;
+  maxGroupQueries: number;
+  maxGroupQueryBytes: number;
 }

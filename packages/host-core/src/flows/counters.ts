@@ -15,6 +15,8 @@ export interface Counters {
   queriesRecomputed: number;
   queriesCopied: number;
   queryRowsExamined: number;
+  /** Rows the evaluations' EXISTS probes examined (metered pulls; see `queryBudgetMs`). */
+  queryWork: number;
 }
 
 export function emptyCounters(): Counters {
@@ -30,5 +32,6 @@ export function emptyCounters(): Counters {
     queriesRecomputed: 0,
     queriesCopied: 0,
     queryRowsExamined: 0,
+    queryWork: 0,
   };
 }

@@ -45,6 +45,8 @@ export interface PullContext extends NamespaceData {
   readonly caps: { readonly maxChangeRows: number; readonly maxChangeBytes: number };
   /** A query-aware pull's budget of rows its evaluations may produce. */
   readonly maxQueryRows: number;
+  /** Each query's work budget and the caps of a group's queries (see WeirConfig). */
+  readonly queryLimits: QueryLimits;
   /** The visibility filters for these claims, unless an operator switched visibility off. */
   visibilityFor(claims: Claims): Visibility | undefined;
 }
@@ -104,4 +106,11 @@ export interface DelegatedPushContext extends NamespaceData {
   ingestEffects(watermark: bigint | undefined): Promise<void>;
   committed(writers: Iterable<string>): void;
   retention(newVersions: number): void;
+}
+
+/** What one group's queries may cost: a work budget per query, caps on what a group holds. */
+export interface QueryLimits {
+  readonly queryBudgetMs: number;
+  readonly maxGroupQueries: number;
+  readonly maxGroupQueryBytes: number;
 }

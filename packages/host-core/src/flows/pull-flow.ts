@@ -93,6 +93,7 @@ export function runPull(
         }
       : {}),
     maxQueryRows: ctx.maxQueryRows,
+    ...ctx.queryLimits,
     ...(queries && followers && followers.length > 0 ? { followers } : {}),
   };
   // Otherwise a caught-up pull is one read statement and needs no transaction (unless a fault is
@@ -118,6 +119,7 @@ export function runPull(
   counters.queriesRecomputed += result.queriesRecomputed;
   counters.queriesCopied += result.queriesCopied;
   counters.queryRowsExamined += result.queryRowsExamined;
+  counters.queryWork += result.queryWork;
   return {
     ...(result.followed ? { followed: result.followed } : {}),
     response: jsonParts(queries ? withUnknownQueries(result.body, queries.unknown) : result.body),
@@ -131,6 +133,7 @@ export function runPull(
       dels: result.dels,
       idsAdvanced: result.lastMutationIDs,
       txMs,
+      ...(queries ? { queryOps: patch.length, queryRows: result.queryRowsExamined + result.queryWork } : {}),
     },
   };
 }

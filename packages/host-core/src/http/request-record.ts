@@ -38,6 +38,9 @@ export interface RequestRecord {
   mutations?: number;
   appErrors?: number;
   txMs?: number;
+  /** A query-aware pull: the operations of its query patch, and the rows its evaluations produced and examined. */
+  queryOps?: number;
+  queryRows?: number;
   /** Rows an ingest pass this request ran (or waited for) applied. */
   ingested?: number;
   totalMs: number;

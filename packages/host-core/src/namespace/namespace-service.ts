@@ -17,6 +17,7 @@ import type {
   IngestContext,
   PullContext,
   PushContext,
+  QueryLimits,
 } from "../flows/flow-context.js";
 import { type IngestAction, runIngestAdmin, runNotify } from "../flows/ingest-flow.js";
 import type { Knobs } from "../flows/knobs.js";
@@ -89,6 +90,7 @@ export class NamespaceService
   readonly queries: Readonly<Record<string, QueryDefinition>> | undefined;
   readonly tolerateUnknownQueries: boolean;
   readonly maxQueryRows: number;
+  readonly queryLimits: QueryLimits;
   readonly queryTransformVersion: number | ((claims: Claims) => number) | undefined;
   private readonly config: ResolvedConfig;
   private readonly control: ControlStore;
@@ -122,6 +124,11 @@ export class NamespaceService
     this.queries = init.config.queries;
     this.tolerateUnknownQueries = init.config.tolerateUnknownQueries ?? false;
     this.maxQueryRows = init.config.maxQueryRows;
+    this.queryLimits = {
+      queryBudgetMs: init.config.queryBudgetMs,
+      maxGroupQueries: init.config.maxGroupQueries,
+      maxGroupQueryBytes: init.config.maxGroupQueryBytes,
+    };
     this.queryTransformVersion = init.config.queryTransformVersion;
     this.tables = init.tables;
     this.wake = init.wake;

@@ -83,6 +83,11 @@ export class RequestQuotas {
     else this.timer ??= setTimeout(() => this.flushLater(), FLUSH_INTERVAL_MS);
   }
 
+  /** Adds `units` to `key`'s spend without admitting it first (work already done). */
+  spend(key: string, budget: Budget, units: number): void {
+    if (units > 0) this.charge(this.state(key, budget, this.clock.now()), units);
+  }
+
   /** Writes pending spends to the store and reads back what every process spent. */
   flush(): void {
     if (this.timer !== undefined) clearTimeout(this.timer);

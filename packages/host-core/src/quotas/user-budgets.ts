@@ -48,11 +48,17 @@ export class UserBudgets {
    */
   chargeZeroMessage(userID: string, cost: ZeroMessageCost): void {
     if (!this.requests) return;
+    if (cost.kind === "evaluated") {
+      this.quotas.spend(`r:${userID}`, this.requests, this.config.weights.queryRows * thousands(cost.rows));
+      return;
+    }
     const admitted = this.quotas.admit(`r:${userID}`, this.requests, "rate_limited", "request quota spent");
     const weights = this.config.weights;
     this.quotas.charge(
       admitted,
-      cost.kind === "push" ? weights.push + weights.mutation * cost.mutations : weights.pull,
+      cost.kind === "push"
+        ? weights.push + weights.mutation * cost.mutations
+        : weights.pull + weights.queryOp * cost.ops,
     );
   }
 
@@ -78,9 +84,13 @@ export class UserBudgets {
     switch (record.kind) {
       case "pull":
       case "replicache_pull":
-        return record.cookieIn === record.cookieOut && record.reset === false
-          ? weights.caughtUpPull
-          : weights.pull;
+        return (
+          (record.cookieIn === record.cookieOut && record.reset === false
+            ? weights.caughtUpPull
+            : weights.pull) +
+          weights.queryOp * (record.queryOps ?? 0) +
+          weights.queryRows * thousands(record.queryRows ?? 0)
+        );
       case "push":
       case "replicache_push":
         return weights.push + weights.mutation * (record.mutations ?? 0);
@@ -90,4 +100,9 @@ export class UserBudgets {
         return 0;
     }
   }
+}
+
+/** Whole thousands of rows: a small query costs nothing beyond its pull. */
+function thousands(rows: number): number {
+  return Math.floor(rows / 1000);
 }

@@ -41,6 +41,10 @@ export class ZeroConnection {
   private authToken: string | null;
   private open = true;
   private queue: Promise<void> = Promise.resolve();
+  /** Frames received and not yet handled. */
+  private waiting = 0;
+  /** A change of queries was taken and its poke waits for the frames queued behind it. */
+  private pokeOwed = false;
   private pokes: number;
 
   /** A connection in the state given: a new one's, or one a host saved and restores. */
@@ -91,7 +95,21 @@ export class ZeroConnection {
 
   /** A text frame from the client. */
   receive(frame: string): void {
-    this.queue = this.queue.then(() => (this.open ? this.handle(frame) : undefined));
+    this.waiting++;
+    this.queue = this.queue.then(async () => {
+      this.waiting--;
+      if (this.open) await this.handle(frame);
+      // Changes of queries queued together are applied by one poke: a flood of frames costs one
+      // evaluation of what they leave, not one per frame.
+      if (this.pokeOwed && this.waiting === 0 && this.open) {
+        this.pokeOwed = false;
+        try {
+          this.host.poke(this.group);
+        } catch (error) {
+          this.failWith(error);
+        }
+      }
+    });
   }
 
   /** The socket closed (the client left, or the host closed it). */
@@ -194,9 +212,9 @@ export class ZeroConnection {
     if (!this.initialized) throw new ZeroError("InvalidMessage", `${message[0]} before initConnection`);
     switch (message[0]) {
       case "changeDesiredQueries":
-        if (!this.host.charge(this, { kind: "queries" })) return;
+        if (!this.host.charge(this, { kind: "queries", ops: message[1].desiredQueriesPatch.length })) return;
         this.group.desire(this.clientID, this.host.checkQueries(this, message[1].desiredQueriesPatch));
-        this.host.poke(this.group);
+        this.pokeOwed = true;
         return;
       case "push":
         if (!this.host.charge(this, { kind: "push", mutations: message[1].mutations.length })) return;

@@ -129,8 +129,27 @@ export class ZeroGroup {
       mine.set(op.hash, { name: op.name!, args });
       this.desiredChanged = true;
       this.echo(clientID, { op: "put", hash: op.hash });
-      if (!wanted) this.enginePatch.push({ op: "put", hash: op.hash, name: op.name!, args });
+      if (!wanted && !this.cancelPending("del", op.hash))
+        this.enginePatch.push({ op: "put", hash: op.hash, name: op.name!, args });
     }
+  }
+
+  /**
+   * Drops the engine patch's pending `op` of `hash`, which the opposite op cancels: a query
+   * deleted and put again before the next pull stays as the engine holds it, and one put and
+   * deleted again never reaches it (a flood of toggles costs no evaluation). Answers whether one
+   * was pending.
+   */
+  private cancelPending(op: "put" | "del", hash: string): boolean {
+    let at = this.enginePatch.length - 1;
+    for (; at >= 0; at--) {
+      const pending = this.enginePatch[at]!;
+      if (pending.op === "clear") return false;
+      if (pending.op === op && pending.hash === hash) break;
+    }
+    if (at < 0) return false;
+    this.enginePatch.splice(at, 1);
+    return true;
   }
 
   /** The clients leave the group: their desired queries go. */
@@ -239,7 +258,7 @@ export class ZeroGroup {
     mine.delete(hash);
     this.desiredChanged = true;
     this.echo(clientID, { op: "del", hash });
-    if (!this.wanted(hash)) this.enginePatch.push({ op: "del", hash });
+    if (!this.wanted(hash) && !this.cancelPending("put", hash)) this.enginePatch.push({ op: "del", hash });
   }
 
   /** A client lets go of a query it was not known to desire: an unclaimed one goes. */
@@ -247,7 +266,7 @@ export class ZeroGroup {
     const unclaimed = this.desired.get(UNCLAIMED);
     if (!unclaimed?.delete(hash)) return;
     this.echo(clientID, { op: "del", hash });
-    if (!this.wanted(hash)) this.enginePatch.push({ op: "del", hash });
+    if (!this.wanted(hash) && !this.cancelPending("put", hash)) this.enginePatch.push({ op: "del", hash });
   }
 
   private wanted(hash: string): boolean {

@@ -246,10 +246,27 @@ export class ZeroHub {
               return pull();
             });
       answer = JSON.parse(result.response.body ?? "{}") as QueryPullAnswer;
+      this.chargeEvaluated(claims, result);
     } catch (error) {
       if (changes !== null) group.restoreStoreChanges(changes);
       const code = (error as { code?: unknown }).code;
       const puts = patch.filter((op) => op.op === "put");
+      const named = (error as { query?: unknown }).query;
+      if (!retried && code === "query_budget_exceeded" && typeof named === "string") {
+        // One query passed its work budget (a put, or one the group holds, re-evaluated): it goes
+        // alone, the client hears why, and the rest go on.
+        const put = puts.find((op) => op.hash === named);
+        for (const connection of connections) {
+          connection.send([
+            "transformError",
+            [{ error: "app", id: named, name: put?.name ?? "", message: (error as Error).message }],
+          ]);
+        }
+        group.restoreEnginePatch(put ? patch : [...patch, { op: "del", hash: named }]);
+        group.dropPuts(new Set([named]));
+        this.poke(group, true);
+        return;
+      }
       if (!retried && puts.length > 0 && (code === "bad_request" || code === "query_budget_exceeded")) {
         // A query the server cannot answer fails alone: the client hears why, the rest go on.
         const refused = new Set(puts.map((op) => op.hash));
@@ -346,12 +363,19 @@ export class ZeroHub {
       return;
     }
     deliver(leader, connections, JSON.parse(result.response.body ?? "{}") as QueryPullAnswer, false);
+    this.chargeEvaluated(connections[connections.length - 1]!.claims, result);
     const took = new Map((result.followed ?? []).map((f) => [f.clientGroupID, f.body]));
     for (const group of rest) {
       const body = took.get(group.id);
       if (body === undefined) this.poke(group);
       else deliver(group, this.pokeable(group), JSON.parse(body) as QueryPullAnswer, false);
     }
+  }
+
+  /** Charges a poke's query evaluations to the user whose claims it ran under. */
+  private chargeEvaluated(claims: Claims, result: PullFlowResult): void {
+    const rows = result.log.queryRows ?? 0;
+    if (rows > 0) this.meter(claims.userID, { kind: "evaluated", rows });
   }
 
   /** The group's connections a poke goes to: open, and past their first message. */

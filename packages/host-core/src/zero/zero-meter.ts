@@ -1,5 +1,12 @@
-/** What a Zero message costs its user: a push (and its mutations), or a change of queries. */
-export type ZeroMessageCost = { kind: "push"; mutations: number } | { kind: "queries" };
+/**
+ * What a Zero message costs its user: a push (and its mutations), a change of queries (and its
+ * operations), or, after a poke, the rows its query evaluations produced or examined (charged,
+ * never refused: the work is done).
+ */
+export type ZeroMessageCost =
+  | { kind: "push"; mutations: number }
+  | { kind: "queries"; ops: number }
+  | { kind: "evaluated"; rows: number };
 
 /**
  * Charges a Zero connection's messages to its user's request budget, as HTTP requests are: a

@@ -1,0 +1,96 @@
+// What the host allows one pull's queries: whether it meters their work (it defined the SQL
+// functions below on its driver), and how many queries, and bytes of their arguments, one
+// group may hold. Set by the loader before each pull, inside its call.
+import { queryRows } from "./host";
+import { QueryNode } from "./query-plan";
+import { ident, params } from "./text";
+
+/** Whether this call's query evaluations are metered. */
+let metered = false;
+let maxGroupQueries: i64 = I64.MAX_VALUE;
+let maxGroupQueryBytes: i64 = I64.MAX_VALUE;
+
+export function setQueryLimits(meter: bool, maxQueries: i64, maxArgBytes: i64): void {
+  metered = meter;
+  maxGroupQueries = maxQueries;
+  maxGroupQueryBytes = maxArgBytes;
+}
+
+/**
+ * The term an EXISTS probe tests first, for every row it examines: the host counts them, and
+ * fails the statement once the query's evaluation has passed its budget. A probe is where a
+ * query's work can grow faster than its tables (a probe per row of the parent), so that is where
+ * it is counted; a scan of one table is bounded by the table. The argument ties the term to the
+ * probe's own table, so SQLite tests it inside the probe's loop.
+ */
+export function workTerm(node: QueryNode, alias: string): string {
+  if (!metered) return "";
+  return "_weir_work(" + alias + "." + ident(node.table.primaryKey[0].name) + ") AND ";
+}
+
+/**
+ * Tells the host which query the next statements evaluate (`group`, `hash`: JSON parameters):
+ * its budget starts anew, and a refusal names it.
+ */
+export function meterQuery(group: string, hash: string): void {
+  if (!metered) return;
+  queryRows(
+    "SELECT _weir_query(?, (SELECT name FROM _weir_queries WHERE group_id = ? AND hash = ?))",
+    params([hash, group, hash]),
+  );
+}
+
+/**
+ * A group's queries and the bytes of their stored arguments, kept as a patch changes them: a put
+ * that would pass either cap is refused before its query is evaluated.
+ */
+export class GroupCaps {
+  count: i64 = 0;
+  bytes: i64 = 0;
+
+  constructor(private group: string) {
+    const totals = queryRows(
+      "SELECT count(*), coalesce(sum(length(CAST(args AS BLOB))), 0) FROM _weir_queries WHERE group_id = ?",
+      params([group]),
+    );
+    this.count = I64.parseInt(totals[0][0], 10);
+    this.bytes = I64.parseInt(totals[0][1], 10);
+  }
+
+  cleared(): void {
+    this.count = 0;
+    this.bytes = 0;
+  }
+
+  /** Before the query `hash` is deleted. */
+  deleting(hash: string): void {
+    const found = queryRows(
+      "SELECT length(CAST(args AS BLOB)) FROM _weir_queries WHERE group_id = ? AND hash = ?",
+      params([this.group, hash]),
+    );
+    if (found.length == 0) return;
+    this.count--;
+    this.bytes -= I64.parseInt(found[0][0], 10);
+  }
+
+  /** After a put added a query whose stored arguments are `args` (a JSON parameter): "" or why it is refused. */
+  added(args: string): string {
+    this.count++;
+    this.bytes += I64.parseInt(queryRows("SELECT length(CAST(? AS BLOB))", params([args]))[0][0], 10);
+    if (this.count > maxGroupQueries) {
+      return (
+        "the group would hold more than " +
+        maxGroupQueries.toString() +
+        " queries (the server's maxGroupQueries): delete some before putting others"
+      );
+    }
+    if (this.bytes > maxGroupQueryBytes) {
+      return (
+        "the group's queries would store more than " +
+        maxGroupQueryBytes.toString() +
+        " bytes of arguments (the server's maxGroupQueryBytes)"
+      );
+    }
+    return "";
+  }
+}

@@ -1,0 +1,75 @@
+import type { SqlAdapter, SqlValue } from "./types.js";
+
+/** Probe rows between two reads of the clock (a read costs more than a probe row's count). */
+const ROWS_PER_CHECK = 1024;
+
+/** The query whose evaluation passed its budget, as a refusal names it. */
+export interface MeteredQuery {
+  hash: string;
+  name: string | null;
+}
+
+/**
+ * Meters a pull's query evaluations while SQLite runs them, through two SQL functions the engine
+ * writes into its statements: `_weir_query(hash, name)` before each evaluation (its budget starts
+ * anew) and `_weir_work(column)` as the first term of every EXISTS probe, for each row the probe
+ * examines. Past the budget the function throws, which fails the statement at once: a query is
+ * refused after its budget, not run to its end. Only drivers that let SQL call back into
+ * JavaScript (better-sqlite3, sql.js; `SqlAdapter.defineFunction`) are metered.
+ */
+export class WorkMeter {
+  /** Probe rows examined in the current call. */
+  rows = 0;
+  /** The query that passed its budget in the current call (null: none did). */
+  exceeded: MeteredQuery | null = null;
+  private budgetMs = Number.POSITIVE_INFINITY;
+  private startedAt = 0;
+  private current: MeteredQuery | null = null;
+  private readonly defined = new WeakSet<SqlAdapter>();
+
+  /** Defines the functions on `db` once; false when its driver cannot (then nothing is metered). */
+  attach(db: SqlAdapter): boolean {
+    if (this.defined.has(db)) return true;
+    if (!db.defineFunction) return false;
+    // Declared with the arity the SQL calls them with (sql.js takes a function's length as it).
+    db.defineFunction("_weir_work", (_row) => this.tick());
+    db.defineFunction("_weir_query", (hash, name) => this.query(hash, name));
+    this.defined.add(db);
+    return true;
+  }
+
+  /** Starts a call whose evaluations may each take `budgetMs`. */
+  begin(budgetMs: number): void {
+    this.rows = 0;
+    this.exceeded = null;
+    this.current = null;
+    this.budgetMs = budgetMs;
+    this.startedAt = performance.now();
+  }
+
+  private query(hash: SqlValue, name: SqlValue): number {
+    this.current = { hash: String(hash), name: name === null ? null : String(name) };
+    this.startedAt = performance.now();
+    return 1;
+  }
+
+  private tick(): number {
+    if (++this.rows % ROWS_PER_CHECK === 0 && performance.now() - this.startedAt > this.budgetMs) {
+      this.exceeded = this.current ?? { hash: "", name: null };
+      throw new Error("weir: query work budget passed");
+    }
+    return 1;
+  }
+
+  /** The refusal's message. */
+  message(): string {
+    const query = this.exceeded;
+    const named = query?.name ? `query ${query.name}` : "a query of the group";
+    const hash = query?.hash ? ` (${query.hash})` : "";
+    return (
+      `${named}${hash} passed its work budget of ${this.budgetMs} ms (${this.rows} rows examined by ` +
+      "its EXISTS probes) and was stopped: narrow its conditions, give it an index, or raise the " +
+      "server's queryBudgetMs"
+    );
+  }
+}

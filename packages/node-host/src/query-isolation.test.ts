@@ -1,0 +1,275 @@
+import { statSync } from "node:fs";
+import { join } from "node:path";
+import { type ConformanceTarget, connectZero, NativeClient } from "@weir/conformance";
+import { type TableIndex, tableIndexes } from "@weir/engine-wasm";
+import { betterSqliteAdapter } from "@weir/engine-wasm/better-sqlite3";
+import type { QueryDefinition } from "@weir/host-core";
+import Database from "better-sqlite3";
+import { afterEach, describe, expect, it } from "vitest";
+import { memoryLogger, tempDir } from "../test/helpers.js";
+import { createServer, type NodeHostOptions } from "./index.js";
+
+// One tenant's queries cannot stall another's requests: each case runs an attacker's request in
+// namespace A with a victim's pull in namespace B alongside, and asserts outcomes (the victim is
+// answered, the attacker gets the documented refusal), never timings.
+
+const schema = {
+  tables: {
+    item: { columns: { id: "string", kind: "string" }, primaryKey: ["id"] },
+    tag: { columns: { id: "string", itemId: "string", kind: "string", label: "string" }, primaryKey: ["id"] },
+  },
+};
+
+const label = (op: string, value: unknown) => ({
+  type: "simple",
+  op,
+  left: { type: "column", name: "label" },
+  right: { type: "literal", value },
+});
+
+/** Items with a tag (correlated by these columns) that passes `where`, by id, four of them. */
+const tagged = (parentField: string, childField: string, where: unknown) => ({
+  table: "item",
+  orderBy: [["id", "asc"]],
+  limit: 4,
+  where: {
+    type: "correlatedSubquery",
+    op: "EXISTS",
+    related: {
+      correlation: { parentField: [parentField], childField: [childField] },
+      subquery: { table: "tag", where },
+    },
+  },
+});
+
+const queries: Record<string, QueryDefinition> = {
+  // The reported query: without an index on tag.itemId, one probe scans every tag per item.
+  tagged: (args) => tagged("id", "itemId", label("=", (args as string[])[0])),
+  // Correlated on a column every row shares, and narrowed by a pattern no index serves: each
+  // probe reads every tag, indexes or not.
+  sameKind: (args) => tagged("kind", "kind", label("LIKE", (args as string[])[0])),
+  allItems: () => ({ table: "item", orderBy: [["id", "asc"]], limit: 2 }),
+  byArgs: (args) => ({
+    table: "item",
+    where: {
+      type: "simple",
+      op: "IN",
+      left: { type: "column", name: "id" },
+      right: { type: "literal", value: args },
+    },
+  }),
+};
+
+const mutators = {
+  /** `items` items, two tags each (labels x and y), all of one kind. */
+  seed(tx: { exec(sql: string, params?: unknown[]): number }, args: { items: number }) {
+    tx.exec(
+      "WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i + 1 < ?) " +
+        "INSERT INTO item SELECT printf('i%06d', i), 'k' FROM n",
+      [args.items],
+    );
+    tx.exec(
+      "INSERT INTO tag SELECT 'a' || id, id, 'k', 'x' FROM item UNION ALL SELECT 'b' || id, id, 'k', 'y' FROM item",
+    );
+  },
+  note(tx: { exec(sql: string, params?: unknown[]): number }, args: { id: string }) {
+    tx.exec("INSERT INTO item VALUES (?, 'k')", [args.id]);
+  },
+};
+
+const closers: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const close of closers.splice(0)) await close();
+});
+
+async function start(options: Partial<NodeHostOptions> = {}) {
+  const dataDir = tempDir();
+  const server = createServer({
+    schema,
+    mutators: mutators as unknown as NodeHostOptions["mutators"],
+    queries,
+    devAuth: true,
+    dataDir,
+    logger: memoryLogger(),
+    ...options,
+  });
+  const { url } = await server.listen();
+  const target: ConformanceTarget = { url, auth: (user) => user, close: () => server.close() };
+  closers.push(() => server.close());
+  return { target, dataDir };
+}
+
+type Op = { op: "put"; hash: string; name: string; args: unknown } | { op: "del"; hash: string };
+
+async function queryPull(
+  target: ConformanceTarget,
+  ns: string,
+  group: string,
+  cookie: number | null,
+  patch: Op[],
+) {
+  const response = await fetch(`${target.url}/${ns}/pull`, {
+    method: "POST",
+    headers: { "content-type": "application/json", authorization: "mallory" },
+    body: JSON.stringify({ clientGroupID: group, clientID: `${group}-c`, cookie, queries: { patch } }),
+  });
+  return { status: response.status, json: (await response.json()) as Record<string, unknown> };
+}
+
+async function seeded(target: ConformanceTarget, ns: string, items: number): Promise<void> {
+  const owner = new NativeClient(target, ns, "mallory");
+  const pushed = await owner.push([{ name: "seed", args: { items } }]);
+  expect(pushed.status).toBe(200);
+}
+
+/** A victim in namespace B: a client that pulled once, and pulls again while the attack runs. */
+async function victim(target: ConformanceTarget) {
+  const client = new NativeClient(target, "victim-ns", "victor");
+  await client.push([{ name: "note", args: { id: "v1" } }]);
+  await client.sync();
+  return client;
+}
+
+describe("query work is bounded", () => {
+  it("answers the reported EXISTS query from an index it derived, and says so in the file", async () => {
+    const { target, dataDir } = await start();
+    await seeded(target, "a", 4_000);
+    const client = await victim(target);
+    const [attack, victimPull] = await Promise.all([
+      queryPull(target, "a", "g1", null, [{ op: "put", hash: "q1", name: "tagged", args: ["nothing"] }]),
+      client.pull(),
+    ]);
+    expect(victimPull.status).toBe(200);
+    expect(attack.status).toBe(200);
+    expect(attack.json.gotQueries).toEqual(["q1"]);
+    await target.close();
+    const db = new Database(join(dataDir, "a.sqlite"), { readonly: true });
+    const indexes: TableIndex[] = tableIndexes(betterSqliteAdapter(db));
+    db.close();
+    expect(indexes).toContainEqual({
+      name: "_weir_qx:tag(itemId,label)",
+      table: "tag",
+      columns: '"itemId", "label"',
+      derived: true,
+    });
+  });
+
+  it.each(["file", "memory"] as const)(
+    "refuses a query whose work passes its budget with 422 naming it (%s storage), and answers the other namespace",
+    async (storage) => {
+      const { target } = await start({ storage });
+      await seeded(target, "a", 3_000);
+      const client = await victim(target);
+      const [attack, victimPull] = await Promise.all([
+        queryPull(target, "a", "g1", null, [{ op: "put", hash: "q1", name: "sameKind", args: ["zzz%"] }]),
+        client.pull(),
+      ]);
+      expect(victimPull.status).toBe(200);
+      expect(attack.status).toBe(422);
+      expect(attack.json).toMatchObject({
+        error: "query_budget_exceeded",
+        message: expect.stringMatching(/^query sameKind \(q1\) passed its work budget of 50 ms/),
+      });
+      // Nothing of the refused pull stayed: the group pulls as new.
+      const again = await queryPull(target, "a", "g1", null, [
+        { op: "put", hash: "q2", name: "allItems", args: [] },
+      ]);
+      expect(again.status).toBe(200);
+      expect(again.json.gotQueries).toEqual(["q2"]);
+    },
+  );
+
+  it("names a query the socket's group desired in Zero's transformError when it passes its budget", async () => {
+    const { target } = await start();
+    await seeded(target, "a", 3_000);
+    const client = await victim(target);
+    const socket = await connectZero(target.url, "a", { user: "mallory" });
+    await socket.next("pokeEnd");
+    socket.ws.send(
+      JSON.stringify([
+        "changeDesiredQueries",
+        { desiredQueriesPatch: [{ op: "put", hash: "slow", name: "sameKind", args: ["zzz%"] }] },
+      ]),
+    );
+    const victimPull = await client.pull();
+    expect(victimPull.status).toBe(200);
+    expect(await socket.next("transformError")).toEqual([
+      {
+        error: "app",
+        id: "slow",
+        name: "sameKind",
+        message: expect.stringContaining("passed its work budget"),
+      },
+    ]);
+    socket.ws.close();
+  });
+});
+
+describe("a group's queries are capped and charged", () => {
+  it("refuses puts past maxGroupQueries and maxGroupQueryBytes with 422, storing none of them", async () => {
+    const { target, dataDir } = await start({ maxGroupQueries: 5, maxGroupQueryBytes: 4_096 });
+    const puts = (from: number, count: number, args: unknown = []): Op[] =>
+      Array.from({ length: count }, (_, i) => ({
+        op: "put",
+        hash: `h${from + i}`,
+        name: "byArgs",
+        args,
+      }));
+    const first = await queryPull(target, "a", "g1", null, puts(0, 4));
+    expect(first.status).toBe(200);
+    const tooMany = await queryPull(target, "a", "g1", first.json.cookie as number, puts(4, 2));
+    expect(tooMany.status).toBe(422);
+    expect(tooMany.json.message).toMatch(/more than 5 queries .*maxGroupQueries/);
+    const big = Array.from({ length: 500 }, (_, i) => `item-${i}`);
+    const tooBig = await queryPull(target, "a", "g1", first.json.cookie as number, puts(10, 1, big));
+    expect(tooBig.status).toBe(422);
+    expect(tooBig.json.message).toMatch(/4096 bytes of arguments .*maxGroupQueryBytes/);
+    // The group still holds its four queries, at its cookie.
+    const after = await queryPull(target, "a", "g1", first.json.cookie as number, []);
+    expect(after.status).toBe(200);
+    expect(after.json).toMatchObject({ unchanged: true });
+    expect(statSync(join(dataDir, "a.sqlite")).size).toBeLessThan(1024 * 1024);
+  });
+
+  it("charges a query patch per operation to the user's request quota", async () => {
+    // A pull is 5 units; 60 puts add 60: the third such pull finds the budget of 100 spent.
+    const { target } = await start({ quotas: { requestUnits: 100 } });
+    const puts: Op[] = Array.from({ length: 60 }, (_, i) => ({
+      op: "put",
+      hash: `h${i}`,
+      name: "allItems",
+      args: [i],
+    }));
+    const statuses: number[] = [];
+    for (let i = 0; i < 3; i++) statuses.push((await queryPull(target, "a", `g${i}`, null, puts)).status);
+    expect(statuses).toEqual([200, 200, 429]);
+    // Another user's pull is answered.
+    expect((await new NativeClient(target, "victim-ns", "victor").pull()).status).toBe(200);
+  });
+});
+
+describe("query-only changes and retention", () => {
+  it("keeps a client's cookie servable however often another group toggles its queries", async () => {
+    const { target } = await start({ retainChanges: 5 });
+    const client = new NativeClient(target, "a", "victor");
+    await client.push([{ name: "note", args: { id: "v1" } }]);
+    await client.sync();
+    const held = client.cookie;
+    let cookie: number | null = null;
+    for (let i = 0; i < 40; i++) {
+      const op: Op =
+        i % 2 === 0 ? { op: "put", hash: "t", name: "allItems", args: [] } : { op: "del", hash: "t" };
+      const answer = await queryPull(target, "a", "toggler", cookie, [op]);
+      expect(answer.status).toBe(200);
+      cookie = answer.json.cookie as number;
+    }
+    // A write, after which retention runs; the client's cookie is still above the floor.
+    const writer = new NativeClient(target, "a", "walt");
+    expect((await writer.push([{ name: "note", args: { id: "w1" } }])).status).toBe(200);
+    const answer = await client.pull(held);
+    expect(answer.status).toBe(200);
+    const patch = (answer.json as { rowsPatch: Array<{ op: string }> }).rowsPatch;
+    expect(patch.some((op) => op.op === "clear")).toBe(false);
+    expect(patch).toContainEqual(expect.objectContaining({ op: "put", value: { id: "w1", kind: "k" } }));
+  });
+});
