@@ -1,0 +1,357 @@
+#!/usr/bin/env node
+// `pnpm bench isolation`: one tenant cannot stall another. A victim in namespace B pulls in a
+// loop, alone and then while an attacker in namespace A runs each attack of the queries side:
+// the reported slow query, a query no index makes cheap, a desired-query flood on a Zero socket
+// (1,000-put frames, and del+put pairs sent without waiting), an argument flood (native pulls of
+// queries with 1,000 ids each) and query toggles. Prints a table, then, as the last line, one
+// JSON object: the victim's pull p95 alone and under each attack (goal: under 3x alone, no
+// error) and what each attack got (statuses, refusals).
+//
+//   pnpm bench isolation [--quick]     --quick: shorter phases, for a smoke run
+import { spawn, spawnSync } from "node:child_process";
+import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync, statSync } from "node:fs";
+import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { fileURLToPath } from "node:url";
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+// The server's own WebSocket library, as a client.
+const WebSocket = createRequire(join(root, "packages/node-host/package.json"))("ws");
+const weirBin = join(root, "packages/cli/dist/weir.js");
+const quick = process.argv.includes("--quick");
+const PHASE_MS = quick ? 2_000 : 6_000;
+const SEED_ITEMS = 20_000;
+const VICTIM_ROWS = 100;
+const VICTIM_PAUSE_MS = 10;
+
+function log(line) {
+  process.stderr.write(`${line}\n`);
+}
+
+function build() {
+  log("bench isolation: building @weir/cli and its dependencies (cached when up to date)");
+  const result = spawnSync(
+    "pnpm",
+    ["exec", "turbo", "run", "build", "--filter=@weir/cli...", "--output-logs=errors-only"],
+    {
+      cwd: root,
+      stdio: ["ignore", "inherit", "inherit"],
+      env: { ...process.env, TURBO_TELEMETRY_DISABLED: "1" },
+    },
+  );
+  if (result.status !== 0 || !existsSync(weirBin)) {
+    log("bench isolation: the build failed");
+    process.exit(1);
+  }
+}
+
+async function startServer(dir) {
+  const logFile = join(dir, "weir.log");
+  const fd = openSync(logFile, "w");
+  const args = [weirBin, "serve", "--config", join(root, "bench/isolation/weir.config.mjs"), "--port", "0"];
+  const child = spawn(process.execPath, [...args, "--data-dir", join(dir, "data"), "--json"], {
+    cwd: root,
+    stdio: ["ignore", fd, "inherit"],
+  });
+  closeSync(fd);
+  const exited = new Promise((resolve) => child.once("exit", resolve));
+  for (let waited = 0; waited < 30_000; waited += 50) {
+    const line = readFileSync(logFile, "utf8")
+      .split("\n")
+      .find((l) => l.startsWith('{"url":'));
+    if (line) return { child, exited, url: JSON.parse(line).url, dataDir: join(dir, "data") };
+    await sleep(50);
+  }
+  child.kill("SIGKILL");
+  throw new Error("weir did not print its URL within 30 s");
+}
+
+async function post(url, path, user, body) {
+  const response = await fetch(`${url}/${path}`, {
+    method: "POST",
+    headers: { "content-type": "application/json", authorization: user },
+    body: JSON.stringify(body),
+  });
+  const text = await response.text();
+  let json = null;
+  try {
+    json = JSON.parse(text);
+  } catch {}
+  return { status: response.status, json };
+}
+
+function push(url, ns, user, group, id, name, args) {
+  return post(url, `${ns}/push`, user, {
+    clientGroupID: group,
+    pushVersion: 1,
+    mutations: [{ type: "custom", id, clientID: `${group}-c`, name, args: [args], timestamp: 1 }],
+  });
+}
+
+let groups = 0;
+const freshGroup = (prefix) => `${prefix}-${++groups}`;
+
+/** The victim: pulls of namespace B (a reset of its small table each), one after another. */
+async function victimLoop(url, until) {
+  const times = [];
+  let errors = 0;
+  while (Date.now() < until) {
+    const started = performance.now();
+    try {
+      const answer = await post(url, "victim/pull", "victor", {
+        clientGroupID: "victim-g",
+        clientID: "victim-c",
+        cookie: null,
+      });
+      if (answer.status !== 200) errors++;
+    } catch {
+      errors++;
+    }
+    times.push(performance.now() - started);
+    await sleep(VICTIM_PAUSE_MS);
+  }
+  return { times, errors };
+}
+
+function percentile(values, p) {
+  const sorted = [...values].sort((a, b) => a - b);
+  if (sorted.length === 0) return 0;
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
+}
+
+const round1 = (n) => Math.round(n * 10) / 10;
+
+/** Counts outcomes by a label. */
+function tally() {
+  const counts = {};
+  return {
+    counts,
+    add(label) {
+      counts[label] = (counts[label] ?? 0) + 1;
+    },
+  };
+}
+
+function statusLabel(answer) {
+  return answer.status === 200 ? "200" : `${answer.status} ${answer.json?.error ?? ""}`.trim();
+}
+
+/** A native query-aware pull that puts `patch` in a new group each time, in a loop. */
+async function pullAttack(url, until, patch) {
+  const outcome = tally();
+  while (Date.now() < until) {
+    try {
+      outcome.add(
+        statusLabel(
+          await post(url, "attack/pull", "mallory", {
+            clientGroupID: freshGroup("a"),
+            clientID: "a-c",
+            cookie: null,
+            queries: { patch: patch() },
+          }),
+        ),
+      );
+    } catch (error) {
+      outcome.add(`failed ${error.cause?.code ?? error.message}`);
+    }
+  }
+  return outcome.counts;
+}
+
+/** One Zero socket of the attacker, with what it was told. */
+function zeroSocket(url) {
+  const init = ["initConnection", { desiredQueriesPatch: [] }];
+  const protocol = encodeURIComponent(
+    Buffer.from(JSON.stringify({ initConnectionMessage: init, authToken: "mallory" })).toString("base64"),
+  );
+  const group = freshGroup("z");
+  const query = `clientID=${group}-c&clientGroupID=${group}&baseCookie=&lmid=0&wsid=w1`;
+  const ws = new WebSocket(`${url.replace("http", "ws")}/attack/sync/v51/connect?${query}`, protocol);
+  const outcome = tally();
+  let pokes = 0;
+  ws.on("message", (data) => {
+    const [type, body] = JSON.parse(data.toString());
+    if (type === "pokeEnd") pokes++;
+    else if (type === "transformError")
+      outcome.add(`transformError ${body[0]?.message?.split(":")[0]?.slice(0, 60)}`);
+    else if (type === "error") outcome.add(`error ${body.kind}`);
+  });
+  const closed = new Promise((resolve) => ws.on("close", resolve));
+  const opened = new Promise((resolve, reject) => {
+    ws.on("open", resolve);
+    ws.on("error", reject);
+  });
+  return { ws, outcome, opened, closed, pokes: () => pokes };
+}
+
+/**
+ * Runs `attack` on one attacker socket after another (a socket the server closed is replaced)
+ * until `until`; answers what the sockets were told.
+ */
+async function onSockets(url, until, attack) {
+  const outcome = tally();
+  while (Date.now() < until) {
+    const socket = zeroSocket(url);
+    try {
+      await socket.opened;
+    } catch {
+      outcome.add("connect failed");
+      continue;
+    }
+    let open = true;
+    socket.closed.then(() => {
+      open = false;
+    });
+    await attack(socket, () => open && Date.now() < until, outcome);
+    socket.ws.close();
+    for (const [label, count] of Object.entries(socket.outcome.counts))
+      for (let i = 0; i < count; i++) outcome.add(label);
+  }
+  return outcome.counts;
+}
+
+/** Frames of 1,000 puts each (new queries every frame), each sent once the last was answered. */
+function putFlood(url, until) {
+  let next = 0;
+  const heard = (socket) => socket.pokes() + Object.values(socket.outcome.counts).reduce((a, b) => a + b, 0);
+  return onSockets(url, until, async (socket, going, outcome) => {
+    while (going()) {
+      const seen = heard(socket);
+      const patch = Array.from({ length: 1000 }, () => {
+        const n = next++;
+        return { op: "put", hash: `p${n}`, name: "allItems", args: [n] };
+      });
+      socket.ws.send(JSON.stringify(["changeDesiredQueries", { desiredQueriesPatch: patch }]));
+      outcome.add("frames");
+      while (going() && heard(socket) === seen) await sleep(5);
+    }
+  });
+}
+
+/** 200 del+put pairs of one query sent at once, then again once a poke came. */
+function toggleFlood(url, until) {
+  const put = { op: "put", hash: "slow", name: "tagged", args: ["nothing"] };
+  const frame = (op) => JSON.stringify(["changeDesiredQueries", { desiredQueriesPatch: [op] }]);
+  return onSockets(url, until, async (socket, going, outcome) => {
+    socket.ws.send(frame(put));
+    while (going()) {
+      for (let i = 0; i < 200; i++) {
+        socket.ws.send(frame({ op: "del", hash: "slow" }));
+        socket.ws.send(frame(put));
+      }
+      outcome.add("pairs sent (200)");
+      const before = socket.pokes();
+      while (going() && socket.pokes() === before) await sleep(5);
+    }
+  });
+}
+
+/** Native pulls of one group toggling a query, each from the last answer's cookie. */
+async function toggles(url, until) {
+  const outcome = tally();
+  let cookie = null;
+  let on = false;
+  while (Date.now() < until) {
+    on = !on;
+    const patch = on ? [{ op: "put", hash: "t", name: "allItems", args: [] }] : [{ op: "del", hash: "t" }];
+    const answer = await post(url, "attack/pull", "mallory", {
+      clientGroupID: "toggler",
+      clientID: "toggler-c",
+      cookie,
+      queries: { patch },
+    });
+    outcome.add(statusLabel(answer));
+    if (answer.status === 200) cookie = answer.json.cookie;
+  }
+  return outcome.counts;
+}
+
+const ATTACKS = {
+  slowQuery: {
+    label: "the reported query (EXISTS on tag.itemId, no match), a new group each pull",
+    run: (url, until) =>
+      pullAttack(url, until, () => [{ op: "put", hash: "q", name: "tagged", args: ["nothing"] }]),
+  },
+  heavyQuery: {
+    label: "an EXISTS no index serves (every probe reads every tag)",
+    run: (url, until) =>
+      pullAttack(url, until, () => [{ op: "put", hash: "h", name: "sameKind", args: ["zzz%"] }]),
+  },
+  putFlood: { label: "Zero changeDesiredQueries frames of 1,000 puts", run: putFlood },
+  toggleFlood: { label: "Zero del+put pairs of one query, 200 at a time", run: toggleFlood },
+  argumentFlood: {
+    label: "native pulls of 300 queries of 1,000 ids each",
+    run: (url, until) =>
+      pullAttack(url, until, () =>
+        Array.from({ length: 300 }, (_, q) => ({
+          op: "put",
+          hash: `b${q}`,
+          name: "byIds",
+          args: Array.from({ length: 1000 }, (_, i) => `id-${q}-${i}`),
+        })),
+      ),
+  },
+  queryToggles: { label: "native pulls toggling one query", run: toggles },
+};
+
+async function main() {
+  build();
+  const dir = mkdtempSync(join(tmpdir(), "weir-bench-isolation-"));
+  const server = await startServer(dir);
+  const { url } = server;
+  try {
+    log(`bench isolation: seeding ${SEED_ITEMS.toLocaleString("en-US")} items and twice as many tags`);
+    const seeded = await push(url, "attack", "mallory", "seed-g", 1, "seed", { items: SEED_ITEMS });
+    if (seeded.status !== 200) throw new Error(`seeding answered ${seeded.status}`);
+    for (let i = 0; i < VICTIM_ROWS; i++)
+      await push(url, "victim", "victor", "victim-w", i + 1, "note", { id: `v${i}` });
+    await victimLoop(url, Date.now() + 500);
+    log("bench isolation: the victim alone");
+    const alone = await victimLoop(url, Date.now() + PHASE_MS);
+    const baselineP95 = percentile(alone.times, 95);
+    const result = {
+      suite: "isolation",
+      victimAloneP95Ms: round1(baselineP95),
+      victimAlonePulls: alone.times.length,
+      attacks: {},
+    };
+    const rows = [["alone", alone.times.length, round1(baselineP95), "", alone.errors, ""]];
+    for (const [name, attack] of Object.entries(ATTACKS)) {
+      log(`bench isolation: ${name}: ${attack.label}`);
+      const until = Date.now() + PHASE_MS;
+      const [victim, attacker] = await Promise.all([victimLoop(url, until), attack.run(url, until)]);
+      // The attacker's last request may end after the phase; the victim is measured within it.
+      const p95 = percentile(victim.times, 95);
+      result.attacks[name] = {
+        victimP95Ms: round1(p95),
+        victimMaxMs: round1(Math.max(...victim.times)),
+        ratio: round1(p95 / baselineP95),
+        victimPulls: victim.times.length,
+        victimErrors: victim.errors,
+        attacker,
+      };
+      rows.push([
+        name,
+        victim.times.length,
+        round1(p95),
+        round1(p95 / baselineP95),
+        victim.errors,
+        JSON.stringify(attacker),
+      ]);
+    }
+    result.attackFileMB = round1(statSync(join(server.dataDir, "attack.sqlite")).size / 1048576);
+    result.worstRatio = Math.max(...Object.values(result.attacks).map((a) => a.ratio));
+    result.victimErrors = Object.values(result.attacks).reduce((sum, a) => sum + a.victimErrors, 0);
+    console.log(["phase", "pulls", "p95 ms", "x alone", "errors", "attacker"].join("\t"));
+    for (const row of rows) console.log(row.join("\t"));
+    console.log(JSON.stringify(result));
+  } finally {
+    server.child.kill("SIGTERM");
+    await Promise.race([server.exited, sleep(10_000).then(() => server.child.kill("SIGKILL"))]);
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+await main();
