@@ -202,9 +202,12 @@ export function conformanceConfig(
       moveCard(tx, args: { from: number; to: number }) {
         tx.exec("UPDATE OR REPLACE card SET id = ? WHERE id = ?", [args.to, args.from]);
       },
-      /** Reads an item and writes a copy under another `a`: integers beyond 2^53 must survive. */
+      /**
+       * Reads an item and writes a copy under another `a`: integers beyond 2^53 must survive. `b`
+       * is given as a client pulled it (a decimal string beyond 2^53), and used as it came.
+       */
       copyItem(tx, args: { a: string; b: number | string; to: string }) {
-        const item = tx.get("item", { a: args.a, b: BigInt(args.b) });
+        const item = tx.get("item", { a: args.a, b: args.b });
         if (!item) throw new MutatorError(`no item ${args.a}/${args.b}`);
         tx.insert("item", { ...item, a: args.to });
       },

@@ -196,7 +196,10 @@ export function ingestSuite(target: () => ConformanceTarget, upstream: () => Sui
     expect(drifted.json.message).toContain("color");
     const status = await upstreamStatus(t, ns);
     expect(status.stopped).toMatchObject({ code: "schema_drift" });
-    expect((await carol.pull()).json.unchanged).toBe(true);
+    const stale = await carol.pull();
+    expect(stale.json.unchanged).toBe(true);
+    // The replica no longer follows its upstream: pulls say so until an operator reopens it.
+    expect(stale.headers.get("weir-ingest-stopped")).toBe("schema_drift");
     // Stopped: no pass runs (no upstream call) until an operator reopens it.
     const calls = source.calls.length;
     expect((await notify(t, ns)).status).toBe(409);
@@ -206,6 +209,7 @@ export function ingestSuite(target: () => ConformanceTarget, upstream: () => Sui
     });
     expect(reopened.json).toEqual({ reopened: true, wasOpen: true });
     expect((await upstreamStatus(t, ns)).stopped).toBeNull();
+    expect((await carol.pull()).headers.get("weir-ingest-stopped")).toBeNull();
   });
 
   it("takes a new snapshot when the upstream no longer keeps its cursor, clients syncing the old state until it is in", async () => {

@@ -46,8 +46,24 @@ function realJson(ref: string): string {
   );
 }
 
+// An integer beyond 2^53 would reach a client's JSON.parse rounded (2^53 + 1 reads as 2^53), so
+// it travels as its decimal text, as the upstream contract and watermarks send it; the integers
+// JavaScript holds exactly stay JSON numbers.
+function integerJson(ref: string): string {
+  return (
+    "CASE WHEN " +
+    ref +
+    " BETWEEN -9007199254740991 AND 9007199254740991 THEN " +
+    ref +
+    " ELSE CAST(" +
+    ref +
+    " AS TEXT) END"
+  );
+}
+
 /** A column's value as json_object should embed it. */
 export function encodeColumn(column: Column, ref: string): string {
+  if (column.type == TYPE_INTEGER) return integerJson(ref);
   if (column.type == TYPE_NUMBER) return realJson(ref);
   if (column.type == TYPE_BOOLEAN) {
     return "json(CASE WHEN " + ref + " IS NULL THEN NULL WHEN " + ref + " THEN 'true' ELSE 'false' END)";
@@ -128,7 +144,7 @@ export function delOp(table: Table, format: i32, keyRef: string): string {
   }
   const parts: string[] = [];
   for (let i = 0; i < table.primaryKey.length; i++)
-    parts.push(literal(table.primaryKey[i].name) + ", " + refs[i]);
+    parts.push(literal(table.primaryKey[i].name) + ", " + encodeColumn(table.primaryKey[i], refs[i]));
   return (
     "json_object('op', 'del', 'tableName', " +
     literal(table.name) +

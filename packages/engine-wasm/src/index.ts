@@ -16,6 +16,7 @@ export { parseSchemaText, storedSchema } from "./stored-schema.js";
 export { type TableIndex, tableIndexes } from "./table-indexes.js";
 export type * from "./types.js";
 export {
+  type QuarantinedRow,
   type ReducedBatch,
   reduceUpstreamBatch,
   type StoredValue,

@@ -19,8 +19,16 @@ export interface TableWrites {
   upserts: StoredValue[][];
 }
 
+/** A row the schema cannot hold a value of: left out of the namespace (see reduceUpstreamBatch). */
+export interface QuarantinedRow {
+  table: string;
+  reason: string;
+}
+
 export interface ReducedBatch {
   tables: TableWrites[];
+  /** Rows whose values the schema's columns cannot hold, in the batch's order. */
+  quarantined: QuarantinedRow[];
   /** Changes for tables the schema models, and for those it does not (they only move the cursor). */
   modelled: number;
   unmodelled: number;
@@ -67,14 +75,22 @@ export function schemaDrift(message: string): EngineError {
   return new EngineError("schema_drift", `schema drift: ${message}`);
 }
 
+/**
+ * A value a column cannot hold (NaN where a number goes, null in a column that is not nullable):
+ * the row is quarantined, not the namespace stopped. Drift is about the shape (a column or table
+ * the schema lacks), which every later row would repeat.
+ */
+class UnfitValue extends Error {}
+
 /** A value of `column` as the contract sends it, in the form SQLite stores it. */
 function storedValue(table: TablePlan, column: ColumnPlan, value: unknown): StoredValue {
   const where = `${table.name}.${column.name}`;
   if (value === null || value === undefined) {
     if (column.nullable) return null;
-    throw schemaDrift(
-      `${where} is not nullable, and the upstream sent ${value === null ? "null" : "no value"}`,
-    );
+    // A json column that is not nullable holds no SQL NULL: a null there is the JSON value null.
+    if (value === null && column.type === "json") return "null";
+    if (value === undefined) throw schemaDrift(`${where} is not nullable, and the upstream sent no value`);
+    throw new UnfitValue(`${where} is not nullable, and the upstream sent null`);
   }
   switch (column.type) {
     case "string":
@@ -99,7 +115,7 @@ function storedValue(table: TablePlan, column: ColumnPlan, value: unknown): Stor
       if (typeof value === "string" && BASE64.test(value)) return base64ToHex(value);
       break;
   }
-  throw schemaDrift(`${where} is ${column.type}, and the upstream sent ${describe(value)}`);
+  throw new UnfitValue(`${where} is ${column.type}, and the upstream sent ${describe(value)}`);
 }
 
 function describe(value: unknown): string {
@@ -143,11 +159,24 @@ function key(table: TablePlan, data: unknown, what: string): StoredValue[] {
   });
 }
 
+/** The key's values of a row, or null when one of them does not fit its column. */
+function fitKey(table: TablePlan, data: unknown, what: string): StoredValue[] | null {
+  try {
+    return key(table, data, what);
+  } catch (error) {
+    if (error instanceof UnfitValue) return null;
+    throw error;
+  }
+}
+
 /**
- * Checks a batch against the schema (an unknown column or a value of the wrong type is schema
- * drift) and reduces it to one final write per row, in order: a later change of a row wins, an
- * update that moves a row's key deletes the old key, and a TRUNCATE drops every earlier change
- * of its table. Tables the schema does not model are counted and left out.
+ * Checks a batch against the schema and reduces it to one final write per row, in order: a later
+ * change of a row wins, an update that moves a row's key deletes the old key, and a TRUNCATE
+ * drops every earlier change of its table. Tables the schema does not model are counted and left
+ * out. A column the schema lacks, a row without its key, or an unknown operation is schema drift
+ * (nothing is applied). A value a column cannot hold (the wrong type, null where the column is
+ * not nullable) quarantines its row: the namespace drops the row (a delete of its key) rather
+ * than hold a value the upstream does not, and the batch goes on; `quarantined` names each.
  */
 export function reduceUpstreamBatch(schema: Schema, changes: readonly UpstreamRowChange[]): ReducedBatch {
   const tables = tablePlans(schema);
@@ -157,6 +186,7 @@ export function reduceUpstreamBatch(schema: Schema, changes: readonly UpstreamRo
   >();
   let modelled = 0;
   let unmodelled = 0;
+  const quarantined: QuarantinedRow[] = [];
   for (const change of changes) {
     const table = tables.get(change.tableName);
     if (!table) {
@@ -176,23 +206,35 @@ export function reduceUpstreamBatch(schema: Schema, changes: readonly UpstreamRo
         break;
       case "INSERT":
       case "UPDATE": {
-        const values = row(table, change.rowData, `the new row`);
-        const newKey = JSON.stringify(table.key.map((index) => values[index]));
+        let values: StoredValue[] | null = null;
+        let newKeyValues: StoredValue[] | null;
+        try {
+          values = row(table, change.rowData, `the new row`);
+          newKeyValues = table.key.map((index) => values![index]!);
+        } catch (error) {
+          if (!(error instanceof UnfitValue)) throw error;
+          quarantined.push({ table: table.name, reason: error.message });
+          newKeyValues = fitKey(table, change.rowData, "the new row");
+        }
+        const newKey = newKeyValues === null ? null : JSON.stringify(newKeyValues);
         if (change.op === "UPDATE" && change.oldData !== null && change.oldData !== undefined) {
-          const old = key(table, change.oldData, "the old row");
-          const oldKey = JSON.stringify(old);
-          if (oldKey !== newKey) {
-            entry.rows.delete(oldKey);
-            entry.rows.set(oldKey, { delete: old });
+          const old = fitKey(table, change.oldData, "the old row");
+          const oldKey = old === null ? null : JSON.stringify(old);
+          if (old !== null && oldKey !== newKey) {
+            entry.rows.delete(oldKey!);
+            entry.rows.set(oldKey!, { delete: old });
           }
         }
+        if (newKey === null) break;
         // Deleted and set again, so the row's latest change decides its place too.
         entry.rows.delete(newKey);
-        entry.rows.set(newKey, values);
+        entry.rows.set(newKey, values ?? { delete: newKeyValues! });
         break;
       }
       case "DELETE": {
-        const old = key(table, change.oldData, "a delete");
+        // A key no column can hold names no row the namespace has.
+        const old = fitKey(table, change.oldData, "a delete");
+        if (old === null) break;
         const oldKey = JSON.stringify(old);
         entry.rows.delete(oldKey);
         entry.rows.set(oldKey, { delete: old });
@@ -214,12 +256,29 @@ export function reduceUpstreamBatch(schema: Schema, changes: readonly UpstreamRo
     }
     reduced.push({ table, truncate: entry.truncate, deletes, upserts });
   }
-  return { tables: reduced, modelled, unmodelled };
+  return { tables: reduced, quarantined, modelled, unmodelled };
 }
 
-/** A snapshot page's rows, checked like a batch's new rows, in the schema's column order. */
-export function snapshotRows(schema: Schema, tableName: string, rows: readonly unknown[]): StoredValue[][] {
+/**
+ * A snapshot page's rows, checked like a batch's new rows, in the schema's column order. A row
+ * with a value its column cannot hold is left out and named in `quarantined`, when given.
+ */
+export function snapshotRows(
+  schema: Schema,
+  tableName: string,
+  rows: readonly unknown[],
+  quarantined?: QuarantinedRow[],
+): StoredValue[][] {
   const table = tablePlans(schema).get(tableName);
   if (!table) throw schemaDrift(`the snapshot names ${tableName}, which the schema does not model`);
-  return rows.map((data) => row(table, data, "a snapshot row"));
+  const fit: StoredValue[][] = [];
+  for (const data of rows) {
+    try {
+      fit.push(row(table, data, "a snapshot row"));
+    } catch (error) {
+      if (!(error instanceof UnfitValue)) throw error;
+      quarantined?.push({ table: tableName, reason: error.message });
+    }
+  }
+  return fit;
 }

@@ -60,13 +60,52 @@ describe.each(DATABASES)("values on $kind", ({ open }) => {
     expect(rows.map((op: { value: { real: number } }) => op.value.real)).toEqual(values);
   });
 
-  it("keeps integers beyond 2^53 exactly", async () => {
+  it("sends integers beyond 2^53 as their decimal text, exactly, and the others as numbers", async () => {
     const ns = await namespace();
-    ns.sql(insertItem, ["i", null, 2n ** 60n + 1n, null, null, null, null]);
-    ns.sql(insertItem, ["j", null, -(2n ** 63n), null, null, null, null]);
-    const { body } = ns.pull({ cookie: null });
-    expect(body).toContain('"big":1152921504606846977');
-    expect(body).toContain('"big":-9223372036854775808');
+    const safe = 2 ** 53 - 1;
+    const values: [string, bigint | number][] = [
+      ["a", safe],
+      ["b", -safe],
+      ["c", 2n ** 53n],
+      ["d", 2n ** 53n + 1n],
+      ["e", 2n ** 53n + 2n],
+      ["f", -(2n ** 53n) - 1n],
+      ["g", 2n ** 63n - 1n],
+      ["h", -(2n ** 63n)],
+    ];
+    for (const [id, big] of values) ns.sql(insertItem, [id, null, big, null, null, null, null]);
+    for (const dialect of ["native", "replicache"] as const) {
+      const { body } = ns.pull({ cookie: null, dialect });
+      // What a client's JSON.parse reads, every value distinct and exact.
+      const parsed = JSON.parse(body);
+      const rows = (dialect === "native" ? parsed.rowsPatch : parsed.patch).slice(1);
+      expect(rows.map((op: { value: { big: unknown } }) => op.value.big)).toEqual([
+        safe,
+        -safe,
+        "9007199254740992",
+        "9007199254740993",
+        "9007199254740994",
+        "-9007199254740993",
+        "9223372036854775807",
+        "-9223372036854775808",
+      ]);
+    }
+  });
+
+  it("names a deleted row's integer key beyond 2^53 exactly", async () => {
+    const ns = await namespace();
+    ns.sql("INSERT INTO pair (a, b, v) VALUES ('k', ?, 'one'), ('k', ?, 'two')", [
+      2n ** 53n + 1n,
+      2n ** 53n + 2n,
+    ]);
+    const { cookie } = ns.pull({ cookie: null });
+    ns.sql("DELETE FROM pair WHERE b = ?", [2n ** 53n + 1n]);
+    expect(ns.pull({ cookie }).json.rowsPatch).toEqual([
+      { op: "del", tableName: "pair", id: { a: "k", b: "9007199254740993" } },
+    ]);
+    expect(ns.pull({ cookie, dialect: "replicache" }).json.patch).toEqual([
+      { op: "del", key: "pair/k/9007199254740993" },
+    ]);
   });
 
   it("returns booleans as booleans, json as values, bytes as hex, nulls as null", async () => {

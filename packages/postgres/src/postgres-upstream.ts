@@ -29,9 +29,18 @@ export const MAX_LIMIT = 100_000;
 /** Namespace cursors are written to the buffer at most this often. */
 const CURSOR_SAVE_MS = 5_000;
 
-/** The tables as weir's schema declares them: columns with weir types, and the primary key. */
+/**
+ * The tables as weir's schema declares them: columns with weir types (nullable where PostgreSQL
+ * has no NOT NULL constraint), and the primary key.
+ */
 export interface UpstreamSchema {
-  tables: Record<string, { columns: Record<string, WeirColumnType>; primaryKey: string[] }>;
+  tables: Record<
+    string,
+    {
+      columns: Record<string, WeirColumnType | { type: WeirColumnType; nullable: true }>;
+      primaryKey: string[];
+    }
+  >;
 }
 
 export interface PostgresUpstream {
@@ -251,7 +260,12 @@ export async function postgresUpstream(input: PostgresUpstreamOptions): Promise<
         plans.map((plan) => [
           plan.name,
           {
-            columns: Object.fromEntries(plan.columns.map((c) => [c.name, c.codec.weirType])),
+            columns: Object.fromEntries(
+              plan.columns.map((c) => [
+                c.name,
+                c.nullable ? { type: c.codec.weirType, nullable: true as const } : c.codec.weirType,
+              ]),
+            ),
             primaryKey: plan.primaryKey,
           },
         ]),

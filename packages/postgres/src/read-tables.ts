@@ -9,6 +9,8 @@ export interface ColumnPlan {
   /** As PostgreSQL writes it (`character varying(20)`), for messages. */
   typeName: string;
   codec: ColumnCodec;
+  /** No NOT NULL constraint upstream: weir's column is declared nullable too. */
+  nullable: boolean;
 }
 
 /** What the reader and the snapshots know of one configured table, read from the catalog at start. */
@@ -82,6 +84,7 @@ interface AttributeRow {
   atttypid: number;
   type_name: string;
   attgenerated: string;
+  attnotnull: boolean;
 }
 
 /**
@@ -107,7 +110,7 @@ export async function readTables(
   const oids = classes.map((row) => row.oid);
   const { rows: attributes } = await client.query<AttributeRow>(
     `SELECT a.attrelid::int AS attrelid, a.attname, a.atttypid::int AS atttypid,
-            format_type(a.atttypid, a.atttypmod) AS type_name, a.attgenerated
+            format_type(a.atttypid, a.atttypmod) AS type_name, a.attgenerated, a.attnotnull
        FROM pg_attribute a
       WHERE a.attrelid = ANY($1::oid[]) AND a.attnum > 0 AND NOT a.attisdropped
       ORDER BY a.attrelid, a.attnum`,
@@ -165,7 +168,13 @@ export async function readTables(
         problems.push(`column ${name}.${row.attname} has type ${row.type_name}, which weir does not support`);
         continue;
       }
-      plan.push({ name: row.attname, typeOid: row.atttypid, typeName: row.type_name, codec });
+      plan.push({
+        name: row.attname,
+        typeOid: row.atttypid,
+        typeName: row.type_name,
+        codec,
+        nullable: !row.attnotnull && !primaryKey.includes(row.attname),
+      });
     }
     for (const column of wanted) {
       if (!columns.some((row) => row.attname === column))

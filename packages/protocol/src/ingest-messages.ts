@@ -45,6 +45,24 @@ export const IngestPassResponse = v.strictObject({
 });
 export type IngestPassResponse = v.InferOutput<typeof IngestPassResponse>;
 
-/** `POST /<ns>/admin/breaker/reopen`: the breaker is closed, with a fresh window. */
-export const BreakerReopenResponse = v.strictObject({ reopened: v.literal(true), wasOpen: v.boolean() });
+/**
+ * `POST /<ns>/admin/breaker/reopen`, no body or `{ resnapshot }`: with `resnapshot: true` a new
+ * snapshot generation starts in the same step, so the changes buffered before a fix upstream are
+ * never applied again (a pull or poll in between would otherwise run them first).
+ */
+export const BreakerReopenRequest = v.strictObject({ resnapshot: v.optional(v.boolean()) });
+export type BreakerReopenRequest = v.InferOutput<typeof BreakerReopenRequest>;
+
+/** The breaker is closed, with a fresh window; with `resnapshot`, how the generation's pass went. */
+export const BreakerReopenResponse = v.strictObject({
+  reopened: v.literal(true),
+  wasOpen: v.boolean(),
+  resnapshot: v.optional(IngestPassResponse),
+});
 export type BreakerReopenResponse = v.InferOutput<typeof BreakerReopenResponse>;
+
+/**
+ * The header a pull answer carries while the namespace's ingest is stopped (its value the code:
+ * `schema_drift`): the replica no longer follows its upstream until an operator reopens it.
+ */
+export const INGEST_STOPPED_HEADER = "weir-ingest-stopped";

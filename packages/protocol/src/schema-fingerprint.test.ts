@@ -17,6 +17,7 @@ const FINGERPRINTS: Record<number, string> = {
   4: "e9c4fad1386e6a12e887190cbb18f5d1a7835c5f048e75e6b5235a3c9ffbabae",
   5: "aa6e00c872932f309b5f3a70402363ed5e4b510f4822beb8b716e9c6aaa86f97",
   6: "574562be6d4dd7b29f2d7bea3153644b249d0f31c317af515df1c7289095f5bb",
+  7: "0827cf2285e88f637f5b76697b7d4a341636a1c963d932aee9e40e5dc443757a",
 };
 
 function isSchema(value: unknown): value is GenericSchema {

@@ -11,5 +11,7 @@
  * - 5: the query AST (`QueryAST`, `QueryCondition`): the subset of Zero's that weir evaluates.
  * - 6: query-aware pull: the native pull's `queries: { patch }` (`QueryPatchOperation`), the
  *   answer's `gotQueries` and `unknownQueries`; the queries admin knob (`QueriesRequest`).
+ * - 7: integers beyond 2^53 in rows (pulls, pokes) are decimal strings; `breaker/reopen` takes
+ *   `{ resnapshot }` (`BreakerReopenRequest`) and answers the generation's pass.
  */
-export const PROTOCOL_VERSION = 6;
+export const PROTOCOL_VERSION = 7;

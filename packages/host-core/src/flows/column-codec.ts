@@ -31,6 +31,9 @@ export function tableInfos(schema: Schema): Map<string, TableInfo> {
 }
 
 const HEX = /^(?:[0-9a-f]{2})*$/;
+const DECIMAL_INTEGER = /^-?(0|[1-9][0-9]{0,18})$/;
+const INT64_MIN = -(2n ** 63n);
+const INT64_MAX = 2n ** 63n - 1n;
 
 /** A value as a mutator gives it, in the form the column stores. Wrong types are application errors. */
 export function encodeValue(table: string, column: string, info: ColumnInfo, value: unknown): SqlValue {
@@ -49,6 +52,11 @@ export function encodeValue(table: string, column: string, info: ColumnInfo, val
     case "integer":
       if (typeof value === "number" && Number.isSafeInteger(value)) return value;
       if (typeof value === "bigint") return value;
+      // The wire form of an integer beyond 2^53 (what a client pulled): written back exactly.
+      if (typeof value === "string" && DECIMAL_INTEGER.test(value)) {
+        const big = BigInt(value);
+        if (big >= INT64_MIN && big <= INT64_MAX) return big;
+      }
       break;
     case "boolean":
       if (typeof value === "boolean") return value ? 1 : 0;

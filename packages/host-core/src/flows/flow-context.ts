@@ -91,7 +91,10 @@ export interface IngestContext {
    */
   ingest(options: { resnapshot?: boolean }): Promise<IngestPassResult>;
   /** Closes the breaker with a fresh window and clears a stop. */
-  reopenBreaker(): { wasOpen: boolean };
+  reopenBreaker(options: { resnapshot?: boolean }): {
+    wasOpen: boolean;
+    pass: Promise<IngestPassResult> | null;
+  };
 }
 
 /** What a delegated push uses: the app's mutate endpoint, and ingest of what it wrote. */

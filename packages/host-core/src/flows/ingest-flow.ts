@@ -1,5 +1,5 @@
 import { EngineError } from "@weir/engine-wasm";
-import { type AdminAction, NotifyRequest, type NotifyResponse } from "@weir/protocol";
+import { type AdminAction, BreakerReopenRequest, NotifyRequest, type NotifyResponse } from "@weir/protocol";
 import { HttpError } from "../http/http-error.js";
 import { jsonParts } from "../http/http-parts.js";
 import { BreakerOpenError } from "../ingest/ingest-breaker.js";
@@ -49,25 +49,35 @@ export async function runIngestAdmin(
   body: unknown,
   now: number,
 ): Promise<FlowResult> {
-  noBody(body);
   if (action === "breaker/reopen") {
-    const { wasOpen } = ctx.reopenBreaker();
-    return { response: jsonParts({ reopened: true, wasOpen }), log: { admin: action } };
+    const request = body === undefined ? {} : check(BreakerReopenRequest, body);
+    const { wasOpen, pass } = ctx.reopenBreaker({ resnapshot: request.resnapshot === true });
+    if (!pass) return { response: jsonParts({ reopened: true, wasOpen }), log: { admin: action } };
+    const result = await pass.catch((error: unknown) => {
+      throw ingestRefusal(error, now);
+    });
+    return {
+      response: jsonParts({ reopened: true, wasOpen, resnapshot: passAnswer(result) }),
+      log: { admin: action, ingested: result.rows },
+    };
   }
+  noBody(body);
   const result = await passOrRefusal(ctx, { resnapshot: action === "resnapshot" }, now);
+  return { response: jsonParts(passAnswer(result)), log: { admin: action, ingested: result.rows } };
+}
+
+/** A pass as the admin routes answer it (`IngestPassResponse`). */
+function passAnswer(result: IngestPassResult) {
   return {
-    response: jsonParts({
-      outcome: result.outcome,
-      rows: result.rows,
-      bytes: result.bytes,
-      batches: result.batches,
-      attempts: result.attempts,
-      cursorBefore: result.cursorBefore,
-      cursorAfter: result.cursorAfter,
-      ...(result.error === undefined ? {} : { error: result.error }),
-      ...(result.retryAt === undefined ? {} : { retryAt: result.retryAt }),
-    }),
-    log: { admin: action, ingested: result.rows },
+    outcome: result.outcome,
+    rows: result.rows,
+    bytes: result.bytes,
+    batches: result.batches,
+    attempts: result.attempts,
+    cursorBefore: result.cursorBefore,
+    cursorAfter: result.cursorAfter,
+    ...(result.error === undefined ? {} : { error: result.error }),
+    ...(result.retryAt === undefined ? {} : { retryAt: result.retryAt }),
   };
 }
 

@@ -77,6 +77,24 @@ describe("createMutatorTx", () => {
     expect(tx.api.get("pair", { a: "x", b: -big })).toEqual({ a: "x", b: -big, v: null });
   });
 
+  it("takes an integer's decimal text (its wire form beyond 2^53) and writes it exactly", () => {
+    const { tx, raw } = setup();
+    tx.api.insert("pair", { a: "s", b: "9007199254740993" });
+    tx.api.insert("pair", { a: "s", b: "9007199254740994" });
+    expect(tx.api.get("pair", { a: "s", b: "9007199254740993" })).toEqual({
+      a: "s",
+      b: 2n ** 53n + 1n,
+      v: null,
+    });
+    expect(raw.prepare("SELECT CAST(b AS TEXT) FROM pair WHERE a = 's' ORDER BY b").pluck().all()).toEqual([
+      "9007199254740993",
+      "9007199254740994",
+    ]);
+    for (const b of ["12.5", "1e3", "9223372036854775808", "x", " 1"]) {
+      expect(() => tx.api.insert("pair", { a: "bad", b })).toThrow(MutatorError);
+    }
+  });
+
   it("upserts a complete row over an existing one, and a key-only row changes nothing", () => {
     const { tx } = setup();
     tx.api.upsert("t", { id: "r", n: 1, f: 1.5, ok: true, s: "first" });

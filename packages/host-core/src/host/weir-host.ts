@@ -1,5 +1,5 @@
 import { type Engine, EngineFailure } from "@weir/engine-wasm";
-import { IdString, parse } from "@weir/protocol";
+import { IdString, INGEST_STOPPED_HEADER, parse } from "@weir/protocol";
 import { authenticateRequest, authorizeNamespace } from "../auth/authenticate-request.js";
 import { checkAdmin } from "../auth/check-admin.js";
 import { checkNotify } from "../auth/check-notify.js";
@@ -321,7 +321,11 @@ export class WeirHost {
         ? await service.pushDelegated(dialect, body, claims, request.headers.get("authorization"))
         : service.push(dialect, body, claims);
     Object.assign(record, result.log);
-    return result.response;
+    // A replica whose ingest stopped goes stale while pulls go on: say so where clients and
+    // operators look, until an operator reopens it.
+    const stopped = pull ? service.ingestStopped() : null;
+    if (stopped === null) return result.response;
+    return { ...result.response, headers: { ...result.response.headers, [INGEST_STOPPED_HEADER]: stopped } };
   }
 
   /** Opens the namespace for a user's request; creating it counts against their quota. */

@@ -1,6 +1,7 @@
 import {
   type Engine,
   EngineError,
+  type QuarantinedRow,
   reduceUpstreamBatch,
   type Schema,
   snapshotRows,
@@ -54,6 +55,11 @@ export interface IngestPassInput {
   onAttempt?(): void;
   /** After each transaction that committed a new version (wake clients). */
   onCommitted?(): void;
+  /**
+   * After a transaction that left out rows whose values the schema cannot hold (NaN in a number
+   * column, null in one that is not nullable): the namespace dropped them and ingest goes on.
+   */
+  onQuarantined?(rows: readonly QuarantinedRow[]): void;
   onProgress?(progress: IngestProgress): void;
   /** True once the pass must stop (its namespace is closing): it ends as `pending_retry`. */
   stopped?(): boolean;
@@ -230,12 +236,18 @@ export async function runIngestPass(input: IngestPassInput): Promise<IngestPassR
       return page;
     });
 
+  const quarantine = (found: readonly QuarantinedRow[]) => {
+    if (found.length > 0) input.onQuarantined?.(found);
+  };
+
   const writePage = (table: string, page: UpstreamSnapshotPage) => {
-    const values = snapshotRows(schema, table, page.rows);
+    const quarantined: QuarantinedRow[] = [];
+    const values = snapshotRows(schema, table, page.rows, quarantined);
     store.transaction(() =>
       engine.applySnapshotPage(db, { table, rows: values, nextCursor: page.nextCursor }, fence),
     );
     rows += page.rows.length;
+    quarantine(quarantined);
   };
 
   /** A new generation: its first page tells the watermark it starts at. */
@@ -282,6 +294,7 @@ export async function runIngestPass(input: IngestPassInput): Promise<IngestPassR
               { fence, into: "snapshot" },
             ),
           );
+          quarantine(reduced.quarantined);
           if (page.changes.length > 0 && page.watermark.toString() === snapshot.catchupWatermark) {
             breaker.trip("cursor_stalled", input.now());
           }
@@ -314,6 +327,7 @@ export async function runIngestPass(input: IngestPassInput): Promise<IngestPassR
           ),
         );
         if (result.committed) input.onCommitted?.();
+        quarantine(reduced.quarantined);
         rows += result.rows;
         batches++;
         breaker.record(result.rows, input.now());

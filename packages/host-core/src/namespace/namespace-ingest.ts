@@ -1,4 +1,4 @@
-import type { Engine, Schema } from "@weir/engine-wasm";
+import type { Engine, QuarantinedRow, Schema } from "@weir/engine-wasm";
 import type { ResolvedUpstream } from "../config/upstream-config.js";
 import { BreakerOpenError, type IngestBreaker } from "../ingest/ingest-breaker.js";
 import type { IngestBudget, IngestPassResult } from "../ingest/ingest-pass.js";
@@ -216,12 +216,25 @@ export class NamespaceIngest {
     this.schedule(delay);
   }
 
-  /** Closes the breaker with a fresh window and clears a stop (an operator's reopen). */
-  reopen(): { wasOpen: boolean } {
+  /**
+   * Closes the breaker with a fresh window and clears a stop (an operator's reopen). With
+   * `resnapshot`, a new snapshot generation is queued in the same step, before any pull or poll
+   * can start a pass of plain changes: buffered changes from before the fix are then never
+   * applied (the generation's catch-up starts after its first page).
+   */
+  reopen(options: { resnapshot?: boolean } = {}): {
+    wasOpen: boolean;
+    pass: Promise<IngestPassResult> | null;
+  } {
     const wasOpen = this.breaker.current.open !== null || this.record.stopped !== null;
     this.breaker.close(this.init.clock.now(), true);
     if (this.record.stopped) this.update({ stopped: null });
-    return { wasOpen };
+    return { wasOpen, pass: options.resnapshot ? this.run({ resnapshot: true }) : null };
+  }
+
+  /** Why ingest stopped itself (schema drift) until an operator reopens it, or null. */
+  get stoppedCode(): string | null {
+    return this.record.stopped?.code ?? null;
   }
 
   /** The pass in progress, if one is (a closing host waits for it). */
@@ -250,6 +263,7 @@ export class NamespaceIngest {
       attempts: record.attempts,
       lastPass: record.lastPass,
       stopped: record.stopped,
+      quarantined: record.quarantined ?? { rows: 0, last: null },
       running: this.running !== null,
       polling: this.polling,
     };
@@ -301,6 +315,7 @@ export class NamespaceIngest {
         pageRows: upstream.pageRows,
         ...(budget ? { budget } : {}),
         onCommitted: () => this.init.committed(),
+        onQuarantined: (rows) => this.quarantined(rows),
         stopped: () => this.closed,
       });
       if (result.outcome === "complete") this.freshAt = clock.monotonic();
@@ -317,6 +332,22 @@ export class NamespaceIngest {
     } finally {
       this.init.leave();
     }
+  }
+
+  /** Counts rows left out for a value their column cannot hold, and says so in the log. */
+  private quarantined(rows: readonly QuarantinedRow[]): void {
+    const last = rows[rows.length - 1]!;
+    const before = this.record.quarantined?.rows ?? 0;
+    this.update({
+      quarantined: { rows: before + rows.length, last: { ...last, at: this.init.clock.now() } },
+    });
+    this.init.logger.log("warn", {
+      msg: "rows quarantined: a value does not fit its column; the namespace left the rows out",
+      ns: this.init.hash,
+      rows: rows.length,
+      table: last.table,
+      reason: last.reason,
+    });
   }
 
   private observe(outcome: IngestEvent["outcome"], rows: number, batches: number): void {

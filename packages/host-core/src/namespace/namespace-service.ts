@@ -359,9 +359,17 @@ export class NamespaceService
     return this.ingester.run({});
   }
 
-  reopenBreaker(): { wasOpen: boolean } {
+  reopenBreaker(options: { resnapshot?: boolean }): {
+    wasOpen: boolean;
+    pass: Promise<IngestPassResult> | null;
+  } {
     if (!this.ingester) throw new HttpError("not_found", "this namespace has no upstream");
-    return this.ingester.reopen();
+    return this.ingester.reopen(options);
+  }
+
+  /** Why this namespace's ingest stopped (`schema_drift`), or null: pulls carry it in a header. */
+  ingestStopped(): string | null {
+    return this.ingester?.stoppedCode ?? null;
   }
 
   upstreamStatus(): Record<string, unknown> | null {

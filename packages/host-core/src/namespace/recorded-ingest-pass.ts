@@ -24,9 +24,20 @@ export interface IngestRecord {
   } | null;
   /** Set when ingest stopped itself (schema drift): no pass runs until an operator reopens it. */
   stopped: { code: "schema_drift"; message: string; at: number } | null;
+  /**
+   * Rows left out because a value did not fit its column (counted since the namespace was
+   * made), and the last one's table and reason. Absent in records stored before it existed.
+   */
+  quarantined?: { rows: number; last: { table: string; reason: string; at: number } | null };
 }
 
-const EMPTY_RECORD: IngestRecord = { attempts: 0, caughtUpAt: null, lastPass: null, stopped: null };
+const EMPTY_RECORD: IngestRecord = {
+  attempts: 0,
+  caughtUpAt: null,
+  lastPass: null,
+  stopped: null,
+  quarantined: { rows: 0, last: null },
+};
 
 /** The namespace's ingest record as last stored. */
 export function ingestRecord(control: ControlStore): IngestRecord {
