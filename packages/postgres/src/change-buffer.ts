@@ -9,6 +9,7 @@ import {
   type Retention,
   type StoredChange,
 } from "./change-buffer-schema.js";
+import type { UnservableTenants } from "./unservable-tenants.js";
 import { WalFlusher } from "./wal-flusher.js";
 
 /** At most this many changes are deleted by one `prune`, so that a request never waits long. */
@@ -25,6 +26,8 @@ const PRUNE_BATCH = 50_000;
  */
 export class ChangeBuffer {
   private readonly db: Database.Database;
+  /** Counts the changes whose tenant no namespace can serve, as they are written. */
+  tenants: UnservableTenants | null = null;
   private floorValue = 0n;
   private headValue = 0n;
   private readAll: Database.Statement | undefined;
@@ -257,6 +260,7 @@ export class ChangeBuffer {
         change.shared ? 1 : 0,
       );
       if (change.newTenant !== null) this.insertRoute.run(change.newTenant, watermark, seq);
+      this.tenants?.note(change.newTenant);
       if (change.oldTenant !== null && change.oldTenant !== change.newTenant) {
         this.insertRoute.run(change.oldTenant, watermark, seq);
       }

@@ -15,6 +15,7 @@ import { readSnapshotPage } from "./read-snapshot-page.js";
 import { readTables, type TablePlan } from "./read-tables.js";
 import { ReplicationReader } from "./replication-reader.js";
 import { SESSION_OPTIONS } from "./session-options.js";
+import { UnservableTenants } from "./unservable-tenants.js";
 import { upstreamMetrics } from "./upstream-metrics.js";
 import {
   DEFAULT_RETENTION,
@@ -84,6 +85,7 @@ export async function postgresUpstream(input: PostgresUpstreamOptions): Promise<
   const options = resolveOptions(input);
   const tables = tableOptions(options);
   const retention = { ...DEFAULT_RETENTION, ...options.retention };
+  const tenants = new UnservableTenants();
   const admin = new pg.Client({ connectionString: options.databaseUrl, options: SESSION_OPTIONS });
   await admin.connect();
   let plans: TablePlan[];
@@ -91,6 +93,7 @@ export async function postgresUpstream(input: PostgresUpstreamOptions): Promise<
   try {
     await checkReplicationSupport(admin);
     plans = await readTables(admin, options.schema, tables, options.setReplicaIdentity);
+    await tenants.countAtStart(admin, options.schema, plans);
     setup = await ensureReplication(admin, {
       slot: options.slot,
       publication: options.publication,
@@ -105,6 +108,7 @@ export async function postgresUpstream(input: PostgresUpstreamOptions): Promise<
     publication: options.publication,
     configKey: configKey(plans),
   });
+  buffer.tenants = tenants;
   if (!buffer.initialized) buffer.initialize(setup.slotPosition);
   else if (setup.createdSlot) {
     buffer.restartAt(setup.slotPosition);
@@ -238,6 +242,7 @@ export async function postgresUpstream(input: PostgresUpstreamOptions): Promise<
       drift: reader.drift,
       committed: { ...committed },
       notify: notifier ? { ...notifier.stats } : null,
+      tenants: tenants.status(),
     };
   };
 

@@ -1,5 +1,6 @@
 import type { ReaderState } from "./replication-reader.js";
 import type { SchemaDrift } from "./schema-drift.js";
+import type { UnservableTenantsStatus } from "./unservable-tenants.js";
 
 /**
  * What `status()` and `GET /status` report. Watermarks are JSON-ready: numbers while safe,
@@ -31,4 +32,6 @@ export interface UpstreamStatus {
   drift: SchemaDrift | null;
   committed: { transactions: number; changes: number };
   notify: { sent: number; failed: number; lastError: string | null } | null;
+  /** Tenant values that are no namespace name: rows no namespace can be served. */
+  tenants: UnservableTenantsStatus;
 }

@@ -36,11 +36,15 @@ beforeAll(async () => {
     ALTER TABLE big REPLICA IDENTITY FULL;
     ALTER TABLE measure REPLICA IDENTITY FULL;
     ALTER TABLE doc REPLICA IDENTITY FULL;
+    CREATE TABLE note (id int PRIMARY KEY, ns text NOT NULL);
+    ALTER TABLE note REPLICA IDENTITY FULL;
+    INSERT INTO note VALUES (1, 'Acme Corp'), (2, 'x.y'), (3, 'zoë'), (4, 'ann@example.com'),
+      (5, repeat('n', 65)), (6, '${NS}'), (7, repeat('n', 64));
     INSERT INTO big VALUES (${TWO_53}, '${NS}', 'two to the 53'), (${TWO_53 + 1n}, '${NS}', 'plus one'),
       (${TWO_53 + 2n}, '${NS}', 'plus two'), (7, '${NS}', 'seven');`);
   upstream = await postgresUpstream({
     databaseUrl: db.url,
-    tables: ["big", "measure", "doc"],
+    tables: ["big", "measure", "doc", "note"],
     tenant: { column: "ns" },
     bufferFile: join(dir, "buffer.sqlite"),
     onCommit: (namespaces) => weir.host?.upstreamCommitted(namespaces),
@@ -282,5 +286,22 @@ describe("values a column cannot hold", () => {
     expect(rows.get("1")).toEqual({ id: 1, ns: NS, body: null, extra: null, data: "00ff" });
     expect(rows.get("2")).toEqual({ id: 2, ns: NS, body: { a: [1, null] }, extra: null, data: null });
     expect((await status()).upstream.stopped).toBeNull();
+  });
+});
+
+describe("tenant values that are no namespace name", () => {
+  it("are counted at start and as they change, with examples, in the upstream's status", async () => {
+    const start = (await upstream.status()).tenants;
+    expect(start.unservableRows).toBe(5);
+    expect(start.examples).toEqual(
+      expect.arrayContaining(["Acme Corp", "x.y", "zoë", "ann@example.com", "n".repeat(65)]),
+    );
+    const before = start.unservableChanges;
+    await db.sql(`INSERT INTO note VALUES (8, 'Acme Corp'), (9, 'Ünïcode'), (10, '${NS}')`);
+    await waitFor(async () => (await pulled("note")).has("10"));
+    const after = (await upstream.status()).tenants;
+    expect(after.unservableChanges - before).toBe(2);
+    // Namespace names are served as ever.
+    expect([...(await pulled("note")).keys()].sort()).toEqual(["10", "6"]);
   });
 });

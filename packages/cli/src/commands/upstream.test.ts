@@ -12,7 +12,8 @@ beforeAll(async () => {
   db = await startPostgres();
   dir = mkdtempSync(join(tmpdir(), "weir-cli-upstream-"));
   await db.sql("CREATE TABLE todo (id int PRIMARY KEY, org text NOT NULL, title text NOT NULL)");
-  await db.sql("INSERT INTO todo VALUES (1, 'acme', 'one'), (2, 'globex', 'two')");
+  // 'Acme Corp' is no namespace name: its row can never be served, and start says so.
+  await db.sql("INSERT INTO todo VALUES (1, 'acme', 'one'), (2, 'globex', 'two'), (3, 'Acme Corp', 'three')");
 });
 
 afterAll(async () => {
@@ -47,7 +48,7 @@ describe("weir upstream postgres", () => {
       slot: string;
       buffer: string;
     };
-    expect(started).toMatchObject({ slot: "weir", buffer, tables: ["todo"] });
+    expect(started).toMatchObject({ slot: "weir", buffer, tables: ["todo"], unservableTenantRows: 1 });
     try {
       const auth = { authorization: "Bearer tok" };
       const page = await fetch(`${started.url}/acme/snapshot?table=todo&limit=10`, { headers: auth });

@@ -133,6 +133,14 @@ the server until dropped). Stops cleanly on Ctrl-C or SIGTERM.
         throw new CliError(`port ${port} on ${options.host} is in use`, "port_in_use");
       throw new CliError(`cannot start: ${(error as Error).message}`, "start_failed");
     }
+    // Rows no namespace can ever ask for: said at start, and counted in /status since.
+    const { tenants } = await source.status();
+    const unservable =
+      tenants.unservableRows !== null && tenants.unservableRows > 0
+        ? `  warning:  ${tenants.unservableRows} rows have a tenant value that is no namespace name (${tenants.examples
+            .map((example) => JSON.stringify(example))
+            .join(", ")}): no namespace can be served them (see /status, tenants)`
+        : "";
     out.result(
       {
         url: listening.url,
@@ -141,6 +149,7 @@ the server until dropped). Stops cleanly on Ctrl-C or SIGTERM.
         publication: options.publication,
         buffer,
         tables,
+        unservableTenantRows: tenants.unservableRows ?? 0,
       },
       (value) =>
         [
@@ -150,6 +159,7 @@ the server until dropped). Stops cleanly on Ctrl-C or SIGTERM.
           `  tables:   ${value.tables.join(", ")}`,
           `  routes:   ${value.url}/<namespace>/changes, /<namespace>/snapshot, /status, /metrics`,
           token ? "" : "  warning:  no --token: anyone who reaches the port reads every row",
+          unservable,
           "press Ctrl-C to stop",
         ]
           .filter(Boolean)
