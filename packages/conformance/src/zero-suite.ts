@@ -109,6 +109,53 @@ export function zeroSuite(current: () => ConformanceTarget): void {
     expect(await watermark("zp3")).toBe(before);
   });
 
+  it("refuses a push with a lone surrogate in its args as a parse PushFailed, storing none of it", async () => {
+    const before = await watermark("zp14");
+    const group = "gsurrogate";
+    const socket = await connect("zp14", { group });
+    await socket.next("pokeEnd");
+    // JSON.stringify writes a lone surrogate as an escape, as the stock client sends it.
+    const mutations = ["x\ud800", "x\udbff"].map((id, i) => ({
+      type: "custom",
+      id: i + 1,
+      clientID: "c1",
+      name: "createTodo",
+      args: [{ id }],
+      timestamp: 1,
+    }));
+    socket.ws.send(
+      JSON.stringify([
+        "push",
+        { clientGroupID: group, mutations, pushVersion: 1, timestamp: 1, requestID: "r" },
+      ]),
+    );
+    await until(
+      () =>
+        socket.messages.some((m) => m[0] === "error") ||
+        parts(socket).some((part) => part.lastMutationIDChanges !== undefined),
+    );
+    expect(await socket.next("error")).toMatchObject({
+      kind: "PushFailed",
+      reason: "parse",
+      message: expect.stringMatching(/^mutations\[0\]\.args\[0\]\.id: .*surrogate/),
+      mutationIDs: [
+        { clientID: "c1", id: 1 },
+        { clientID: "c1", id: 2 },
+      ],
+    });
+    expect((await socket.closed).code).toBe(1002);
+    expect(await watermark("zp14")).toBe(before);
+    // Nothing was recorded: the same ids are still the next ones.
+    const again = await connect("zp14", { group });
+    await again.next("pokeEnd");
+    again.ws.send(customPush(group, 1, { id: "well-formed" }));
+    await until(() =>
+      parts(again).some((part) => (part.lastMutationIDChanges as Record<string, number>)?.c1 === 1),
+    );
+    expect(parts(again).some((part) => part.mutationsPatch)).toBe(false);
+    again.ws.close();
+  });
+
   it("answers VersionNotSupported on a sync protocol version it does not speak, and closes", async () => {
     const socket = await connect("zp4", { version: 50 });
     expect(await socket.next("error")).toMatchObject({ kind: "VersionNotSupported" });

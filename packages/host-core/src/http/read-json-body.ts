@@ -1,5 +1,6 @@
 import { HttpError } from "./http-error.js";
 import type { RequestParts } from "./http-parts.js";
+import { loneSurrogateMessage, loneSurrogatePath } from "./lone-surrogate.js";
 
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
 const UTF8 = new TextDecoder("utf-8", { fatal: true });
@@ -45,40 +46,12 @@ function parseJsonBody(
   } catch (error) {
     throw new HttpError("bad_request", `malformed JSON: ${(error as Error).message}`);
   }
-  // UTF-8 cannot carry a lone surrogate, but a JSON escape can; SQLite would store it as U+FFFD,
-  // so the client would pull back another string than it wrote. Only an escape can make one.
+  // Only a JSON escape can make a lone surrogate (lone-surrogate.ts).
   if (text.includes("\\u")) {
     const at = loneSurrogatePath(value, "");
-    if (at !== null) {
-      throw new HttpError(
-        "bad_request",
-        `${at || "the body"}: a string holds a lone UTF-16 surrogate, which cannot be stored; send well-formed Unicode`,
-      );
-    }
+    if (at !== null) throw new HttpError("bad_request", loneSurrogateMessage(at || "the body"));
   }
   return value;
-}
-
-const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
-
-/** Where in a parsed body a string (or a key) holds a lone surrogate, or null. */
-function loneSurrogatePath(value: unknown, path: string): string | null {
-  if (typeof value === "string") return LONE_SURROGATE.test(value) ? path : null;
-  if (typeof value !== "object" || value === null) return null;
-  if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) {
-      const found = loneSurrogatePath(value[i], `${path}[${i}]`);
-      if (found !== null) return found;
-    }
-    return null;
-  }
-  for (const [key, item] of Object.entries(value)) {
-    const at = path ? `${path}.${key}` : key;
-    if (LONE_SURROGATE.test(key)) return at;
-    const found = loneSurrogatePath(item, at);
-    if (found !== null) return found;
-  }
-  return null;
 }
 
 /**

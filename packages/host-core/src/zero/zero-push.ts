@@ -2,6 +2,7 @@ import type { Claims } from "../auth/claims.js";
 import type { FlowResult } from "../flows/flow-context.js";
 import type { RecordWith } from "../flows/push-answers.js";
 import { HttpError } from "../http/http-error.js";
+import { loneSurrogateMessage, loneSurrogatePath } from "../http/lone-surrogate.js";
 import { ZeroError } from "./zero-error.js";
 import type { ZeroGroup } from "./zero-group.js";
 import type { ZeroPushBody } from "./zero-messages.js";
@@ -44,6 +45,19 @@ export async function runZeroPush(
 ): Promise<MutationResult[]> {
   if (body.clientGroupID !== group.id) {
     throw new ZeroError("InvalidPush", "a push names the client group of its connection");
+  }
+  // Refused whole, as an HTTP push is: nothing of it runs. A PushFailed, not InvalidMessage, so
+  // the stock client settles the mutations with the error and does not send them again on its
+  // own at every reconnect.
+  for (const [i, m] of body.mutations.entries()) {
+    const at = loneSurrogatePath(m.args, `mutations[${i}].args`);
+    if (at !== null) {
+      throw pushFailed(loneSurrogateMessage(at), {
+        origin: "zeroCache",
+        reason: "parse",
+        mutationIDs: mutationIDs(body),
+      });
+    }
   }
   const native = {
     clientGroupID: body.clientGroupID,
