@@ -1,7 +1,7 @@
 import { defineConfig } from "tsup";
 
 export default defineConfig({
-  entry: ["src/weir.ts", "src/index.ts"],
+  entry: ["src/weir.ts", "src/index.ts", "src/serve-worker-config.ts"],
   format: ["esm"],
   dts: { entry: "src/index.ts" },
   clean: true,

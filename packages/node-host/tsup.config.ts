@@ -1,7 +1,7 @@
 import { defineConfig } from "tsup";
 
 export default defineConfig({
-  entry: ["src/index.ts", "src/lease.ts", "src/namespace-catalog.ts"],
+  entry: ["src/index.ts", "src/lease.ts", "src/namespace-catalog.ts", "src/namespace-worker.ts"],
   format: ["esm"],
   dts: true,
   clean: true,

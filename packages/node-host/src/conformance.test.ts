@@ -1,7 +1,12 @@
+import { fileURLToPath } from "node:url";
 import { type ConformanceTarget, conformanceConfig, runConformance } from "@weir/conformance";
 import type { SqlValue } from "@weir/engine-wasm";
 import { memoryLogger, tempDir } from "../test/helpers.js";
 import { createServer, type WeirServer } from "./index.js";
+
+const WORKER_CONFIG = fileURLToPath(
+  new URL("../test/fixtures/conformance-worker-config.mjs", import.meta.url),
+);
 
 for (const storage of ["file", "memory"] as const) {
   runConformance(
@@ -44,4 +49,41 @@ for (const storage of ["file", "memory"] as const) {
     },
     { writesOutsidePush: true },
   );
+}
+
+// With worker threads: the namespaces run in two workers, this thread routes requests and keeps
+// the sockets. Effects and outside writes happen in the workers, out of the suite's reach.
+for (const storage of ["file", "memory"] as const) {
+  runConformance(`node-host, ${storage} storage, 2 workers`, async ({ upstreamUrl, appUrl }) => {
+    const dataDir = tempDir();
+    const start = async () => {
+      const server = createServer({
+        ...conformanceConfig({ upstreamUrl, appUrl }),
+        devAuth: true,
+        storage,
+        dataDir,
+        logger: memoryLogger(),
+        workers: 2,
+        workerConfig: { module: WORKER_CONFIG, argument: { upstreamUrl, appUrl, storage, dataDir } },
+      });
+      const { url } = await server.listen();
+      return { server, url };
+    };
+    let running: { server: WeirServer; url: string } = await start();
+    return {
+      get url() {
+        return running.url;
+      },
+      auth: (userID: string) => userID,
+      ...(storage === "file"
+        ? {
+            async restart() {
+              await running.server.close();
+              running = await start();
+            },
+          }
+        : {}),
+      close: () => running.server.close(),
+    };
+  });
 }

@@ -5,28 +5,31 @@ import {
   type ServerResponse,
 } from "node:http";
 import type { AddressInfo } from "node:net";
+import { availableParallelism } from "node:os";
 import type { Duplex } from "node:stream";
+import { fileURLToPath } from "node:url";
 import {
-  createWeirHost,
   errorDetail,
   InFlight,
   internalErrorBody,
   jsonParts,
   newRequestId,
+  type ResponseParts,
   resolveConfig,
-  TimerScheduler,
   type WeirConfig,
   type WeirHost,
 } from "@weir/host-core";
 import { answerClientError, readBody, toParts, writeParts } from "./http-bridge.js";
 import { jsonLineLogger } from "./json-line-logger.js";
-import { loadNodeEngine } from "./load-node-engine.js";
 import { Metrics } from "./metrics.js";
 import { checkNodeOptions, chooseAuthentication, type NodeHostOptions } from "./node-options.js";
 import { defaultMaxOpenNamespaces } from "./open-file-limit.js";
-import { type FileStorage, fileStorage, memoryStorage } from "./storage.js";
+import { relayRequest, relayUpgrade } from "./routed-request.js";
+import { DEFAULT_MAX_SOCKET_BUFFER_BYTES } from "./slow-reader.js";
+import { type NodeHost, startNodeHost } from "./start-node-host.js";
 import { WsWake } from "./wake.js";
 import { answerWakeUpgrade } from "./wake-upgrade.js";
+import { WorkerPool } from "./worker-pool.js";
 import { WsZero } from "./zero-sockets.js";
 
 export type { NodeHostOptions } from "./node-options.js";
@@ -40,15 +43,25 @@ export interface ListenOptions {
 
 export interface WeirServer {
   readonly httpServer: Server;
-  /** The runtime-agnostic host, once `listen` has loaded the engine. */
+  /** The runtime-agnostic host, once `listen` has loaded the engine; undefined with worker threads. */
   readonly host: WeirHost | undefined;
+  /** How many worker threads run the namespaces (0: this thread does). */
+  readonly workers: number;
   listen(options?: ListenOptions): Promise<{ url: string; port: number }>;
+  /**
+   * An upstream in this process committed changes for these namespaces: each one open ingests
+   * now and wakes its clients (host-core's `upstreamCommitted`, in whichever thread runs it).
+   */
+  upstreamCommitted(namespaces: Iterable<string>): void;
   /** Stops accepting, finishes requests in flight, closes wake sockets and databases. */
   close(): Promise<void>;
 }
 
-const DEFAULT_DATA_DIR = ".data";
-const DEFAULT_IDLE_CLOSE_MS = 60_000;
+/** How many workers the options ask for. */
+function workerCount(options: NodeHostOptions): number {
+  if (options.workers !== undefined) return options.workers;
+  return options.workerConfig ? availableParallelism() : 0;
+}
 
 /** A weir server over node:http. The config is checked now (throwing a ConfigError); the engine loads in `listen`. */
 export function createServer(options: NodeHostOptions): WeirServer {
@@ -60,65 +73,88 @@ export function createServer(options: NodeHostOptions): WeirServer {
     authenticate,
     maxOpenNamespaces: options.maxOpenNamespaces ?? defaultMaxOpenNamespaces(),
   };
-  resolveConfig(config);
+  const resolved = resolveConfig(config);
   checkNodeOptions(options);
-  const maxBytes = options.maxDatabaseBytes;
+  const workers = workerCount(options);
+  const buffered = options.maxSocketBufferBytes ?? DEFAULT_MAX_SOCKET_BUFFER_BYTES;
+  const heartbeatMs = options.heartbeatMs ?? 30_000;
 
-  const wake = new WsWake(options.heartbeatMs ?? 30_000);
-  const zero = new WsZero(options.heartbeatMs ?? 30_000);
-  const scheduler = new TimerScheduler();
-  let host: WeirHost | undefined;
-  let ready: Promise<WeirHost> | undefined;
+  let node: NodeHost | undefined;
+  let pool: WorkerPool | undefined;
+  let ready: Promise<void> | undefined;
+  const wake = new WsWake(
+    heartbeatMs,
+    buffered,
+    workers > 0
+      ? {
+          opened: (id, target) => pool?.wakeOpened(id, target.namespace, target.clientID),
+          closed: (id, target) => pool?.wakeClosed(id, target.namespace),
+        }
+      : undefined,
+  );
+  const zero = new WsZero(heartbeatMs, buffered);
   const metrics =
     options.metrics === false
       ? undefined
       : new Metrics({
-          openNamespaces: () => host?.openNamespaces ?? 0,
-          unavailableNamespaces: () => host?.unavailableNamespaces.size ?? 0,
+          openNamespaces: () => node?.host.openNamespaces ?? pool?.openNamespaces ?? 0,
+          unavailableNamespaces: () =>
+            node?.host.unavailableNamespaces.size ?? pool?.unavailableNamespaces ?? 0,
           wakeSockets: () => wake.total,
+          socketUnsentBytes: () => wake.unsentBytes + zero.unsentBytes,
         });
   // Requests and upgrades being answered (weir's and the app's own routes), which `close` awaits.
   const inflight = new InFlight();
-  let idleTimer: NodeJS.Timeout | undefined;
   let closing: Promise<void> | undefined;
-  let files: FileStorage | undefined;
 
-  const start = async (): Promise<WeirHost> => {
-    if (options.storage !== "memory") {
-      files = fileStorage(options.dataDir ?? DEFAULT_DATA_DIR, {
-        logger,
-        ...(maxBytes === undefined ? {} : { maxDatabaseBytes: maxBytes }),
+  const start = async (): Promise<void> => {
+    if (workers === 0) {
+      node = await startNodeHost(options, config, logger, {
+        wake,
+        ...(metrics
+          ? {
+              observe: (record) => metrics.observe(record),
+              observeIngest: (event) => metrics.observeIngest(event),
+            }
+          : {}),
       });
+      return;
     }
-    const [engine, storage] = await Promise.all([loadNodeEngine(), files ?? memoryStorage()]);
-    host = createWeirHost(config, engine, {
-      storage,
-      ...(files ? { quotaStore: files.quotaStore } : {}),
-      scheduler,
-      wake,
-      logger,
-      memory: () => {
-        const { rss, heapUsed, external } = process.memoryUsage();
-        // maxRSS is in kilobytes: the process's peak, which a sample of rss would miss.
-        const maxRssBytes = process.resourceUsage().maxRSS * 1024;
-        return { rssBytes: rss, maxRssBytes, heapUsedBytes: heapUsed, externalBytes: external };
+    const module = options.workerConfig!.module;
+    pool = new WorkerPool(
+      {
+        module:
+          module instanceof URL
+            ? module.protocol === "file:"
+              ? fileURLToPath(module)
+              : module.href
+            : module,
+        argument: options.workerConfig!.argument,
+        count: workers,
+        maxOpenNamespaces: resolved.maxOpenNamespaces,
       },
-      ...(metrics
-        ? {
-            observe: (record) => metrics.observe(record),
-            observeIngest: (event) => metrics.observeIngest(event),
-          }
-        : {}),
-    });
-    const idleMs = options.idleCloseMs ?? DEFAULT_IDLE_CLOSE_MS;
-    // A sweep looks at each open namespace, which costs next to nothing: sweeping often keeps the
-    // close within a twentieth of idleMs (at most a second) of its time.
-    idleTimer = setInterval(() => host?.closeIdle(idleMs), Math.min(1_000, Math.max(50, idleMs / 20)));
-    idleTimer.unref();
-    return host;
+      {
+        wake: (namespace, except) => wake.send(namespace, except),
+        ...(metrics
+          ? {
+              report: (records, ingest) => {
+                for (const record of records) metrics.observe(record);
+                for (const event of ingest) metrics.observeIngest(event);
+              },
+            }
+          : {}),
+      },
+      logger,
+    );
+    try {
+      await pool.start();
+    } catch (error) {
+      await pool.close().catch(() => {});
+      throw error;
+    }
   };
 
-  const ensureStarted = (): Promise<WeirHost> => {
+  const ensureStarted = (): Promise<void> => {
     ready ??= start();
     return ready;
   };
@@ -131,12 +167,20 @@ export function createServer(options: NodeHostOptions): WeirServer {
       res.writeHead(200, { "content-type": contentType }).end(body);
       return;
     }
-    const weir = host ?? (await ensureStarted());
-    const { bytes, overflow } = await readBody(req, weir.config.maxBodyBytes);
-    const parts = toParts(req, bytes);
-    const response = parts
-      ? await weir.handleParts(parts)
-      : jsonParts({ error: "bad_request", message: "the request target must be a path" }, 400);
+    if (!node && !pool) await ensureStarted();
+    const { bytes, overflow } = await readBody(req, resolved.maxBodyBytes);
+    let response: ResponseParts;
+    if (pool) {
+      // A Zero connect comes as an upgrade; a worker's answer here never carries one.
+      response = req.url?.startsWith("/")
+        ? ((await relayRequest(pool, req, bytes)) as ResponseParts)
+        : jsonParts({ error: "bad_request", message: "the request target must be a path" }, 400);
+    } else {
+      const parts = toParts(req, bytes);
+      response = parts
+        ? await node!.host.handleParts(parts)
+        : jsonParts({ error: "bad_request", message: "the request target must be a path" }, 400);
+    }
     writeParts(res, response, overflow);
   };
 
@@ -157,7 +201,11 @@ export function createServer(options: NodeHostOptions): WeirServer {
     socket.on("error", () => socket.destroy());
     inflight.track(
       ensureStarted()
-        .then((weir) => answerWakeUpgrade(weir, wake, zero, req, socket, head))
+        .then(() =>
+          pool
+            ? relayUpgrade(pool, wake, zero, req, socket, head)
+            : answerWakeUpgrade(node!.host, wake, zero, req, socket, head),
+        )
         .catch(() => {
           socket.destroy();
         }),
@@ -167,7 +215,12 @@ export function createServer(options: NodeHostOptions): WeirServer {
   return {
     httpServer,
     get host() {
-      return host;
+      return node?.host;
+    },
+    workers,
+    upstreamCommitted(namespaces) {
+      if (pool) pool.upstreamCommitted(namespaces);
+      else node?.host.upstreamCommitted(namespaces);
     },
     async listen(listenOptions = {}) {
       await ensureStarted();
@@ -192,13 +245,11 @@ export function createServer(options: NodeHostOptions): WeirServer {
         });
         httpServer.closeIdleConnections();
         await inflight.drained();
-        await host?.close();
-        await files?.close();
+        await node?.close();
+        await pool?.close();
         await inflight.drained();
-        if (idleTimer) clearInterval(idleTimer);
         wake.close();
         zero.close();
-        scheduler.close();
         httpServer.closeAllConnections();
         await stopped;
         lines.flush();

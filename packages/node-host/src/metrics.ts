@@ -29,7 +29,12 @@ export class Metrics {
   /** Each namespace's lag behind its upstream as its last pass saw it (seconds). */
   private readonly lags = new Map<string, number>();
 
-  constructor(sources: { openNamespaces(): number; unavailableNamespaces(): number; wakeSockets(): number }) {
+  constructor(sources: {
+    openNamespaces(): number;
+    unavailableNamespaces(): number;
+    wakeSockets(): number;
+    socketUnsentBytes(): number;
+  }) {
     collectDefaultMetrics({ register: this.registry });
     // prom-client's own Counter and Histogram hash the labels on every call, a cost paid per
     // request; these count in plain numbers and hand the registry their values when scraped.
@@ -94,6 +99,14 @@ export class Metrics {
       registers: [this.registry],
       collect() {
         this.set(sources.wakeSockets());
+      },
+    });
+    new Gauge({
+      name: "weir_socket_unsent_bytes",
+      help: "Bytes queued for wake and Zero sockets that their clients have not read yet (each socket is closed past maxSocketBufferBytes)",
+      registers: [this.registry],
+      collect() {
+        this.set(sources.socketUnsentBytes());
       },
     });
   }

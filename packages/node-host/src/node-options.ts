@@ -23,6 +23,23 @@ export interface NodeHostOptions extends Omit<WeirConfig, "authenticate"> {
   idleCloseMs?: number;
   /** Protocol-level ping of wake sockets; one that missed a beat is dropped (default 30 s). */
   heartbeatMs?: number;
+  /**
+   * Unsent bytes a wake or Zero socket may hold (a client that stopped reading) before it is
+   * closed with 1013; the client reconnects and catches up from its cookie (default 8 MiB).
+   */
+  maxSocketBufferBytes?: number;
+  /**
+   * Worker threads that run the namespaces, each namespace in one of them, while this thread
+   * routes requests and keeps the sockets. Default: one per core when `workerConfig` is set,
+   * else 0 (every namespace on this thread). More than 0 needs `workerConfig`.
+   */
+  workers?: number;
+  /**
+   * Where each worker thread loads these options from, since a config's functions cannot cross
+   * threads: a module (path or URL) whose default export is the options, or a function answering
+   * them, called with `argument` (any value a thread can receive).
+   */
+  workerConfig?: { module: string | URL; argument?: unknown };
   /** Serve Prometheus metrics at `GET /metrics` (default true). */
   metrics?: boolean;
   /**
@@ -41,6 +58,22 @@ export function checkNodeOptions(options: NodeHostOptions): void {
   const maxBytes = options.maxDatabaseBytes;
   if (maxBytes !== undefined && !(Number.isSafeInteger(maxBytes) && maxBytes >= 64 * 1024)) {
     problems.push("maxDatabaseBytes: expected an integer of at least 65536");
+  }
+  const buffered = options.maxSocketBufferBytes;
+  if (buffered !== undefined && !(Number.isSafeInteger(buffered) && buffered >= 1024)) {
+    problems.push("maxSocketBufferBytes: expected an integer of at least 1024");
+  }
+  const workers = options.workers;
+  if (workers !== undefined && !(Number.isSafeInteger(workers) && workers >= 0 && workers <= 256)) {
+    problems.push("workers: expected an integer from 0 to 256");
+  } else if (workers !== undefined && workers > 0 && options.workerConfig === undefined) {
+    problems.push(
+      "workers: set workerConfig too, the module each worker thread loads the options from (a config's functions cannot cross threads)",
+    );
+  }
+  const module = options.workerConfig?.module;
+  if (options.workerConfig !== undefined && typeof module !== "string" && !(module instanceof URL)) {
+    problems.push("workerConfig.module: expected a path or a URL");
   }
   if (problems.length > 0) throw new ConfigError(problems);
 }

@@ -1,24 +1,38 @@
 import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import type { Wake, WakeTarget } from "@weir/host-core";
-import { WebSocket, WebSocketServer } from "ws";
+import { type WebSocket, WebSocketServer } from "ws";
+import { closedAsSlow } from "./slow-reader.js";
 
 interface WakeSocket {
+  id: number;
   ws: WebSocket;
   clientID: string;
   alive: boolean;
 }
 
+/** Hears of each wake socket that opens and closes (a namespace worker keeps their count). */
+export interface WakeWatcher {
+  opened(id: number, target: WakeTarget): void;
+  closed(id: number, target: WakeTarget): void;
+}
+
 /**
  * Wake sockets over `ws`. The text `ping` is answered `pong`; a protocol-level ping every
- * `heartbeatMs` finds sockets whose peer vanished, which are then dropped.
+ * `heartbeatMs` finds sockets whose peer vanished, which are then dropped. A socket holding more
+ * than `maxBufferedBytes` unsent is closed with 1013 (slow-reader.ts).
  */
 export class WsWake implements Wake {
   private readonly server = new WebSocketServer({ noServer: true, maxPayload: 1024 });
   private readonly sockets = new Map<string, Set<WakeSocket>>();
   private readonly heartbeat: NodeJS.Timeout;
+  private nextId = 1;
 
-  constructor(heartbeatMs: number) {
+  constructor(
+    heartbeatMs: number,
+    private readonly maxBufferedBytes: number,
+    private readonly watcher?: WakeWatcher,
+  ) {
     this.heartbeat = setInterval(() => this.beat(), heartbeatMs);
     this.heartbeat.unref();
   }
@@ -31,7 +45,7 @@ export class WsWake implements Wake {
   send(namespace: string, exceptClientID: string | null): number {
     let sent = 0;
     for (const socket of this.sockets.get(namespace) ?? []) {
-      if (socket.clientID === exceptClientID || socket.ws.readyState !== WebSocket.OPEN) continue;
+      if (socket.clientID === exceptClientID || closedAsSlow(socket.ws, this.maxBufferedBytes)) continue;
       socket.ws.send("wake");
       sent++;
     }
@@ -45,6 +59,13 @@ export class WsWake implements Wake {
   get total(): number {
     let total = 0;
     for (const set of this.sockets.values()) total += set.size;
+    return total;
+  }
+
+  /** Bytes sent to the sockets that their clients have not read yet. */
+  get unsentBytes(): number {
+    let total = 0;
+    for (const set of this.sockets.values()) for (const socket of set) total += socket.ws.bufferedAmount;
     return total;
   }
 
@@ -63,18 +84,20 @@ export class WsWake implements Wake {
       set = new Set();
       this.sockets.set(target.namespace, set);
     }
-    const socket: WakeSocket = { ws, clientID: target.clientID, alive: true };
+    const socket: WakeSocket = { id: this.nextId++, ws, clientID: target.clientID, alive: true };
     set.add(socket);
+    this.watcher?.opened(socket.id, target);
     ws.on("pong", () => {
       socket.alive = true;
     });
     ws.on("message", (data, isBinary) => {
       socket.alive = true;
-      if (!isBinary && data.toString() === "ping") ws.send("pong");
+      if (!isBinary && data.toString() === "ping" && !closedAsSlow(ws, this.maxBufferedBytes))
+        ws.send("pong");
     });
     ws.on("error", () => ws.terminate());
     ws.on("close", () => {
-      set.delete(socket);
+      if (set.delete(socket)) this.watcher?.closed(socket.id, target);
       if (set.size === 0 && this.sockets.get(target.namespace) === set) this.sockets.delete(target.namespace);
     });
   }

@@ -1,26 +1,50 @@
+import { fileURLToPath } from "node:url";
 import { conformanceConfig, runZeroConformance } from "@weir/conformance";
 import { memoryLogger, tempDir } from "../test/helpers.js";
-import { createServer, type WeirServer } from "./index.js";
+import { createServer, type NodeHostOptions, type WeirServer } from "./index.js";
 
-// The Zero dialect's raw-socket cases (shared with the edge host), over `ws` on a running server
-// that keeps its data in files, so that cases can restart it.
-runZeroConformance("node-host", async () => {
-  const dataDir = tempDir();
-  const start = async () => {
-    const server = createServer({ ...conformanceConfig(), devAuth: true, dataDir, logger: memoryLogger() });
-    const { url } = await server.listen();
-    return { server, url };
+const WORKER_CONFIG = fileURLToPath(
+  new URL("../test/fixtures/conformance-worker-config.mjs", import.meta.url),
+);
+
+/** A server whose data is in files, so that cases can restart it. */
+function zeroTarget(workers: Pick<NodeHostOptions, "workers" | "workerConfig">) {
+  return async () => {
+    const dataDir = tempDir();
+    const start = async () => {
+      const server = createServer({
+        ...conformanceConfig(),
+        devAuth: true,
+        dataDir,
+        logger: memoryLogger(),
+        ...workers,
+        ...(workers.workerConfig
+          ? { workerConfig: { ...workers.workerConfig, argument: { storage: "file", dataDir } } }
+          : {}),
+      });
+      const { url } = await server.listen();
+      return { server, url };
+    };
+    let running: { server: WeirServer; url: string } = await start();
+    return {
+      get url() {
+        return running.url;
+      },
+      auth: (userID: string) => userID,
+      async restart() {
+        await running.server.close();
+        running = await start();
+      },
+      close: () => running.server.close(),
+    };
   };
-  let running: { server: WeirServer; url: string } = await start();
-  return {
-    get url() {
-      return running.url;
-    },
-    auth: (userID) => userID,
-    async restart() {
-      await running.server.close();
-      running = await start();
-    },
-    close: () => running.server.close(),
-  };
-});
+}
+
+// The Zero dialect's raw-socket cases (shared with the edge host), over `ws` on a running server.
+runZeroConformance("node-host", zeroTarget({}));
+
+// The same with the namespaces in two worker threads: every frame is relayed by the routing thread.
+runZeroConformance(
+  "node-host, 2 workers",
+  zeroTarget({ workers: 2, workerConfig: { module: WORKER_CONFIG } }),
+);

@@ -1,7 +1,8 @@
 import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import type { ZeroSocketHandler, ZeroUpgrade } from "@weir/host-core";
-import { WebSocket, WebSocketServer } from "ws";
+import { type WebSocket, WebSocketServer } from "ws";
+import { closedAsSlow } from "./slow-reader.js";
 
 /** Frames larger than this close the socket with 1009 (the client tells its user why). */
 const MAX_FRAME_BYTES = 4 * 1024 * 1024;
@@ -14,7 +15,8 @@ interface Open {
 /**
  * Zero's WebSockets over `ws`. The upgrade answers with the client's Sec-WebSocket-Protocol, as
  * Zero's client requires; frames go to host-core's connection in order (those that arrive while
- * it is being opened wait). A protocol-level ping every `heartbeatMs` drops vanished peers.
+ * it is being opened wait). A protocol-level ping every `heartbeatMs` drops vanished peers. A
+ * socket holding more than `maxBufferedBytes` unsent is closed with 1013 (slow-reader.ts).
  */
 export class WsZero {
   private readonly server = new WebSocketServer({
@@ -26,13 +28,23 @@ export class WsZero {
   private readonly sockets = new Set<Open>();
   private readonly heartbeat: NodeJS.Timeout;
 
-  constructor(heartbeatMs: number) {
+  constructor(
+    heartbeatMs: number,
+    private readonly maxBufferedBytes: number,
+  ) {
     this.heartbeat = setInterval(() => this.beat(), heartbeatMs);
     this.heartbeat.unref();
   }
 
   get total(): number {
     return this.sockets.size;
+  }
+
+  /** Bytes sent to the sockets that their clients have not read yet. */
+  get unsentBytes(): number {
+    let total = 0;
+    for (const open of this.sockets) total += open.ws.bufferedAmount;
+    return total;
   }
 
   accept(req: IncomingMessage, socket: Duplex, head: Buffer, upgrade: ZeroUpgrade): void {
@@ -73,11 +85,11 @@ export class WsZero {
     upgrade
       .open({
         send: (frame) => {
-          if (ws.readyState === WebSocket.OPEN) ws.send(frame);
+          if (!closedAsSlow(ws, this.maxBufferedBytes)) ws.send(frame);
         },
         // A poke's frames as one write: corked, the frames ws writes wait for the uncork.
         sendAll: (frames) => {
-          if (ws.readyState !== WebSocket.OPEN) return;
+          if (closedAsSlow(ws, this.maxBufferedBytes)) return;
           socket.cork();
           try {
             for (const frame of frames) ws.send(frame);

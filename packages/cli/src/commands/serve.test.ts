@@ -190,6 +190,46 @@ export default {
     expect(existsSync(join(dir, "dbs", "here.sqlite"))).toBe(true);
   });
 
+  it("--workers runs the namespaces in that many threads, each namespace's rows where its pushes went", async () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, "weir.config.mjs"), BENCH_CONFIG);
+    const serve = startWeir(["serve", "--port", "0", "--workers", "3", "--json"], { cwd: dir });
+    const started = JSON.parse(await serve.waitForLine(/^\{"url":/)) as { url: string; workers: number };
+    expect(started.workers).toBe(3);
+    try {
+      const names = ["ns-a", "ns-b", "ns-c", "ns-d", "ns-e", "ns-f"];
+      for (const [i, ns] of names.entries()) {
+        const push = await postJson(
+          `${started.url}/${ns}/push`,
+          {
+            clientGroupID: "g",
+            pushVersion: 1,
+            mutations: [
+              { type: "custom", id: 1, clientID: "c", name: "benchPut", args: [{ id: ns, value: i }] },
+            ],
+          },
+          { authorization: "u" },
+        );
+        expect(push.status).toBe(200);
+      }
+      for (const [i, ns] of names.entries()) {
+        const pull = await postJson(
+          `${started.url}/${ns}/pull`,
+          { clientGroupID: "g", clientID: "c", cookie: null },
+          { authorization: "u" },
+        );
+        expect(pull.body).toMatchObject({
+          lastMutationIDChanges: { c: 1 },
+          rowsPatch: [{ op: "clear" }, { op: "put", value: { id: ns, value: i } }],
+        });
+      }
+    } finally {
+      serve.child.kill("SIGTERM");
+    }
+    expect(await serve.exited).toBe(0);
+    for (const ns of ["ns-a", "ns-f"]) expect(existsSync(join(dir, ".data", `${ns}.sqlite`))).toBe(true);
+  });
+
   it("fails with exit 1 and every problem listed for an invalid config", async () => {
     const dir = tempDir();
     writeFileSync(

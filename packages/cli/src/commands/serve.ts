@@ -1,17 +1,16 @@
-import { dirname, isAbsolute, resolve } from "node:path";
-import type { NodeHostOptions, WeirServer } from "@weir/node-host";
+import type { WeirServer } from "@weir/node-host";
 import type { Command } from "commander";
 import { integerArg } from "../arguments.js";
 import { CliError, EXIT_OK } from "../cli-error.js";
 import { defineAction, type RunState } from "../command-action.js";
 import { findConfigFile, loadConfigFile } from "../config-file.js";
+import { hostOptions, type ServeFileOptions, type WorkerArgument } from "../serve-options.js";
 
-interface ServeOptions {
+interface ServeOptions extends ServeFileOptions {
   config?: string;
   port?: number;
   host?: string;
-  dataDir?: string;
-  memory?: boolean;
+  workers?: number;
   json?: boolean;
 }
 
@@ -19,27 +18,6 @@ interface ServeOptions {
 interface ServeFileSettings {
   port?: unknown;
   host?: unknown;
-}
-
-/**
- * The options for node-host: the config file's, with a relative `dataDir` taken from the
- * config's own folder, then the command line's on top (a relative `--data-dir` is from the
- * working directory, as any path typed in a shell).
- */
-function hostOptions(
-  config: Record<string, unknown>,
-  configPath: string,
-  options: ServeOptions,
-): NodeHostOptions {
-  const { port: _port, host: _host, ...rest } = config as ServeFileSettings & Record<string, unknown>;
-  const merged = { ...rest } as unknown as NodeHostOptions;
-  if (typeof merged.dataDir === "string" && !isAbsolute(merged.dataDir)) {
-    merged.dataDir = resolve(dirname(configPath), merged.dataDir);
-  }
-  merged.dataDir ??= resolve(dirname(configPath), ".data");
-  if (options.dataDir !== undefined) merged.dataDir = resolve(options.dataDir);
-  if (options.memory) merged.storage = "memory";
-  return merged;
 }
 
 /** The port: the command line's, the config file's, PORT's, or weir's default. */
@@ -74,12 +52,18 @@ export function registerServe(program: Command, state: RunState): void {
     .option("--host <address>", "address to listen on (default: config, 127.0.0.1)")
     .option("--data-dir <dir>", "where the namespace databases live (default: config's dataDir, .data)")
     .option("--memory", "keep the databases in memory (lost when the server stops)")
+    .option(
+      "--workers <n>",
+      "worker threads that run the namespaces; 0 runs them on the routing thread (default: config, one per core)",
+      integerArg(0, 256),
+    )
     .addHelpText(
       "after",
       `
 The config file's default export is the server's options: schema, mutators, authentication
-(jwt, authenticate or devAuth), visibility, adminKey, retainChanges, caps, dataDir, port, host.
---json prints one line {"url", "port", "dataDir", "config"} once listening.`,
+(jwt, authenticate or devAuth), visibility, adminKey, retainChanges, caps, dataDir, port, host,
+workers. Each worker thread loads the config file again (a config's functions cannot cross threads).
+--json prints one line {"url", "port", "dataDir", "config", "workers"} once listening.`,
     );
   defineAction(command, state, async (out, options: ServeOptions) => {
     const configPath = findConfigFile(options.config);
@@ -90,6 +74,13 @@ The config file's default export is the server's options: schema, mutators, auth
     const port = choosePort(options, settings, node);
     const host = options.host ?? (typeof settings.host === "string" ? settings.host : "127.0.0.1");
     const nodeOptions = hostOptions(config, configPath, options);
+    if (options.workers !== undefined) nodeOptions.workers = options.workers;
+    if (nodeOptions.workers !== 0) {
+      nodeOptions.workerConfig = {
+        module: new URL("./serve-worker-config.js", import.meta.url),
+        argument: { configPath, dataDir: options.dataDir, memory: options.memory } satisfies WorkerArgument,
+      };
+    }
     const { createServer, untilStopped } = node;
     let server: WeirServer;
     try {
@@ -107,11 +98,13 @@ The config file's default export is the server's options: schema, mutators, auth
       throw new CliError(`cannot start: ${(error as Error).message}`, "start_failed");
     }
     const dataDir = nodeOptions.storage === "memory" ? null : (nodeOptions.dataDir ?? null);
-    out.result({ url: listening.url, port: listening.port, dataDir, config: configPath }, (value) =>
+    const workers = server.workers;
+    out.result({ url: listening.url, port: listening.port, dataDir, config: configPath, workers }, (value) =>
       [
         `weir listening on ${value.url}`,
         `  config:   ${value.config}`,
         `  data:     ${value.dataDir ?? "in memory (lost on stop)"}`,
+        `  workers:  ${value.workers === 0 ? "none (namespaces run on the routing thread)" : `${value.workers} threads`}`,
         `  routes:   ${value.url}/<namespace>/pull, /push, /replicache/pull, /replicache/push, /wake`,
         "press Ctrl-C to stop",
       ].join("\n"),

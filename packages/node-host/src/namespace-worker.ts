@@ -1,0 +1,215 @@
+import { parentPort, workerData } from "node:worker_threads";
+import {
+  errorDetail,
+  type IngestEvent,
+  internalErrorBody,
+  jsonParts,
+  type Logger,
+  newRequestId,
+  type RequestParts,
+  type RequestRecord,
+  type ResponseParts,
+  type WeirHost,
+  type ZeroSocketHandler,
+  type ZeroUpgrade,
+} from "@weir/host-core";
+import { jsonLineLogger } from "./json-line-logger.js";
+import { loadWorkerOptions } from "./load-worker-options.js";
+import { checkNodeOptions, chooseAuthentication } from "./node-options.js";
+import { RelayedWake } from "./relayed-wake.js";
+import { type NodeHost, startNodeHost } from "./start-node-host.js";
+import type { FromWorker, ToWorker, WorkerAnswer, WorkerInit, WorkerReport } from "./worker-messages.js";
+
+// A namespace worker: one host-core host for the namespaces that hash to this thread. The
+// routing thread keeps the sockets and relays requests, answers and frames (worker-pool.ts).
+
+const port = parentPort;
+if (!port) throw new Error("namespace-worker runs as a worker thread");
+const init = workerData as WorkerInit;
+const post = (message: FromWorker) => port.postMessage(message);
+
+const records: RequestRecord[] = [];
+const ingest: IngestEvent[] = [];
+let node: NodeHost | undefined;
+let logger: Logger | undefined;
+let reportTimer: NodeJS.Timeout | undefined;
+
+/** What the metrics need, taken since the last report; null when nothing is new (unless `always`). */
+function takeReport(always = false): WorkerReport | null {
+  const host = node?.host;
+  const report: WorkerReport = {
+    records: records.splice(0),
+    ingest: ingest.splice(0),
+    openNamespaces: host?.openNamespaces ?? 0,
+    unavailableNamespaces: host?.unavailableNamespaces.size ?? 0,
+  };
+  return always || report.records.length > 0 || report.ingest.length > 0 ? report : null;
+}
+
+/** Background work (ingest passes) is reported within a tenth of a second. */
+function reportSoon(): void {
+  reportTimer ??= setTimeout(() => {
+    reportTimer = undefined;
+    const report = takeReport();
+    if (report) post({ t: "report", report });
+  }, 100);
+}
+
+const wake = new RelayedWake((namespace, except) => post({ t: "wake", namespace, except }));
+const upgrades = new Map<number, ZeroUpgrade>();
+const zeroSockets = new Map<number, { handler: ZeroSocketHandler | null; waiting: string[] | null }>();
+
+async function start(): Promise<WeirHost> {
+  const options = await loadWorkerOptions(init.module, init.argument);
+  logger = options.logger ?? jsonLineLogger();
+  // The routing thread has warned about development authentication already.
+  const authenticate = chooseAuthentication(options, { log: () => {} });
+  checkNodeOptions(options);
+  node = await startNodeHost(
+    options,
+    { ...options, authenticate, maxOpenNamespaces: init.maxOpenNamespaces },
+    logger,
+    {
+      wake,
+      ...(options.metrics === false
+        ? {}
+        : {
+            observe: (record: RequestRecord) => records.push(record),
+            observeIngest: (event: IngestEvent) => {
+              ingest.push(event);
+              reportSoon();
+            },
+          }),
+    },
+  );
+  return node.host;
+}
+
+function toParts(message: Extract<ToWorker, { t: "request" }>): RequestParts {
+  const headers = new Headers(message.headers);
+  const hasBody = message.body !== null && message.method !== "GET" && message.method !== "HEAD";
+  let request: Request | undefined;
+  return {
+    method: message.method,
+    url: message.url,
+    headers,
+    body: hasBody ? message.body : null,
+    request() {
+      request ??= new Request(message.url, {
+        method: message.method,
+        headers,
+        body: hasBody ? (message.body as Uint8Array<ArrayBuffer>) : null,
+      });
+      return request;
+    },
+  };
+}
+
+function toAnswer(id: number, parts: ResponseParts): WorkerAnswer {
+  const answer: WorkerAnswer = { status: parts.status, headers: { ...parts.headers }, body: parts.body };
+  if (parts.drop) answer.drop = true;
+  if (parts.upgrade) answer.upgrade = parts.upgrade;
+  if (parts.zero) {
+    upgrades.set(id, parts.zero);
+    answer.zero = { protocol: parts.zero.protocol };
+  }
+  return answer;
+}
+
+async function answer(host: WeirHost, message: Extract<ToWorker, { t: "request" }>): Promise<void> {
+  let parts: ResponseParts;
+  try {
+    parts = await host.handleParts(toParts(message));
+  } catch (error) {
+    // handleParts never throws; this is the bridge's own failure.
+    const requestId = newRequestId();
+    logger?.log("error", { msg: "worker bridge failed", requestId, error: errorDetail(error) });
+    parts = jsonParts(internalErrorBody(requestId), 500);
+  }
+  post({ t: "answer", id: message.id, answer: toAnswer(message.id, parts), report: takeReport(true) });
+}
+
+function openZero(id: number): void {
+  const upgrade = upgrades.get(id);
+  upgrades.delete(id);
+  if (!upgrade) return;
+  const entry: { handler: ZeroSocketHandler | null; waiting: string[] | null } = {
+    handler: null,
+    waiting: [],
+  };
+  zeroSockets.set(id, entry);
+  upgrade
+    .open({
+      send: (frame) => post({ t: "zeroSend", id, frames: [frame] }),
+      sendAll: (frames) => post({ t: "zeroSend", id, frames: [...frames] }),
+      close: (code, reason) => post({ t: "zeroClose", id, code, reason }),
+    })
+    .then(
+      (handler) => {
+        const frames = entry.waiting ?? [];
+        entry.waiting = null;
+        if (!zeroSockets.has(id)) {
+          handler?.socketClosed();
+          return;
+        }
+        entry.handler = handler;
+        if (!handler) return;
+        for (const frame of frames) handler.receive(frame);
+      },
+      () => post({ t: "zeroClose", id, code: 1011, reason: "server error" }),
+    );
+}
+
+function zeroClosed(id: number): void {
+  upgrades.delete(id);
+  const entry = zeroSockets.get(id);
+  zeroSockets.delete(id);
+  entry?.handler?.socketClosed();
+}
+
+const ready = start();
+ready.then(
+  () => post({ t: "ready" }),
+  (error: unknown) => post({ t: "failed", message: (error as Error).message ?? String(error) }),
+);
+
+port.on("message", (message: ToWorker) => {
+  switch (message.t) {
+    case "request":
+      if (node) void answer(node.host, message);
+      else void ready.then((host) => answer(host, message));
+      return;
+    case "zeroOpen":
+      openZero(message.id);
+      return;
+    case "zeroFrame": {
+      const entry = zeroSockets.get(message.id);
+      if (entry?.waiting) entry.waiting.push(message.frame);
+      else entry?.handler?.receive(message.frame);
+      return;
+    }
+    case "zeroClosed":
+      zeroClosed(message.id);
+      return;
+    case "wakeOpen":
+      wake.opened(message.id, message.namespace, message.clientID);
+      return;
+    case "wakeClosed":
+      wake.closed(message.id);
+      return;
+    case "upstreamCommitted":
+      node?.host.upstreamCommitted(message.namespaces);
+      return;
+    case "close":
+      void (async () => {
+        await ready.catch(() => {});
+        await node?.close();
+        if (reportTimer) clearTimeout(reportTimer);
+        const report = takeReport();
+        if (report) post({ t: "report", report });
+        post({ t: "closed" });
+        port.close();
+      })();
+      return;
+  }
+});

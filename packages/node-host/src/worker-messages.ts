@@ -1,0 +1,63 @@
+import type { IngestEvent, RequestRecord, WakeTarget } from "@weir/host-core";
+
+/**
+ * What the routing thread and a namespace worker say to each other over the worker's port. The
+ * routing thread keeps every socket; a worker runs the namespaces that hash to it and answers
+ * their requests, asks for wakes and sends Zero frames by socket id.
+ */
+export type ToWorker =
+  | {
+      t: "request";
+      id: number;
+      method: string;
+      url: string;
+      headers: [string, string][];
+      body: Uint8Array | null;
+    }
+  /** The Zero upgrade of request `id` was made (the socket is `id` from now on), or failed. */
+  | { t: "zeroOpen"; id: number }
+  | { t: "zeroFrame"; id: number; frame: string }
+  | { t: "zeroClosed"; id: number }
+  | { t: "wakeOpen"; id: number; namespace: string; clientID: string }
+  | { t: "wakeClosed"; id: number }
+  | { t: "upstreamCommitted"; namespaces: string[] }
+  | { t: "close" };
+
+/** A worker's answer to a request: the response parts host-core gave, as data. */
+export interface WorkerAnswer {
+  status: number;
+  headers: Record<string, string>;
+  body: string | null;
+  drop?: boolean;
+  /** An accepted wake socket. */
+  upgrade?: WakeTarget;
+  /** An accepted Zero connect: the protocol to echo; the worker holds the rest under the request's id. */
+  zero?: { protocol: string | null };
+}
+
+/** What a worker reports beside its answers: request records and ingest events for the metrics, and its gauges. */
+export interface WorkerReport {
+  records: RequestRecord[];
+  ingest: IngestEvent[];
+  openNamespaces: number;
+  unavailableNamespaces: number;
+}
+
+export type FromWorker =
+  | { t: "ready" }
+  | { t: "failed"; message: string }
+  | { t: "answer"; id: number; answer: WorkerAnswer; report: WorkerReport | null }
+  | { t: "report"; report: WorkerReport }
+  | { t: "zeroSend"; id: number; frames: string[] }
+  | { t: "zeroClose"; id: number; code: number; reason: string }
+  | { t: "wake"; namespace: string; except: string | null }
+  | { t: "closed" };
+
+/** What a worker is started with (its `workerData`). */
+export interface WorkerInit {
+  /** The module whose default export is the options (or a function answering them). */
+  module: string;
+  argument: unknown;
+  /** This worker's share of the open-namespace cap. */
+  maxOpenNamespaces: number;
+}

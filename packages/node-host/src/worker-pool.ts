@@ -1,0 +1,235 @@
+import { Worker } from "node:worker_threads";
+import type { IngestEvent, Logger, RequestRecord, ZeroSocket, ZeroUpgrade } from "@weir/host-core";
+import type { FromWorker, ToWorker, WorkerAnswer, WorkerInit, WorkerReport } from "./worker-messages.js";
+
+/** The worker script, beside this module's build (tests running the sources use the build too). */
+const WORKER_SCRIPT = new URL("../dist/namespace-worker.js", import.meta.url);
+
+/** What the pool tells the routing thread. */
+export interface WorkerPoolEvents {
+  /** A worker asks to wake a namespace's sockets. */
+  wake(namespace: string, except: string | null): void;
+  /** Records and ingest events for the metrics. */
+  report?(records: readonly RequestRecord[], ingest: readonly IngestEvent[]): void;
+}
+
+interface Pending {
+  resolve(answer: WorkerAnswer): void;
+  reject(error: Error): void;
+}
+
+interface Thread {
+  worker: Worker;
+  pending: Map<number, Pending>;
+  open: number;
+  unavailable: number;
+}
+
+/** Which of `workers` threads runs a namespace: FNV-1a of its name, modulo the count. */
+export function namespaceWorker(namespace: string, workers: number): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < namespace.length; i++) {
+    hash ^= namespace.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193);
+  }
+  return (hash >>> 0) % workers;
+}
+
+/**
+ * Namespace workers and the routing between them: each namespace hashes to one worker, which
+ * runs it for as long as the pool lives (its file lease is that worker's). Requests go to the
+ * worker as data and come back as answers; Zero sockets stay here and their frames are relayed
+ * both ways by the id of the request that opened them.
+ */
+export class WorkerPool {
+  private readonly threads: Thread[] = [];
+  private readonly zeroSockets = new Map<number, { thread: number; socket: ZeroSocket }>();
+  private nextId = 1;
+  private closing = false;
+
+  constructor(
+    private readonly init: Omit<WorkerInit, "maxOpenNamespaces"> & {
+      count: number;
+      maxOpenNamespaces: number;
+    },
+    private readonly events: WorkerPoolEvents,
+    private readonly logger: Logger,
+  ) {}
+
+  /** Starts the workers; rejects when one cannot load its config. */
+  async start(): Promise<void> {
+    await Promise.all(Array.from({ length: this.init.count }, (_, index) => this.spawn(index)));
+  }
+
+  get size(): number {
+    return this.threads.length;
+  }
+
+  /** The worker a namespace lives in. */
+  route(namespace: string): number {
+    return namespaceWorker(namespace, this.threads.length);
+  }
+
+  /** Open namespaces over every worker, as each last reported. */
+  get openNamespaces(): number {
+    return this.threads.reduce((sum, thread) => sum + thread.open, 0);
+  }
+
+  get unavailableNamespaces(): number {
+    return this.threads.reduce((sum, thread) => sum + thread.unavailable, 0);
+  }
+
+  /** A new id for a request or a socket. */
+  id(): number {
+    return this.nextId++;
+  }
+
+  /** Sends a request to the worker; the answer comes back as data. */
+  request(thread: number, message: Omit<Extract<ToWorker, { t: "request" }>, "t">): Promise<WorkerAnswer> {
+    const target = this.threads[thread]!;
+    return new Promise((resolve, reject) => {
+      target.pending.set(message.id, { resolve, reject });
+      const body = message.body;
+      // A body read into a buffer of its own moves to the worker without a copy.
+      const transfer =
+        body &&
+        body.byteOffset === 0 &&
+        body.byteLength === body.buffer.byteLength &&
+        !(body.buffer instanceof SharedArrayBuffer)
+          ? [body.buffer as ArrayBuffer]
+          : [];
+      target.worker.postMessage({ t: "request", ...message } satisfies ToWorker, transfer);
+    });
+  }
+
+  /**
+   * The Zero upgrade the worker accepted for request `id`: opening it with a socket relays the
+   * socket's frames to the worker, and the worker's to the socket. `abandoned` tells the worker
+   * the upgrade was never made.
+   */
+  zeroUpgrade(thread: number, id: number, protocol: string | null): ZeroUpgrade & { abandoned(): void } {
+    return {
+      protocol,
+      open: async (socket) => {
+        this.zeroSockets.set(id, { thread, socket });
+        this.post(thread, { t: "zeroOpen", id });
+        return {
+          receive: (frame) => this.post(thread, { t: "zeroFrame", id, frame }),
+          socketClosed: () => {
+            if (this.zeroSockets.delete(id)) this.post(thread, { t: "zeroClosed", id });
+          },
+        };
+      },
+      abandoned: () => this.post(thread, { t: "zeroClosed", id }),
+    };
+  }
+
+  wakeOpened(id: number, namespace: string, clientID: string): void {
+    this.post(this.route(namespace), { t: "wakeOpen", id, namespace, clientID });
+  }
+
+  wakeClosed(id: number, namespace: string): void {
+    this.post(this.route(namespace), { t: "wakeClosed", id });
+  }
+
+  /** An upstream in this process committed for these namespaces: each worker hears of its own. */
+  upstreamCommitted(namespaces: Iterable<string>): void {
+    const byThread = new Map<number, string[]>();
+    for (const name of namespaces) {
+      const thread = this.route(name);
+      const names = byThread.get(thread);
+      if (names) names.push(name);
+      else byThread.set(thread, [name]);
+    }
+    for (const [thread, names] of byThread) this.post(thread, { t: "upstreamCommitted", namespaces: names });
+  }
+
+  /** Each worker closes its namespaces (after the requests it is answering), then exits. */
+  async close(): Promise<void> {
+    this.closing = true;
+    await Promise.all(
+      this.threads.map(
+        ({ worker }) =>
+          new Promise<void>((resolve) => {
+            worker.once("exit", () => resolve());
+            worker.on("message", (message: FromWorker) => {
+              if (message.t === "closed") void worker.terminate();
+            });
+            worker.postMessage({ t: "close" } satisfies ToWorker);
+          }),
+      ),
+    );
+  }
+
+  private post(thread: number, message: ToWorker): void {
+    this.threads[thread]?.worker.postMessage(message);
+  }
+
+  private spawn(index: number): Promise<void> {
+    const { count: _count, ...init } = this.init;
+    const share = Math.max(1, Math.ceil(this.init.maxOpenNamespaces / this.init.count));
+    const worker = new Worker(WORKER_SCRIPT, {
+      workerData: { ...init, maxOpenNamespaces: share } satisfies WorkerInit,
+    });
+    const thread: Thread = { worker, pending: new Map(), open: 0, unavailable: 0 };
+    this.threads[index] = thread;
+    return new Promise((resolve, reject) => {
+      worker.on("message", (message: FromWorker) => {
+        switch (message.t) {
+          case "ready":
+            resolve();
+            return;
+          case "failed":
+            reject(new Error(message.message));
+            return;
+          case "answer": {
+            if (message.report) this.reported(thread, message.report);
+            const pending = thread.pending.get(message.id);
+            thread.pending.delete(message.id);
+            pending?.resolve(message.answer);
+            return;
+          }
+          case "report":
+            this.reported(thread, message.report);
+            return;
+          case "zeroSend": {
+            const open = this.zeroSockets.get(message.id);
+            if (!open) return;
+            if (message.frames.length === 1) open.socket.send(message.frames[0]!);
+            else if (open.socket.sendAll) open.socket.sendAll(message.frames);
+            else for (const frame of message.frames) open.socket.send(frame);
+            return;
+          }
+          case "zeroClose":
+            this.zeroSockets.get(message.id)?.socket.close(message.code, message.reason);
+            return;
+          case "wake":
+            this.events.wake(message.namespace, message.except);
+            return;
+        }
+      });
+      worker.on("error", (error) => {
+        this.logger.log("error", { msg: "namespace worker failed", worker: index, error: String(error) });
+        reject(error);
+      });
+      worker.on("exit", () => {
+        for (const pending of thread.pending.values())
+          pending.reject(new Error("the namespace worker stopped"));
+        thread.pending.clear();
+        for (const [id, open] of this.zeroSockets) {
+          if (open.thread !== index) continue;
+          this.zeroSockets.delete(id);
+          open.socket.close(1011, "server error");
+        }
+        // A worker that stopped on its own is replaced; its namespaces reopen in the new one.
+        if (!this.closing && this.threads[index] === thread) void this.spawn(index).catch(() => {});
+      });
+    });
+  }
+
+  private reported(thread: Thread, report: WorkerReport): void {
+    thread.open = report.openNamespaces;
+    thread.unavailable = report.unavailableNamespaces;
+    this.events.report?.(report.records, report.ingest);
+  }
+}

@@ -1,0 +1,79 @@
+import { fileURLToPath } from "node:url";
+import { conformanceConfig, until } from "@weir/conformance";
+import { describe, expect, it } from "vitest";
+import { memoryLogger, tempDir } from "../test/helpers.js";
+import { createServer } from "./index.js";
+import { namespaceWorker } from "./worker-pool.js";
+
+const GATED_CONFIG = fileURLToPath(new URL("../test/fixtures/gated-worker-config.mjs", import.meta.url));
+
+const post = (url: string, body: unknown) =>
+  fetch(url, {
+    method: "POST",
+    headers: { "content-type": "application/json", authorization: "alice" },
+    body: JSON.stringify(body),
+  });
+
+/** A namespace name the pool of `workers` puts in worker `index`. */
+function namespaceIn(index: number, workers: number, prefix: string): string {
+  for (let i = 0; ; i++) if (namespaceWorker(`${prefix}-${i}`, workers) === index) return `${prefix}-${i}`;
+}
+
+describe("worker threads", () => {
+  it("a namespace stuck in work delays only its own worker: another worker's namespace answers meanwhile", async () => {
+    const gate = new SharedArrayBuffer(8);
+    const cells = new Int32Array(gate);
+    const dataDir = tempDir();
+    const server = createServer({
+      ...conformanceConfig(),
+      devAuth: true,
+      dataDir,
+      logger: memoryLogger(),
+      workers: 2,
+      workerConfig: { module: GATED_CONFIG, argument: { gate, storage: "file", dataDir } },
+    });
+    const { url } = await server.listen();
+    const busy = namespaceIn(0, 2, "busy");
+    const other = namespaceIn(1, 2, "other");
+    try {
+      let held: Response | undefined;
+      const holding = post(`${url}/${busy}/push`, {
+        clientGroupID: "g-busy",
+        pushVersion: 1,
+        mutations: [{ type: "custom", id: 1, clientID: "c-busy", name: "hold", args: [{}] }],
+      }).then((response) => {
+        held = response;
+        return response;
+      });
+      // The mutator is running: its worker is stuck until the gate opens.
+      await until(() => Atomics.load(cells, 1) === 1);
+
+      const push = await post(`${url}/${other}/push`, {
+        clientGroupID: "g-other",
+        pushVersion: 1,
+        mutations: [{ type: "custom", id: 1, clientID: "c-other", name: "createTodo", args: [{ id: "t1" }] }],
+      });
+      expect(push.status).toBe(200);
+      const pull = await post(`${url}/${other}/pull`, {
+        clientGroupID: "g-other",
+        clientID: "c-other",
+        cookie: null,
+      });
+      expect(await pull.json()).toMatchObject({
+        lastMutationIDChanges: { "c-other": 1 },
+        rowsPatch: [{ op: "clear" }, { op: "put", tableName: "todo", value: { id: "t1" } }],
+      });
+      // Both answered while the other namespace's push is still held.
+      expect(held).toBeUndefined();
+      expect(Atomics.load(cells, 0)).toBe(0);
+
+      Atomics.store(cells, 0, 1);
+      Atomics.notify(cells, 0);
+      expect((await holding).status).toBe(200);
+    } finally {
+      Atomics.store(cells, 0, 1);
+      Atomics.notify(cells, 0);
+      await server.close();
+    }
+  });
+});
