@@ -43,6 +43,7 @@ try {
     host,
     port,
     appPort,
+    ...(process.env.WEIR_ADMIN_KEY ? { adminKey: process.env.WEIR_ADMIN_KEY } : {}),
     onRequest: staticFilesHandler(files),
   });
 } catch (error) {
@@ -60,6 +61,11 @@ console.log(`weir listening on ${todo.url}`);
 console.log(`app server: ${todo.appUrl} (weir forwards pushes here; it writes PostgreSQL)`);
 console.log(`PostgreSQL: ${databaseUrl.replace(/\/\/([^:@/]+):[^@]*@/, "//$1:***@")}`);
 console.log(`todo app: open ${todo.url}/ in two windows; weir's data is in ${dataDir}/`);
+console.log(
+  process.env.WEIR_ADMIN_KEY
+    ? `admin: ${todo.url}/todo/admin/status with the header x-admin-key: $WEIR_ADMIN_KEY`
+    : "admin: closed (set WEIR_ADMIN_KEY to open /todo/admin/…)",
+);
 if (cluster) {
   console.log(
     `psql: psql '${cluster.url}' -c "INSERT INTO todo VALUES ('t1', 'alice', 'from psql', false, 1)"`,

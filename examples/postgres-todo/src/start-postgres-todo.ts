@@ -24,6 +24,11 @@ export interface PostgresTodoOptions {
   /** How often weir polls the buffer while sockets are open: a backstop, since commits notify it in process. */
   pollMs?: number;
   logger?: Logger;
+  /**
+   * The key of weir's admin routes (`x-admin-key`: status, `breaker/reopen`, `resnapshot`);
+   * without one they are closed.
+   */
+  adminKey?: string;
   /** Routes answered before weir's (the page's files). */
   onRequest?(req: IncomingMessage, res: ServerResponse): boolean;
 }
@@ -89,6 +94,7 @@ export async function startPostgresTodo(options: PostgresTodoOptions): Promise<P
         ...(options.pollMs === undefined ? {} : { pollMs: options.pollMs }),
       },
       mutate: { url: app.url },
+      ...(options.adminKey ? { adminKey: options.adminKey } : {}),
       ...(options.logger ? { logger: options.logger } : {}),
       ...(options.onRequest ? { onRequest: options.onRequest } : {}),
     });

@@ -21,7 +21,9 @@ export interface TodoStack {
  * A private PostgreSQL cluster (wal_level=logical) and the example in this process on free
  * loopback ports, with weir's files in a temporary directory.
  */
-export async function startTodoStack(options: { pollMs?: number } = {}): Promise<TodoStack> {
+export async function startTodoStack(
+  options: { pollMs?: number; adminKey?: string } = {},
+): Promise<TodoStack> {
   const db = await startPostgres();
   const tempDir = mkdtempSync(join(tmpdir(), "postgres-todo-test-"));
   // A directory that does not exist yet: the example makes it.

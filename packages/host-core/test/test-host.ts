@@ -59,6 +59,7 @@ export async function send(
 ): Promise<{
   status: number; // biome-ignore lint/suspicious/noExplicitAny: tests read answers field by field
   json: any;
+  headers: Headers;
 }> {
   const headers: Record<string, string> = { ...options.headers };
   if (options.user !== undefined) headers.authorization = options.user;
@@ -71,7 +72,7 @@ export async function send(
     }),
   );
   const text = await response.text();
-  return { status: response.status, json: text ? JSON.parse(text) : null };
+  return { status: response.status, json: text ? JSON.parse(text) : null, headers: response.headers };
 }
 
 /** Claims from the Authorization header: the header is the user id. */

@@ -17,7 +17,7 @@ export interface UpstreamConfig {
   freshnessWaitMs?: number;
   /** While wake sockets are open, a pass runs this often (default 1,000 ms). */
   pollMs?: number;
-  /** The circuit breaker's budget (default 150,000 rows in 5 minutes). */
+  /** The circuit breaker's budget (default 2,000,000 rows in 5 minutes). */
   breaker?: Partial<BreakerLimits>;
   /** Changes asked per upstream call (default 1,000) and rows per snapshot page (default 2,000). */
   changesLimit?: number;

@@ -403,3 +403,49 @@ async function waitFor(check: () => Promise<boolean>, timeoutMs = 3_000): Promis
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
 }
+
+describe("recovery after schema drift", () => {
+  it("pulls say ingest stopped; a reopen with resnapshot skips the buffered change, a plain one meets it again", async () => {
+    const { upstream, host, pull, status } = await setup();
+    upstream.commit([{ id: "a", n: 1 }]);
+    expect((await notify(host)).status).toBe(200);
+    // A change the schema cannot follow (a column it lacks), then fixed upstream: the row as
+    // the table now holds it has only the schema's columns.
+    upstream.watermark++;
+    upstream.log.push({
+      watermark: BigInt(upstream.watermark),
+      tableName: "item",
+      op: "INSERT",
+      rowData: { id: "b", n: 2, extra: true },
+      oldData: null,
+    });
+    upstream.rows.set("b", { id: "b", n: 2 });
+    expect((await notify(host)).json.error).toBe("schema_drift");
+    expect((await status()).stopped).toMatchObject({ code: "schema_drift" });
+    const stale = await pull();
+    expect(stale.headers.get("weir-ingest-stopped")).toBe("schema_drift");
+
+    const plain = await send(host, "POST", "/ns/admin/breaker/reopen", { headers: ADMIN });
+    expect(plain.json).toEqual({ reopened: true, wasOpen: true });
+    expect((await notify(host)).json.error).toBe("schema_drift");
+
+    const fresh = await send(host, "POST", "/ns/admin/breaker/reopen", {
+      headers: ADMIN,
+      body: { resnapshot: true },
+    });
+    expect(fresh.json).toMatchObject({ reopened: true, wasOpen: true, resnapshot: { outcome: "complete" } });
+    expect((await status()).stopped).toBeNull();
+    const after = await pull();
+    expect(after.headers.get("weir-ingest-stopped")).toBeNull();
+    expect(after.json.rowsPatch).toEqual([
+      { op: "clear" },
+      { op: "put", tableName: "item", value: { id: "a", n: 1 } },
+      { op: "put", tableName: "item", value: { id: "b", n: 2 } },
+    ]);
+    const refused = await send(host, "POST", "/ns/admin/breaker/reopen", {
+      headers: ADMIN,
+      body: { resnapshot: 1 },
+    });
+    expect(refused.status).toBe(400);
+  });
+});
