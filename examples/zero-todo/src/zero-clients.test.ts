@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { createServer } from "@weir/node-host";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { queries, rowsOf, sockets, zeroClient } from "../test/zero-client.js";
-import { create, newID, type Todo, zeroClientSuite } from "../test/zero-client-suite.js";
+import { create, newID, TEST_MAX_BODY_BYTES, type Todo, zeroClientSuite } from "../test/zero-client-suite.js";
 import { zeroTodoConfig } from "./zero-config.js";
 
 // The stock Zero client (1.9.0, sync protocol v51, memory store) against a running weir Node
@@ -16,7 +16,12 @@ let server: Server;
 let base: string;
 
 beforeAll(async () => {
-  server = createServer({ ...zeroTodoConfig, storage: "memory", logger: { log: () => {} } });
+  server = createServer({
+    ...zeroTodoConfig,
+    maxBodyBytes: TEST_MAX_BODY_BYTES,
+    storage: "memory",
+    logger: { log: () => {} },
+  });
   const { url } = await server.listen({ port: 0, host: "127.0.0.1" });
   base = `${url.replace(/\/$/, "")}/todo`;
 });

@@ -27,6 +27,8 @@ function authenticate(request: Request) {
 const config: EdgeConfig<Env> = {
   ...zeroTodoServer,
   authenticate,
+  // As the Node host in the stock client's tests (zero-client-suite.ts, TEST_MAX_BODY_BYTES).
+  maxBodyBytes: 1024 * 1024,
   // The stock client's keepalive is answered without waking the object, so it can hibernate.
   autoResponse: "zero",
 };

@@ -11,6 +11,9 @@ export type { Todo };
 let ids = 0;
 export const newID = () => `t${++ids}-${Date.now()}`;
 
+/** The `maxBodyBytes` every host the suite runs against is configured with. */
+export const TEST_MAX_BODY_BYTES = 1024 * 1024;
+
 export function zeroClientSuite(base: () => string): void {
   const clients: TodoZero[] = [];
   let keys = 0;
@@ -102,6 +105,33 @@ export function zeroClientSuite(base: () => string): void {
       const rows = await rowsOf<Todo>(tab, queries.allTodos(), (rows) => rows.length === 2);
       expect(rows.map((row) => row.id)).toEqual([one, two]);
     }
+  });
+
+  it("stops on a mutation past the server's frame limit (1009) instead of reconnecting to send it again", async () => {
+    let stop = () => {};
+    const stopped = new Promise<void>((resolve) => {
+      stop = resolve;
+    });
+    const z = zeroClient(base(), "ivan", {
+      storageKey: `big-${++keys}`,
+      onClientStateNotFound: () => stop(),
+    });
+    clients.push(z);
+    await rowsOf<Todo>(z, queries.allTodos(), () => true);
+    // Past the test servers' maxBodyBytes, and within the frame sizes hosts took regardless of it.
+    const text = "x".repeat(TEST_MAX_BODY_BYTES * 1.5);
+    const result = z.mutate(mutators.createTodo({ id: newID(), text, done: false, sort: 1 }));
+    result.server.catch(() => {});
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      stopped,
+      new Promise((_, reject) => {
+        timer = setTimeout(() => reject(new Error("the client did not stop")), 20_000);
+      }),
+    ]).finally(() => clearTimeout(timer));
+    // One socket, closed with 1009, and none opened again to send the mutation once more.
+    const mine = sockets.filter((s) => s.connectURL.searchParams.get("clientID") === z.clientID);
+    expect(mine.map((s) => s.closeCode)).toEqual([1009]);
   });
 
   it("reconnects with its cookie and catches up without starting over", async () => {

@@ -10,12 +10,17 @@ export const sockets: RecordingSocket[] = [];
 /** `ws` as the browser's WebSocket, recording what the client connects to and receives. */
 class RecordingSocket extends WebSocket {
   readonly received: unknown[][] = [];
+  /** The code the socket closed with (null while open). */
+  closeCode: number | null = null;
 
   constructor(url: string, protocols?: string | string[]) {
     super(url, protocols);
     this.connectURL = new URL(url);
     sockets.push(this);
     this.on("message", (data) => this.received.push(JSON.parse(data.toString()) as unknown[]));
+    this.on("close", (code) => {
+      this.closeCode = code;
+    });
     // The client hears errors through its own listeners, and may drop them once it gave up on a
     // socket (a connect refused while the server restarts): such an error is not the test's.
     this.on("error", () => {});
@@ -30,7 +35,11 @@ globals.WebSocket = RecordingSocket;
 globals.navigator ??= { onLine: true, userAgent: "node" };
 
 /** A stock Zero client (memory store, a new client group each time) of `user` at `cacheURL`. */
-export function zeroClient(cacheURL: string, user: string, options: { storageKey?: string } = {}) {
+export function zeroClient(
+  cacheURL: string,
+  user: string,
+  options: { storageKey?: string; onClientStateNotFound?: () => void } = {},
+) {
   const context: TodoContext = { userID: user };
   return new Zero({
     cacheURL,
@@ -42,6 +51,7 @@ export function zeroClient(cacheURL: string, user: string, options: { storageKey
     kvStore: "mem",
     logLevel: "error",
     ...(options.storageKey ? { storageKey: options.storageKey } : {}),
+    ...(options.onClientStateNotFound ? { onClientStateNotFound: options.onClientStateNotFound } : {}),
   });
 }
 

@@ -53,6 +53,8 @@ export function isReplica(namespace: string): boolean {
 
 /** Small enough that the caps test pages through a few hundred rows. */
 export const CONFORMANCE_MAX_CHANGE_ROWS = 50;
+/** The host's `maxBodyBytes`: the largest body, and the largest Zero frame. */
+export const CONFORMANCE_MAX_BODY_BYTES = 256 * 1024;
 
 interface TodoArgs {
   id: string;
@@ -254,6 +256,6 @@ export function conformanceConfig(
     maxChangeRows: CONFORMANCE_MAX_CHANGE_ROWS,
     adminKey: CONFORMANCE_ADMIN_KEY,
     wakeWindowMs: 20,
-    maxBodyBytes: 256 * 1024,
+    maxBodyBytes: CONFORMANCE_MAX_BODY_BYTES,
   };
 }

@@ -1,5 +1,6 @@
 import { MAX_ID_LENGTH } from "@weir/protocol";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { CONFORMANCE_MAX_BODY_BYTES } from "./conformance-config.js";
 import type { ConformanceTarget } from "./target.js";
 import {
   connectZero,
@@ -154,6 +155,24 @@ export function zeroSuite(current: () => ConformanceTarget): void {
     );
     expect(parts(again).some((part) => part.mutationsPatch)).toBe(false);
     again.ws.close();
+  });
+
+  it("closes with 1009 on a frame past maxBodyBytes, and takes one at the limit", async () => {
+    const before = await watermark("zp15");
+    const socket = await connect("zp15");
+    await socket.next("pokeEnd");
+    // A frame of exactly the limit is taken: a ping (its padding ignored) answers pong.
+    const atLimit = JSON.stringify(["ping", { pad: "x".repeat(CONFORMANCE_MAX_BODY_BYTES - 19) }]);
+    expect(Buffer.byteLength(atLimit)).toBe(CONFORMANCE_MAX_BODY_BYTES);
+    socket.ws.send(atLimit);
+    expect(await socket.next("pong")).toEqual({});
+    // Past it (in two-byte characters, so that bytes count, not characters): 1009, as the stock
+    // client expects of a message too big, on which it stops instead of reconnecting.
+    const big = JSON.stringify(["push", { pad: "é".repeat(CONFORMANCE_MAX_BODY_BYTES / 2) }]);
+    expect(big.length).toBeLessThan(CONFORMANCE_MAX_BODY_BYTES);
+    socket.ws.send(big);
+    expect((await socket.closed).code).toBe(1009);
+    expect(await watermark("zp15")).toBe(before);
   });
 
   it("answers VersionNotSupported on a sync protocol version it does not speak, and closes", async () => {

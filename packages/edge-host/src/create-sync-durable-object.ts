@@ -191,7 +191,7 @@ export function createSyncDurableObject<Env>(source: EdgeConfigSource<Env>): Syn
     async webSocketMessage(ws: WebSocket, message: string | ArrayBuffer): Promise<void> {
       if (isZeroSocket(this.ctx.getTags(ws))) {
         const service = await this.openService(this.binding.namespace!);
-        this.zero.message(ws, message, service.zero);
+        this.zero.message(ws, message, service.zero, this.host.config.maxBodyBytes);
         return;
       }
       // Reached only when the auto-response did not answer (a ping with other framing); wake

@@ -23,6 +23,19 @@ export const ZERO_PONG = JSON.stringify(["pong", {}]);
 const MAX_ATTACHMENT_BYTES = 2_048;
 const encoder = new TextEncoder();
 
+/** The close code of a frame past the limit, as `ws` sends it on Node. */
+const CLOSE_MESSAGE_TOO_BIG = 1009;
+
+/**
+ * A frame's size in bytes as it came (UTF-8 for text), counted only when its length in UTF-16
+ * units leaves it in doubt: each unit is one to three bytes.
+ */
+function frameBytes(message: string | ArrayBuffer, limit: number): number {
+  if (typeof message !== "string") return message.byteLength;
+  if (message.length > limit || message.length * 3 <= limit) return message.length;
+  return encoder.encode(message).byteLength;
+}
+
 /** What a Zero socket carries through hibernation: its connection's state, once it has one. */
 export interface ZeroAttachment {
   zero: ZeroConnectionState | null;
@@ -135,8 +148,22 @@ export class HibernatableZero {
     if (this.restoredInto !== hub) this.restore(hub);
   }
 
-  /** A frame from a Zero socket, to its connection (restored into `hub` first if need be). */
-  message(ws: WebSocket, message: string | ArrayBuffer, hub: ZeroHub): void {
+  /**
+   * A frame from a Zero socket, to its connection (restored into `hub` first if need be). One
+   * larger than `maxFrameBytes` (the config's `maxBodyBytes`, as on Node; the platform's own
+   * limit is far larger) closes the socket with 1009, on which the stock client stops and tells
+   * its user why, instead of reconnecting to send it again.
+   */
+  message(ws: WebSocket, message: string | ArrayBuffer, hub: ZeroHub, maxFrameBytes: number): void {
+    if (frameBytes(message, maxFrameBytes) > maxFrameBytes) {
+      this.closed(ws);
+      try {
+        ws.close(CLOSE_MESSAGE_TOO_BIG, "message too big");
+      } catch {
+        // Closed already.
+      }
+      return;
+    }
     const key = this.ctx.getTags(ws)[1]!;
     if (!this.handlers.has(key)) this.restore(hub);
     // Zero's frames are JSON text; a binary frame is passed on as text, and refused as such.

@@ -92,7 +92,7 @@ export function createServer(options: NodeHostOptions): WeirServer {
         }
       : undefined,
   );
-  const zero = new WsZero(heartbeatMs, buffered);
+  const zero = new WsZero(heartbeatMs, buffered, resolved.maxBodyBytes);
   const metrics =
     options.metrics === false
       ? undefined

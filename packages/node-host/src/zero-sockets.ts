@@ -4,9 +4,6 @@ import type { ZeroSocketHandler, ZeroUpgrade } from "@weir/host-core";
 import { type WebSocket, WebSocketServer } from "ws";
 import { closedAsSlow } from "./slow-reader.js";
 
-/** Frames larger than this close the socket with 1009 (the client tells its user why). */
-const MAX_FRAME_BYTES = 4 * 1024 * 1024;
-
 interface Open {
   ws: WebSocket;
   alive: boolean;
@@ -19,19 +16,26 @@ interface Open {
  * socket holding more than `maxBufferedBytes` unsent is closed with 1013 (slow-reader.ts).
  */
 export class WsZero {
-  private readonly server = new WebSocketServer({
-    noServer: true,
-    maxPayload: MAX_FRAME_BYTES,
-    // The client sends one value (its encoded initConnection and credential), which is echoed.
-    handleProtocols: (protocols) => protocols.values().next().value ?? false,
-  });
+  private readonly server: WebSocketServer;
   private readonly sockets = new Set<Open>();
   private readonly heartbeat: NodeJS.Timeout;
 
+  /**
+   * `maxFrameBytes` (the config's `maxBodyBytes`, as on the edge): a larger frame closes the
+   * socket with 1009, on which the stock client stops and tells its user why, instead of
+   * reconnecting to send it again.
+   */
   constructor(
     heartbeatMs: number,
     private readonly maxBufferedBytes: number,
+    maxFrameBytes: number,
   ) {
+    this.server = new WebSocketServer({
+      noServer: true,
+      maxPayload: maxFrameBytes,
+      // The client sends one value (its encoded initConnection and credential), which is echoed.
+      handleProtocols: (protocols) => protocols.values().next().value ?? false,
+    });
     this.heartbeat = setInterval(() => this.beat(), heartbeatMs);
     this.heartbeat.unref();
   }
@@ -76,7 +80,11 @@ export class WsZero {
       if (waiting) waiting.push(frame);
       else handler?.receive(frame);
     });
-    ws.on("error", () => ws.terminate());
+    // On a frame past maxPayload (or one that breaks the protocol), ws has already started its
+    // close with the matching code (1009, 1002, 1007) when it tells of the error: terminating here
+    // would cut the socket before that close frame goes out, and the client would see 1006 and
+    // reconnect. ws ends the socket itself once the close handshake is done or times out.
+    ws.on("error", () => {});
     ws.on("close", () => {
       closed = true;
       this.sockets.delete(open);
