@@ -35,6 +35,7 @@ import { TimerScheduler } from "../ports/timer-scheduler.js";
 import type { Wake } from "../ports/wake.js";
 import { type Admitted, UserBudgets } from "../quotas/user-budgets.js";
 import { acceptZero } from "../zero/zero-accept.js";
+import { ZeroSessions } from "../zero/zero-sessions.js";
 import { InFlight } from "./in-flight.js";
 
 /** What a host gives host-core besides the engine: the ports of its runtime. */
@@ -69,6 +70,12 @@ export function createWeirHost(config: WeirConfig, engine: Engine, ports: HostPo
   return new WeirHost(resolveConfig(config), engine, ports);
 }
 
+/** A Zero frame marks the namespace used (its idle time starts again) without holding it. */
+function touchService(service: NamespaceService): void {
+  service.enter();
+  service.leave();
+}
+
 const STORAGE_FULL =
   "the namespace's storage is full: nothing of this request was stored; retry once there is room";
 
@@ -88,6 +95,14 @@ export class WeirHost {
   /** Requests being answered, and what `close` waits on until there are none. */
   private readonly inflight = new InFlight();
   private readonly background = new Set<Promise<unknown>>();
+  /** Zero sockets, kept across their namespace's evictions. */
+  private readonly zeroSessions = new ZeroSessions({
+    reopen: async (namespace, userID) => {
+      const service =
+        this.registry.get(namespace) ?? (await this.registry.acquire(namespace, { creator: userID }));
+      return { hub: service.zero, touch: () => touchService(service) };
+    },
+  });
   private closing = false;
 
   constructor(
@@ -170,6 +185,7 @@ export class WeirHost {
     for (const service of this.registry.services()) service.stopIngest();
     await Promise.allSettled([...this.background]);
     await this.registry.closeAll();
+    this.zeroSessions.closeAll();
     try {
       this.budgets.flush();
     } catch (error) {
@@ -270,6 +286,7 @@ export class WeirHost {
       if (request.headers.get("upgrade")?.toLowerCase() !== "websocket") {
         throw new HttpError("bad_request", "this route is a WebSocket: send `Upgrade: websocket`");
       }
+      let opened: NamespaceService | undefined;
       const zero = await acceptZero(route.version, request, {
         authenticate: async (auth) => {
           const claims = await authenticateRequest(this.config, this.logger, auth);
@@ -277,10 +294,20 @@ export class WeirHost {
           admitted(this.budgets.admitRequest(claims.userID));
           return claims;
         },
-        hub: async (claims) =>
-          (this.registry.get(route.namespace) ?? (await this.acquireFor(route.namespace, claims))).zero,
+        hub: async (claims) => {
+          opened = this.registry.get(route.namespace) ?? (await this.acquireFor(route.namespace, claims));
+          return opened.zero;
+        },
       });
-      return { status: 101, headers: {}, body: null, zero };
+      const touch = () => {
+        if (opened) touchService(opened);
+      };
+      return {
+        status: 101,
+        headers: {},
+        body: null,
+        zero: this.zeroSessions.wrap(route.namespace, zero, touch),
+      };
     }
     const authenticated = authenticateRequest(this.config, this.logger, request);
     const claims = authenticated instanceof Promise ? await authenticated : authenticated;
@@ -373,7 +400,7 @@ export class WeirHost {
   }
 
   private async serveNamespace(name: string, store: NamespaceStore): Promise<NamespaceService> {
-    return new NamespaceService({
+    const service = new NamespaceService({
       namespace: name,
       hash: await namespaceHash(name),
       store,
@@ -392,6 +419,9 @@ export class WeirHost {
       ...(this.ports.observeIngest ? { observeIngest: this.ports.observeIngest } : {}),
       zeroMeter: (userID, cost) => this.budgets.chargeZeroMessage(userID, cost),
     });
+    // Zero sockets parked when the namespace was last evicted get their connections back.
+    this.zeroSessions.restore(name, service.zero, () => touchService(service));
+    return service;
   }
 
   private keepAlive(promise: Promise<unknown>): void {

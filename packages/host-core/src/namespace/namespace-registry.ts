@@ -95,7 +95,7 @@ export class NamespaceRegistry {
     for (const [name, service] of this.open) {
       if (!service.usage.idleFor(idleMs, now)) continue;
       this.open.delete(name);
-      this.close(service);
+      this.close(service, true);
       closed++;
     }
     return closed;
@@ -182,12 +182,13 @@ export class NamespaceRegistry {
       );
     }
     this.open.delete(idlest.namespace);
-    this.close(idlest);
+    this.close(idlest, true);
   }
 
-  private close(service: NamespaceService): void {
+  /** `evicted`: closed while healthy, to free its slot (its sockets may bring it back). */
+  private close(service: NamespaceService, evicted = false): void {
     try {
-      service.close(service.usage.retired?.damaged ?? false);
+      service.close(service.usage.retired?.damaged ?? false, evicted);
     } catch (error) {
       this.init.logger.log("error", {
         msg: "closing a namespace failed",

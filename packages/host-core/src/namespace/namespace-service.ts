@@ -456,13 +456,14 @@ export class NamespaceService
 
   /**
    * Stores the counters and closes the database, telling the store the watermark it closed at.
-   * A `damaged` database (it failed as corrupt) is closed untouched.
+   * A `damaged` database (it failed as corrupt) is closed untouched. An `evicted` namespace (idle,
+   * or making room) lets go of its Zero connections without closing their sockets.
    */
-  close(damaged = false): void {
+  close(damaged = false, evicted = false): void {
     if (this.closed) return;
     this.closed = true;
     this.ingester?.close();
-    this.zero.close();
+    this.zero.close(evicted && !damaged ? "detach" : "fail");
     this.coalescer.cancel();
     this.counterFlush.cancel();
     if (damaged) {

@@ -119,6 +119,14 @@ export class ZeroConnection {
     this.host.closed(this);
   }
 
+  /** The namespace let go of the connection, leaving its socket open (ZeroHub.close("detach")). */
+  detach(): void {
+    if (!this.open) return;
+    this.open = false;
+    this.host.closed(this);
+    this.socket.detached?.();
+  }
+
   /** Sends one poke: its start (from this client's cookie), its parts, its end at `cookie`. */
   sendPoke(parts: Array<Record<string, unknown>>, cookie: ZeroCookie): void {
     if (!this.open) return;

@@ -202,11 +202,17 @@ export class ZeroHub {
     });
   }
 
-  /** Closes every connection (the namespace is closing). */
-  close(): void {
+  /**
+   * The namespace is closing: every connection is closed (`fail`), or, when the namespace is only
+   * evicted (`detach`), let go of with its socket left open, for the host to restore it when the
+   * namespace opens again (ZeroSocket.detached).
+   */
+  close(mode: "fail" | "detach" = "fail"): void {
     for (const set of [...this.members.values()]) {
-      for (const connection of [...set])
-        connection.fail(new ZeroError("ServerOverloaded", "the server is closing"));
+      for (const connection of [...set]) {
+        if (mode === "detach") connection.detach();
+        else connection.fail(new ZeroError("ServerOverloaded", "the server is closing"));
+      }
     }
   }
 
@@ -400,12 +406,15 @@ export class ZeroHub {
   private async push(connection: ZeroConnection, body: ZeroPushBody): Promise<void> {
     const group = connection.group;
     group.pushing = true;
+    // A push (a delegated one waits on the app) holds the namespace open; an idle socket does not.
+    this.ns.enter();
     try {
       // Stored with their ids by the push, before any poke carries them.
       const refused = await runZeroPush(this.ns, group, body, connection.claims, connection.authorization);
       for (const result of refused) group.refused(result);
     } finally {
       group.pushing = false;
+      this.ns.leave();
     }
     // The pusher's group hears its results now, with the ids they settle.
     this.poke(group);
@@ -418,13 +427,11 @@ export class ZeroHub {
       this.members.set(connection.group, members);
     }
     members.add(connection);
-    this.ns.enter();
   }
 
   private leave(connection: ZeroConnection): void {
     const members = this.members.get(connection.group);
     if (!members?.delete(connection)) return;
-    this.ns.leave();
     if (members.size === 0) this.members.delete(connection.group);
   }
 

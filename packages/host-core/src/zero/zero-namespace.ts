@@ -37,7 +37,7 @@ export interface ZeroNamespace {
   readonly zeroStore: ZeroGroupStore;
   /** The group's active queries as the engine stored them. */
   storedQueries(clientGroupID: string): readonly { hash: string; name: string; args: unknown }[];
-  /** A connection starts (and stops) using the namespace, which stays open while any does. */
+  /** A push starts (and stops) using the namespace, which stays open while any does. */
   enter(): void;
   leave(): void;
 }

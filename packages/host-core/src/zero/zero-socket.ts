@@ -14,6 +14,12 @@ export interface ZeroSocket {
    * A host that may restore the connection in another process keeps it (`ZeroHub.restore`).
    */
   save?(state: ZeroConnectionState): void;
+  /**
+   * The namespace closed under the connection (evicted or idle) and let go of it; the socket
+   * stays open, and the host restores the connection from its saved state when the namespace
+   * opens again.
+   */
+  detached?(): void;
 }
 
 /** WebSocket close codes weir uses: done, and refused for a protocol error. */
