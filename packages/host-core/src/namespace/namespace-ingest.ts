@@ -334,13 +334,9 @@ export class NamespaceIngest {
     }
   }
 
-  /** Counts rows left out for a value their column cannot hold, and says so in the log. */
+  /** Rows left out for a value their column cannot hold (counted in the record): said in the log. */
   private quarantined(rows: readonly QuarantinedRow[]): void {
     const last = rows[rows.length - 1]!;
-    const before = this.record.quarantined?.rows ?? 0;
-    this.update({
-      quarantined: { rows: before + rows.length, last: { ...last, at: this.init.clock.now() } },
-    });
     this.init.logger.log("warn", {
       msg: "rows quarantined: a value does not fit its column; the namespace left the rows out",
       ns: this.init.hash,

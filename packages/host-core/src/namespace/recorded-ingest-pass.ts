@@ -63,9 +63,10 @@ export function assertIngestNotStopped(control: ControlStore): void {
 
 /**
  * One ingest pass (see runIngestPass) that keeps its record in the namespace's control table:
- * each upstream call counted before it goes, the last pass and when one caught up, and a stop
- * after schema drift (a drifted batch fails the same way every time). Whoever holds the
- * namespace runs it the same way: its server, or a command on its file under the file's lease.
+ * each upstream call counted before it goes, the last pass and when one caught up, the rows
+ * quarantined, and a stop after schema drift (a drifted batch fails the same way every time).
+ * Whoever holds the namespace runs it the same way: its server, or a command on its file under
+ * the file's lease.
  */
 export async function runRecordedIngestPass(
   control: ControlStore,
@@ -76,6 +77,14 @@ export async function runRecordedIngestPass(
     const result = await runIngestPass({
       ...input,
       onAttempt: () => updateIngestRecord(control, { attempts: ingestRecord(control).attempts + 1 }),
+      onQuarantined: (rows) => {
+        const last = rows[rows.length - 1]!;
+        const before = ingestRecord(control).quarantined?.rows ?? 0;
+        updateIngestRecord(control, {
+          quarantined: { rows: before + rows.length, last: { ...last, at: input.now() } },
+        });
+        input.onQuarantined?.(rows);
+      },
     });
     const now = input.now();
     updateIngestRecord(control, {
