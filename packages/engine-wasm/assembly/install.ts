@@ -9,6 +9,7 @@ import { GROUP_ROWS_TABLE, MEMBERSHIP_SQL, QUERY_ROWS_TABLE } from "./query-memb
 import { PENDING_SQL, PENDING_TABLE } from "./query-pending";
 import { QUIET_VERSIONS_TABLE } from "./retention";
 import {
+  Column,
   createPriorTableSql,
   createTableSql,
   createTriggersSql,
@@ -48,8 +49,23 @@ function refreshTriggers(table: Table): void {
   execAll(wanted);
 }
 
+/**
+ * Whether the namespace replicates an upstream (an ingester claimed it, or it ingested): its
+ * rows come from there, so a column dropped, retyped or made NOT NULL loses nothing a new
+ * snapshot does not bring back.
+ */
+function isReplica(): bool {
+  const found = queryRows("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '_weir_upstream'");
+  if (found.length == 0) return false;
+  return (
+    queryRows(
+      "SELECT 1 FROM _weir_upstream WHERE id = 1 AND (fence > 0 OR cursor IS NOT NULL OR snapshot IS NOT NULL OR generation > 0)",
+    ).length > 0
+  );
+}
+
 /** Why `next` cannot replace `current` in place, or "" when it can. */
-function incompatibility(current: Schema, next: Schema): string {
+function incompatibility(current: Schema, next: Schema, replica: bool): string {
   for (let i = 0; i < current.tables.length; i++) {
     const was = current.tables[i];
     const now = next.table(was.name);
@@ -58,47 +74,93 @@ function incompatibility(current: Schema, next: Schema): string {
     for (let k = 0; k < was.primaryKey.length; k++) {
       if (now.primaryKey[k].name != was.primaryKey[k].name) return "primary key of " + was.name + " changed";
     }
+    // A replica's columns may change any way but its key: the next snapshot refills them.
+    if (replica) continue;
     for (let j = 0; j < was.columns.length; j++) {
       const column = was.columns[j];
       const found = now.column(column.name);
-      if (found == null) return "column " + was.name + "." + column.name + " was removed";
+      if (found == null)
+        return "column " + was.name + "." + column.name + " was removed (only a replica's may be)";
       if (found.type != column.type || found.nullable != column.nullable) {
-        return "column " + was.name + "." + column.name + " changed type or nullability";
+        return (
+          "column " + was.name + "." + column.name + " changed type or nullability (only a replica's may)"
+        );
       }
     }
     for (let j = 0; j < now.columns.length; j++) {
       const column = now.columns[j];
       if (was.column(column.name) == null && !column.nullable) {
-        return "new column " + was.name + "." + column.name + " must be nullable";
+        return "new column " + was.name + "." + column.name + " must be nullable (but in a replica)";
       }
     }
   }
   return "";
 }
 
-function migrate(current: Schema, next: Schema): void {
+function addColumn(table: Table, column: Column, definition: string): void {
+  exec("ALTER TABLE " + ident(table.name) + " ADD COLUMN " + definition);
+  exec("ALTER TABLE " + priorTableName(table) + " ADD COLUMN " + ident(column.name) + " " + column.sqlType());
+}
+
+function dropColumn(table: Table, name: string): void {
+  // SQLite refuses to drop an indexed column: such indexes go first.
+  const indexes = queryRows(
+    "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = ? AND sql IS NOT NULL",
+    params([jsonString(table.name)]),
+  );
+  for (let i = 0; i < indexes.length; i++) {
+    if (indexes[i][1].includes(ident(name))) exec("DROP INDEX " + ident(indexes[i][0]));
+  }
+  exec("ALTER TABLE " + ident(table.name) + " DROP COLUMN " + ident(name));
+  exec("ALTER TABLE " + priorTableName(table) + " DROP COLUMN " + ident(name));
+}
+
+/**
+ * Moves the tables to `next`. A column that is new or changed is added nullable (a table cannot
+ * take a NOT NULL column with no default; only a replica may get one) and holds null until, in a
+ * replica, the snapshot that follows: the upstream's cursor is cleared, so the next ingest
+ * builds a new generation, whose tables have the declared shape exactly. A column dropped then
+ * added again keeps nothing. Answers whether a replica must resnapshot.
+ */
+function migrate(current: Schema, next: Schema): bool {
+  let resnapshot = false;
   for (let i = 0; i < next.tables.length; i++) {
     const table = next.tables[i];
     const was = current.table(table.name);
     if (was != null) {
+      // The change capture names every column: it goes first, and comes back below.
+      execAll(dropTriggersSql(was));
+      for (let j = 0; j < was.columns.length; j++) {
+        const column = was.columns[j];
+        const now = table.column(column.name);
+        if (now != null && now.type == column.type && now.nullable == column.nullable) continue;
+        dropColumn(was, column.name);
+        resnapshot = true;
+      }
       for (let j = 0; j < table.columns.length; j++) {
         const column = table.columns[j];
-        if (was.column(column.name) == null) {
-          exec("ALTER TABLE " + ident(table.name) + " ADD COLUMN " + column.definition());
-          exec(
-            "ALTER TABLE " +
-              priorTableName(table) +
-              " ADD COLUMN " +
-              ident(column.name) +
-              " " +
-              column.sqlType(),
-          );
-        }
+        const before = was.column(column.name);
+        if (before != null && before.type == column.type && before.nullable == column.nullable) continue;
+        addColumn(
+          table,
+          column,
+          column.nullable ? column.definition() : ident(column.name) + " " + column.sqlType(),
+        );
+        resnapshot = true;
       }
-    }
+    } else resnapshot = true;
     installTable(table);
   }
   raiseFloorToWatermark();
+  return resnapshot;
+}
+
+/** The next ingest of a replica builds a new snapshot generation (a half-built one is dropped). */
+function requireResnapshot(next: Schema): void {
+  for (let i = 0; i < next.tables.length; i++) {
+    exec("DROP TABLE IF EXISTS " + ident("_weir_stage_" + next.tables[i].name));
+  }
+  exec("UPDATE _weir_upstream SET cursor = NULL, snapshot = NULL WHERE id = 1");
 }
 
 /**
@@ -201,9 +263,10 @@ export function install(schemaText: string, engineVersion: string): string {
     return INSTALL_UNCHANGED;
   }
   const current = parseSchema(currentText);
-  const reason = incompatibility(current, next);
+  const replica = isReplica();
+  const reason = incompatibility(current, next, replica);
   if (reason.length > 0) return fail("schema_mismatch", "the schema cannot migrate in place: " + reason);
-  migrate(current, next);
+  if (migrate(current, next) && replica) requireResnapshot(next);
   exec(
     "UPDATE _weir_state SET engine_version = ?, schema = ? WHERE id = 1",
     params([jsonString(engineVersion), jsonString(schemaText)]),

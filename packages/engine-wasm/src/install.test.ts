@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { DATABASES, testEngine } from "../test/databases.js";
 import { todoSchema } from "../test/fixtures.js";
 import type { Schema } from "./types.js";
+import { reduceUpstreamBatch } from "./upstream-batch.js";
 
 describe.each(DATABASES)("install on $kind", ({ open }) => {
   it("creates once, then is a no-op", async () => {
@@ -155,6 +156,51 @@ describe.each(DATABASES)("install on $kind", ({ open }) => {
     expect(() => db.transaction(() => engine.install(db.adapter, changed))).toThrow(
       expect.objectContaining({ code: "schema_mismatch" }),
     );
+  });
+
+  it("lets a replica drop, retype and re-add columns: old values go, and its next ingest resnapshots", async () => {
+    const engine = await testEngine();
+    const db = open();
+    db.transaction(() => engine.install(db.adapter, todoSchema));
+    // A host claims a fence when it opens a namespace with an upstream.
+    const fence = db.transaction(() => engine.claimFence(db.adapter));
+    db.transaction(() =>
+      engine.applyUpstream(
+        db.adapter,
+        {
+          watermark: "10",
+          tables: reduceUpstreamBatch(todoSchema, [
+            {
+              tableName: "todo",
+              op: "INSERT",
+              rowData: { id: "a", owner: "u", text: "old", done: false, sort: 1.5 },
+              oldData: null,
+            },
+          ]).tables,
+        },
+        { fence },
+      ),
+    );
+    const { text: _text, ...rest } = todoSchema.tables.todo.columns;
+    const dropped = { tables: { todo: { columns: rest, primaryKey: ["id"] } } } as Schema;
+    expect(db.transaction(() => engine.install(db.adapter, dropped))).toEqual({ outcome: "migrated" });
+    expect(engine.upstreamState(db.adapter)).toMatchObject({ cursor: null, snapshot: null });
+    const readded = {
+      tables: {
+        todo: {
+          columns: { ...rest, sort: "string", text: { type: "string", nullable: true }, extra: "integer" },
+          primaryKey: ["id"],
+        },
+      },
+    } as unknown as Schema;
+    expect(db.transaction(() => engine.install(db.adapter, readded))).toEqual({ outcome: "migrated" });
+    // Nothing of the dropped column came back, and the retyped one holds no value of the old type.
+    expect(db.adapter.query("SELECT id, owner, text, sort, extra FROM todo", [])).toEqual([
+      ["a", "u", null, null, null],
+    ]);
+    // The change capture follows the new columns.
+    db.adapter.exec("UPDATE todo SET text = 'new', sort = 's', extra = 1 WHERE id = 'a'", []);
+    expect(engine.listChanges(db.adapter, 0, 10).at(-1)).toMatchObject({ table: "todo", key: ["a"] });
   });
 
   it.each([

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -99,8 +99,18 @@ describe("ChangeBuffer", async () => {
     expect(() => new ChangeBuffer(path, { ...identity, slot: "other" })).toThrow(/belongs to slot s/);
     const changed = new ChangeBuffer(path, { ...identity, configKey: "k2" });
     expect(changed.resetReason).toContain("changed");
-    expect(changed.floor).toBe(110n);
+    // Above every cursor a namespace could hold (the head, 110, and the stream's end less one,
+    // 117), so caught-up namespaces resnapshot too; snapshots then stand at the floor.
+    expect(changed.floor).toBe(118n);
+    expect(changed.snapshotStart).toBe(118n);
+    expect(changed.through).toBe(118n);
     expect(changed.stats().changes).toBe(0);
+    // The head stays: a commit at the floor itself is still buffered, and read after it.
+    expect(changed.writtenHead).toBe(110n);
+    await commit(changed, 130n, [2], 0);
+    expect(readNamespaceChanges(changed, undefined, 118n, 10).changes.map((c) => c.rowData)).toEqual([
+      { id: 2 },
+    ]);
     changed.close();
   });
 
@@ -173,5 +183,20 @@ describe("ChangeBuffer", async () => {
       { id: 2 },
     ]);
     buffer.close();
+  });
+
+  it("gives pruned pages back to the file system: the file shrinks after pruning", async () => {
+    const path = file();
+    const buffer = new ChangeBuffer(path, identity);
+    buffer.initialize(100n);
+    const ids = Array.from({ length: 2_000 }, (_, i) => i);
+    for (let tx = 1; tx <= 20; tx++) await commit(buffer, 100n + BigInt(tx) * 10n, ids, 1_000);
+    // Closing checkpoints the WAL into the file.
+    buffer.close();
+    const full = statSync(path).size;
+    const reopened = new ChangeBuffer(path, identity);
+    expect(reopened.prune({ maxAgeMs: 1_000_000, maxChanges: 0 }, 2_000)).toBe(40_000);
+    reopened.close();
+    expect(statSync(path).size).toBeLessThan(full / 4);
   });
 });

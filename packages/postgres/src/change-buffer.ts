@@ -14,6 +14,10 @@ import { WalFlusher } from "./wal-flusher.js";
 
 /** At most this many changes are deleted by one `prune`, so that a request never waits long. */
 const PRUNE_BATCH = 50_000;
+/** `PRAGMA auto_vacuum`'s value for INCREMENTAL. */
+const AUTO_VACUUM_INCREMENTAL = 2;
+/** The WAL file is cut back to this size after each checkpoint that empties it. */
+const WAL_SIZE_LIMIT = 64 * 1024 * 1024;
 
 /**
  * The durable change buffer: a SQLite file holding decoded transactions in commit order, each
@@ -55,7 +59,14 @@ export class ChangeBuffer {
     identity: BufferIdentity,
   ) {
     this.db = new Database(file);
+    // Pruning frees pages: each prune hands them back to the file system (incremental vacuum),
+    // so the file follows what retention keeps. A file made before is converted once.
+    if (this.db.pragma("auto_vacuum", { simple: true }) !== AUTO_VACUUM_INCREMENTAL) {
+      this.db.pragma("auto_vacuum = INCREMENTAL");
+      this.db.exec("VACUUM");
+    }
     this.db.pragma("journal_mode = WAL");
+    this.db.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT}`);
     this.db.pragma("synchronous = NORMAL");
     this.wal = new WalFlusher(file);
     this.db.defaultSafeIntegers(true);
@@ -90,11 +101,16 @@ export class ChangeBuffer {
     }
     const configKey = this.meta("config");
     if (configKey !== null && configKey !== identity.configKey && this.initializedValue) {
-      // Rows encoded for other tables or columns would be misread: drop them. Namespaces behind
-      // the head then get 410 and take a fresh snapshot under the new options.
+      // Rows encoded for other tables or columns would be misread: drop them, and raise the
+      // floor above every cursor a namespace may hold (a cursor is at most `through`, the end of
+      // the stream read less one), caught up ones included: each then gets 410 and takes a
+      // fresh snapshot under the new options. The head stays, so that a commit that starts
+      // right at the end of the stream read is still buffered when PostgreSQL sends it.
       this.db.transaction(() => {
         this.db.exec("DELETE FROM change; DELETE FROM route; DELETE FROM tx;");
-        this.floorValue = this.headValue;
+        const stream = this.endLsnValue ?? 0n;
+        this.floorValue = this.headValue + 1n;
+        if (stream > this.floorValue) this.floorValue = stream;
         this.setMeta("floor", this.floorValue);
         this.setMeta("total", 0n);
       })();
@@ -165,7 +181,21 @@ export class ChangeBuffer {
    */
   get through(): bigint {
     // bigints: Math.max does not take them.
-    if (this.durableThrough > this.durableHead) return this.durableThrough;
+    let through = this.durableHead;
+    if (this.durableThrough > through) through = this.durableThrough;
+    // After a reset the floor lies past the head: a snapshot stands there (see `snapshotStart`).
+    if (this.floorValue > through) through = this.floorValue;
+    return through;
+  }
+
+  /**
+   * Where a snapshot that saw every buffered commit stands: the head, or the floor when a reset
+   * raised it past the head. Nothing commits between the two but at the floor itself, before
+   * the reset was served (see `postgresUpstream`), so a snapshot sees such a commit.
+   */
+  get snapshotStart(): bigint {
+    // bigints: Math.max does not take them.
+    if (this.floorValue > this.durableHead) return this.floorValue;
     return this.durableHead;
   }
 
@@ -375,6 +405,7 @@ export class ChangeBuffer {
       if (floor > this.floorValue) this.setMeta("floor", floor);
       this.setMeta("total", total);
     })();
+    this.db.pragma("incremental_vacuum");
     this.totalValue = BigInt(total);
     if (floor > this.floorValue) this.floorValue = floor;
     return deleted;

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { UpstreamCallError, UpstreamGoneError, type UpstreamSource } from "@weir/host-core";
+import { type Logger, UpstreamCallError, UpstreamGoneError, type UpstreamSource } from "@weir/host-core";
 import { encodeWatermark, isValidNamespace, NAMESPACE_PATTERN } from "@weir/protocol";
 import pg from "pg";
 import type { Registry } from "prom-client";
@@ -27,6 +27,8 @@ import type { UpstreamStatus } from "./upstream-status.js";
 
 /** Most changes or rows one call may ask for (a transaction may still run past it). */
 export const MAX_LIMIT = 100_000;
+const SILENT: Logger = { log() {} };
+
 /** Namespace cursors are written to the buffer at most this often. */
 const CURSOR_SAVE_MS = 5_000;
 
@@ -58,10 +60,16 @@ export interface PostgresUpstream {
   dropReplication(): Promise<{ slot: boolean; publication: boolean }>;
 }
 
+/**
+ * What the buffered rows were encoded under. The table's oid and each column's position tell a
+ * table or a column dropped and created again under the same name: its rows or values changed
+ * in PostgreSQL without a change the stream carries.
+ */
 function configKey(plans: TablePlan[]): string {
   const shape = plans.map((plan) => ({
     table: `${plan.schema}.${plan.name}`,
-    columns: plan.columns.map((c) => [c.name, c.typeOid, c.codec.weirType]),
+    oid: plan.oid,
+    columns: plan.columns.map((c) => [c.name, c.typeOid, c.position, c.codec.weirType]),
     key: plan.primaryKey,
     tenant: plan.tenantColumn,
   }));
@@ -88,31 +96,45 @@ export async function postgresUpstream(input: PostgresUpstreamOptions): Promise<
   const tenants = new UnservableTenants();
   const admin = new pg.Client({ connectionString: options.databaseUrl, options: SESSION_OPTIONS });
   await admin.connect();
+  const logger = options.logger ?? SILENT;
   let plans: TablePlan[];
-  let setup: Awaited<ReturnType<typeof ensureReplication>>;
+  let buffer: ChangeBuffer;
   try {
     await checkReplicationSupport(admin);
     plans = await readTables(admin, options.schema, tables, options.setReplicaIdentity);
     await tenants.countAtStart(admin, options.schema, plans);
-    setup = await ensureReplication(admin, {
+    const setup = await ensureReplication(admin, {
       slot: options.slot,
       publication: options.publication,
       schema: options.schema,
       tables: [...tables.keys()],
     });
+    buffer = new ChangeBuffer(options.bufferFile, {
+      slot: options.slot,
+      publication: options.publication,
+      configKey: configKey(plans),
+    });
+    buffer.tenants = tenants;
+    if (!buffer.initialized) buffer.initialize(setup.slotPosition);
+    else if (setup.createdSlot) {
+      buffer.restartAt(setup.slotPosition);
+      buffer.resetReason = "the slot was created anew: changes from before it were dropped";
+      logger.log("warn", { msg: "slot reset", slot: options.slot, reason: buffer.resetReason });
+    }
+    if (buffer.resetReason !== null && !setup.createdSlot) {
+      // The raised floor is the end of the stream read. A transaction still open could commit
+      // right there after a snapshot was served, below every snapshot's watermark: a commit of
+      // an empty transaction now takes that place (a transaction with an id writes a commit).
+      await admin.query("SELECT txid_current()");
+      logger.log("warn", {
+        msg: "buffer reset",
+        reason: buffer.resetReason,
+        floor: encodeWatermark(buffer.floor),
+        hint: "every namespace gets 410 for its cursor and takes a fresh snapshot",
+      });
+    }
   } finally {
     await admin.end();
-  }
-  const buffer = new ChangeBuffer(options.bufferFile, {
-    slot: options.slot,
-    publication: options.publication,
-    configKey: configKey(plans),
-  });
-  buffer.tenants = tenants;
-  if (!buffer.initialized) buffer.initialize(setup.slotPosition);
-  else if (setup.createdSlot) {
-    buffer.restartAt(setup.slotPosition);
-    buffer.resetReason = "the slot was created anew: changes from before it were dropped";
   }
   const planByName = new Map(plans.map((plan) => [plan.name, plan]));
   const tenantMode = plans.some((plan) => plan.tenantColumn !== null);
@@ -131,6 +153,7 @@ export async function postgresUpstream(input: PostgresUpstreamOptions): Promise<
     retention,
     statusIntervalMs: options.statusIntervalMs,
     random: options.random ?? Math.random,
+    logger,
     onCommitted(batch) {
       committed.transactions += batch.transactions;
       committed.changes += batch.changes;

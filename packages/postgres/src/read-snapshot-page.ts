@@ -50,7 +50,7 @@ const XID_MASK = 0xffffffffn;
  */
 function snapshotWatermark(buffer: ChangeBuffer, snapshot: string): bigint {
   const { xmax, inProgress } = parseSnapshot(snapshot);
-  const head = buffer.head;
+  const head = buffer.snapshotStart;
   const invisible = buffer.oldestInvisible(
     inProgress.map((xid) => Number(xid & XID_MASK)),
     Number(xmax & XID_MASK),

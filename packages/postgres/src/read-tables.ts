@@ -8,6 +8,8 @@ export interface ColumnPlan {
   typeOid: number;
   /** As PostgreSQL writes it (`character varying(20)`), for messages. */
   typeName: string;
+  /** Its attnum: a column dropped and added again under its name has another. */
+  position: number;
   codec: ColumnCodec;
   /** No NOT NULL constraint upstream: weir's column is declared nullable too. */
   nullable: boolean;
@@ -81,6 +83,7 @@ interface ClassRow {
 interface AttributeRow {
   attrelid: number;
   attname: string;
+  attnum: number;
   atttypid: number;
   type_name: string;
   attgenerated: string;
@@ -109,7 +112,7 @@ export async function readTables(
   );
   const oids = classes.map((row) => row.oid);
   const { rows: attributes } = await client.query<AttributeRow>(
-    `SELECT a.attrelid::int AS attrelid, a.attname, a.atttypid::int AS atttypid,
+    `SELECT a.attrelid::int AS attrelid, a.attname, a.attnum::int AS attnum, a.atttypid::int AS atttypid,
             format_type(a.atttypid, a.atttypmod) AS type_name, a.attgenerated, a.attnotnull
        FROM pg_attribute a
       WHERE a.attrelid = ANY($1::oid[]) AND a.attnum > 0 AND NOT a.attisdropped
@@ -172,6 +175,7 @@ export async function readTables(
         name: row.attname,
         typeOid: row.atttypid,
         typeName: row.type_name,
+        position: row.attnum,
         codec,
         nullable: !row.attnotnull && !primaryKey.includes(row.attname),
       });

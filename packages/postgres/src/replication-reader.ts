@@ -1,4 +1,4 @@
-import { retryDelayMs } from "@weir/host-core";
+import { type Logger, retryDelayMs } from "@weir/host-core";
 import { LogicalReplicationService, PgoutputPlugin } from "pg-logical-replication";
 import type { ChangeBuffer } from "./change-buffer.js";
 import type { BufferedChange, CommittedTransaction, Retention } from "./change-buffer-schema.js";
@@ -33,6 +33,7 @@ export interface ReaderOptions {
   retention: Retention;
   statusIntervalMs: number;
   random: () => number;
+  logger: Logger;
   onCommitted(batch: CommittedBatch): void;
 }
 
@@ -125,10 +126,21 @@ export class ReplicationReader {
         this.attempts++;
         this.lastError = (error as Error).message;
         this.state = "reconnecting";
-        await this.sleep(retryDelayMs(this.attempts, this.options.random()));
+        const delayMs = retryDelayMs(this.attempts, this.options.random());
+        this.options.logger.log("warn", {
+          msg: "reconnecting",
+          slot: this.options.slot,
+          attempt: this.attempts,
+          delayMs,
+          error: this.lastError,
+        });
+        await this.sleep(delayMs);
       }
     }
-    if (this.state !== "drift") this.state = "stopped";
+    if (this.state !== "drift") {
+      this.state = "stopped";
+      if (this.started) this.options.logger.log("info", { msg: "stopped", slot: this.options.slot });
+    }
     // A drift before the first start still ends `start()`: the caller sees it in status.
     this.firstStart?.resolve();
   }
@@ -159,6 +171,12 @@ export class ReplicationReader {
     this.service = service;
     const failed = new Promise<never>((_, reject) => service.on("error", reject));
     service.on("start", () => {
+      this.options.logger.log("info", {
+        msg: "connected",
+        slot: this.options.slot,
+        from: formatLsn(buffer.resumeLsn() ?? 0n),
+        ...(this.attempts > 0 ? { afterAttempts: this.attempts } : {}),
+      });
       this.started = true;
       this.firstStart?.resolve();
       this.state = "streaming";
@@ -366,6 +384,14 @@ export class ReplicationReader {
   }
 
   private stopForDrift(drift: SchemaDrift): void {
+    this.options.logger.log("error", {
+      msg: "drift",
+      slot: this.options.slot,
+      table: drift.table,
+      column: drift.column,
+      error: drift.message,
+      hint: "replication stopped before this transaction: fix the options (or weir's schema) and restart",
+    });
     this.drift = drift;
     this.state = "drift";
     this.lastError = drift.message;

@@ -1,3 +1,4 @@
+import type { Logger } from "@weir/host-core";
 import * as v from "valibot";
 
 const Identifier = v.pipe(v.string(), v.minLength(1), v.maxLength(63));
@@ -51,6 +52,13 @@ export const PostgresUpstreamOptions = v.strictObject({
   setReplicaIdentity: v.optional(v.boolean(), false),
   /** How often the reader confirms its position to PostgreSQL while nothing else is sent. */
   statusIntervalMs: v.optional(v.pipe(v.number(), v.minValue(100)), 10_000),
+  /** Where state changes are logged (connected, reconnecting, drift, resets, errors); none by default. */
+  logger: v.optional(
+    v.custom<Logger>(
+      (value) => typeof value === "object" && value !== null && typeof (value as Logger).log === "function",
+      "logger must have a log(level, fields) method",
+    ),
+  ),
   /** Jitter source for the retry delays (tests pin it). */
   random: v.optional(v.custom<() => number>((f) => typeof f === "function")),
 });
