@@ -20,6 +20,7 @@ export const ERROR_STATUS = {
   writer_disabled: 503,
   namespace_busy: 503,
   upstream_unavailable: 503,
+  upstream_misconfigured: 502,
   ingest_paused: 503,
   app_unavailable: 503,
   mutate_failed: 502,

@@ -17,6 +17,11 @@ export interface UpstreamConfig {
   freshnessWaitMs?: number;
   /** While wake sockets are open, a pass runs this often (default 1,000 ms). */
   pollMs?: number;
+  /**
+   * `POST /<ns>/notify` and the ingest admin routes answer within this (default 5,000 ms): a pass
+   * still running then goes on in the background (notify answers 503 while it retries).
+   */
+  answerWithinMs?: number;
   /** The circuit breaker's budget (default 2,000,000 rows in 5 minutes). */
   breaker?: Partial<BreakerLimits>;
   /** Changes asked per upstream call (default 1,000) and rows per snapshot page (default 2,000). */
@@ -33,6 +38,7 @@ export interface ResolvedUpstream {
   freshnessMs: number;
   freshnessWaitMs: number;
   pollMs: number;
+  answerWithinMs: number;
   breaker: BreakerLimits;
   changesLimit: number;
   pageRows: number;
@@ -44,6 +50,7 @@ export const UPSTREAM_DEFAULTS = {
   freshnessMs: 1_000,
   freshnessWaitMs: 2_000,
   pollMs: 1_000,
+  answerWithinMs: 5_000,
   changesLimit: 1_000,
   pageRows: 2_000,
 } as const;
@@ -64,6 +71,7 @@ export const UpstreamConfigShape = v.object({
   freshnessMs: Count(0),
   freshnessWaitMs: Count(0),
   pollMs: Count(10),
+  answerWithinMs: Count(1),
   breaker: v.optional(v.object({ rows: Count(1), windowMs: Count(1) })),
   changesLimit: Count(1),
   pageRows: Count(100),
@@ -79,6 +87,7 @@ export function resolveUpstream(config: UpstreamConfig): ResolvedUpstream {
     freshnessMs: config.freshnessMs ?? UPSTREAM_DEFAULTS.freshnessMs,
     freshnessWaitMs: config.freshnessWaitMs ?? UPSTREAM_DEFAULTS.freshnessWaitMs,
     pollMs: config.pollMs ?? UPSTREAM_DEFAULTS.pollMs,
+    answerWithinMs: config.answerWithinMs ?? UPSTREAM_DEFAULTS.answerWithinMs,
     breaker: { ...DEFAULT_BREAKER_LIMITS, ...config.breaker },
     changesLimit: config.changesLimit ?? UPSTREAM_DEFAULTS.changesLimit,
     pageRows: config.pageRows ?? UPSTREAM_DEFAULTS.pageRows,

@@ -23,7 +23,9 @@ export function isIngestAction(action: AdminAction): action is IngestAction {
 
 /**
  * `POST /<ns>/notify`: the upstream committed; answers once what it committed before the call is
- * applied. A notify carrying a watermark the cursor already reached answers at once.
+ * applied, or within `upstream.answerWithinMs`: a pass still retrying then answers 503 while it
+ * goes on in the background, one still working answers `wall_budget_exceeded`. A notify
+ * carrying a watermark the cursor already reached answers at once.
  */
 export async function runNotify(ctx: IngestContext, body: unknown, now: number): Promise<FlowResult> {
   const request = body === undefined ? {} : check(NotifyRequest, body);
@@ -101,7 +103,15 @@ async function passOrRefusal(
 /** What stopped an ingest pass, as the answer a caller can act on. */
 export function ingestRefusal(error: unknown, now: number): unknown {
   if (error instanceof BreakerOpenError) {
-    return new HttpError("ingest_paused", error.message, { "retry-after": retryAfter(error.retryAt, now) });
+    const headers = { "retry-after": retryAfter(error.retryAt, now) };
+    if (error.reason === "upstream_config") {
+      return new HttpError(
+        "upstream_misconfigured",
+        `${error.message}: check the upstream's URL, token and tables, then POST /admin/breaker/reopen`,
+        headers,
+      );
+    }
+    return new HttpError("ingest_paused", error.message, headers);
   }
   if (error instanceof IngestStoppedError) return new HttpError(error.code, error.message);
   if (error instanceof EngineError && error.code === "schema_drift") {

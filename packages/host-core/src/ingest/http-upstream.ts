@@ -51,14 +51,13 @@ export function httpUpstream(options: HttpUpstreamOptions): UpstreamSource {
       throw new UpstreamGoneError(gone.ok ? gone.value.oldest : 0n);
     }
     if (!response.ok) {
-      const code =
-        typeof (body as { error?: unknown })?.error === "string"
-          ? (body as { error: string }).error
-          : "upstream";
+      const refusal = body as { error?: unknown; message?: unknown } | undefined;
+      const code = typeof refusal?.error === "string" ? refusal.error : "upstream";
+      const why = typeof refusal?.message === "string" ? `: ${refusal.message.slice(0, 500)}` : "";
       throw new UpstreamCallError(
         response.status,
         code,
-        `upstream answered ${response.status} to ${path}`,
+        `upstream answered ${response.status} to ${path}${why}`,
         parseRetryAfter(response.headers.get("retry-after"), Date.now()),
       );
     }

@@ -1,10 +1,13 @@
-/** Why ingest stopped: too many rows in a window, or a batch that did not move the cursor. */
-export type BreakerReason = "budget_exceeded" | "cursor_stalled";
+/**
+ * Why ingest stopped: too many rows in a window, a batch that did not move the cursor, or an
+ * upstream that refused the call as misconfigured (404 for an unknown table, 401, 403, 400).
+ */
+export type BreakerReason = "budget_exceeded" | "cursor_stalled" | "upstream_config";
 
 /** The breaker as stored with the namespace's knobs, so eviction or a restart keeps it. */
 export interface BreakerState {
   /** Set while open: why, and when the next pass may try again (epoch ms). */
-  open: { reason: BreakerReason; retryAt: number; trips: number } | null;
+  open: { reason: BreakerReason; retryAt: number; trips: number; error?: string } | null;
   /** The current window's start (epoch ms) and the rows ingested in it. */
   windowStart: number;
   windowRows: number;
@@ -36,8 +39,14 @@ export class BreakerOpenError extends Error {
   constructor(
     readonly reason: BreakerReason,
     readonly retryAt: number,
+    /** What opened it, when it says more than the reason (the upstream's refusal). */
+    readonly detail?: string,
+    /** Thrown by the trip itself, not by a later attempt while open. */
+    readonly tripped = false,
   ) {
-    super(`ingest is paused (${reason}) until ${new Date(retryAt).toISOString()}`);
+    super(
+      `ingest is paused (${reason}${detail ? `: ${detail}` : ""}) until ${new Date(retryAt).toISOString()}`,
+    );
   }
 }
 
@@ -67,7 +76,7 @@ export class IngestBreaker {
   /** Throws BreakerOpenError while open and its retry time has not come. */
   assertReady(now: number): void {
     const open = this.state.open;
-    if (open && now < open.retryAt) throw new BreakerOpenError(open.reason, open.retryAt);
+    if (open && now < open.retryAt) throw new BreakerOpenError(open.reason, open.retryAt, open.error);
   }
 
   /** Counts rows ingested; opens the breaker (and throws) once the window's budget is passed. */
@@ -80,13 +89,23 @@ export class IngestBreaker {
     if (this.state.windowRows > this.limits.rows) this.trip("budget_exceeded", now);
   }
 
-  /** Opens the breaker: the next attempt waits a second doubled per trip, at most a minute. */
-  trip(reason: BreakerReason, now: number): never {
+  /**
+   * Opens the breaker: the next attempt waits a second doubled per trip, at most a minute; a
+   * misconfigured upstream (which no retry soon fixes) waits the minute at once.
+   */
+  trip(reason: BreakerReason, now: number, error?: string): never {
     const trips = (this.state.open?.trips ?? 0) + 1;
-    const retryAt = now + Math.min(MAX_BACKOFF_MS, FIRST_BACKOFF_MS * 2 ** (trips - 1));
-    this.state = { ...this.state, open: { reason, retryAt, trips } };
+    const backoff =
+      reason === "upstream_config"
+        ? MAX_BACKOFF_MS
+        : Math.min(MAX_BACKOFF_MS, FIRST_BACKOFF_MS * 2 ** (trips - 1));
+    const retryAt = now + backoff;
+    this.state = {
+      ...this.state,
+      open: { reason, retryAt, trips, ...(error === undefined ? {} : { error }) },
+    };
     this.store();
-    throw new BreakerOpenError(reason, retryAt);
+    throw new BreakerOpenError(reason, retryAt, error, true);
   }
 
   /**

@@ -53,6 +53,8 @@ export interface IngestPassInput {
   pageRows?: number;
   /** Before each upstream call (it counts attempts, a crash during the call included). */
   onAttempt?(): void;
+  /** A call failed and is tried again at `retryAt` (epoch ms); `null` once one answers. */
+  onRetry?(failure: { error: string; retryAt: number } | null): void;
   /** After each transaction that committed a new version (wake clients). */
   onCommitted?(): void;
   /**
@@ -101,6 +103,15 @@ class Stop {
 
 function retryable(error: unknown): error is UpstreamCallError {
   return error instanceof UpstreamCallError && (error.status === 429 || error.status >= 500);
+}
+
+/**
+ * A refusal that says this side is configured wrong (an unknown table or route, a refused
+ * token, a namespace the upstream does not take): asking again changes nothing. 409 (a cursor
+ * from another upstream) and 410 have answers of their own.
+ */
+function misconfigured(error: unknown): error is UpstreamCallError {
+  return error instanceof UpstreamCallError && [400, 401, 403, 404].includes(error.status);
 }
 
 const withBigints = (_key: string, item: unknown) => (typeof item === "bigint" ? item.toString() : item);
@@ -186,10 +197,18 @@ export async function runIngestPass(input: IngestPassInput): Promise<IngestPassR
       attempts++;
       try {
         const answer = await fetchOnce();
+        if (attempt > 1) input.onRetry?.(null);
         checkStopped();
         return answer;
       } catch (error) {
         if (error instanceof Stop) throw error;
+        if (misconfigured(error)) {
+          breaker.trip(
+            "upstream_config",
+            input.now(),
+            `the upstream answered ${error.status}: ${error.message}`,
+          );
+        }
         if (!retryable(error)) throw error;
         if (halve && error.status >= 500 && pageRows > MIN_PAGE_ROWS) {
           pageRows = Math.max(MIN_PAGE_ROWS, Math.floor(pageRows / 2));
@@ -200,6 +219,7 @@ export async function runIngestPass(input: IngestPassInput): Promise<IngestPassR
         const retryAt = input.now() + delay;
         const pastDeadline = budget.deadline !== undefined && input.monotonic() + delay >= budget.deadline;
         if (attempt >= maxAttempts || pastDeadline) throw new Stop("pending_retry", retryAt, error.message);
+        input.onRetry?.({ error: error.message, retryAt });
         await input.sleep(delay);
       }
     }

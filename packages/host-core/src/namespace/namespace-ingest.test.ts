@@ -161,17 +161,18 @@ describe("a namespace with an upstream", () => {
     await fresh.host.close();
   });
 
-  it("answers pulls from the replica while the upstream fails, and says so on notify", async () => {
+  it("answers pulls from the replica while the upstream refuses it as misconfigured, and says so on notify", async () => {
     const { upstream, host, pull, status } = await setup({ freshnessMs: 0, freshnessWaitMs: 50 });
     upstream.commit([{ id: "a", n: 1 }]);
     await notify(host);
     upstream.failures.push(new UpstreamCallError(401, "unauthorized", "bad token"));
     expect((await pull()).status).toBe(200);
-    upstream.failures.push(new UpstreamCallError(403, "forbidden", "no"));
+    // Not an outage: asking again changes nothing, so the breaker opens at once.
     const refused = await notify(host);
-    expect(refused).toMatchObject({ status: 503, json: { error: "upstream_unavailable" } });
-    expect(refused.json.message).toContain("403");
-    expect((await status()).lastPass.error).toContain("no");
+    expect(refused).toMatchObject({ status: 502, json: { error: "upstream_misconfigured" } });
+    expect(refused.json.message).toContain("401");
+    expect((await status()).lastPass.error).toContain("bad token");
+    expect((await status()).breaker.open).toMatchObject({ reason: "upstream_config" });
     await host.close();
   });
 

@@ -8,6 +8,7 @@ import type { Scheduler } from "../ports/scheduler.js";
 import type { NamespaceStore } from "../ports/storage.js";
 import type { UpstreamSource } from "../ports/upstream-source.js";
 import type { ControlStore } from "./control-store.js";
+import { PassProgress } from "./pass-progress.js";
 import {
   assertIngestNotStopped,
   type IngestRecord,
@@ -69,6 +70,8 @@ export class NamespaceIngest {
   private closed = false;
   /** catchUp calls waiting for the upstream to commit more. */
   private readonly commitWaiters = new Set<() => void>();
+  /** What the running pass did so far. */
+  private current = new PassProgress(null, 0);
 
   constructor(private readonly init: NamespaceIngestInit) {
     const { control, clock, store, engine } = init;
@@ -111,6 +114,42 @@ export class NamespaceIngest {
     return this.queued;
   }
 
+  /** A pass for notify or the admin routes: answered within `upstream.answerWithinMs`. */
+  answer(options: { resnapshot?: boolean }): Promise<IngestPassResult> {
+    return this.runWithin(options, this.init.upstream.answerWithinMs);
+  }
+
+  /**
+   * A pass (see `run`), answered within `waitMs`: a pass still running then goes on in the
+   * background, and what it did so far is answered, as `pending_retry` while it waits to call
+   * the upstream again after a failure, else as `wall_budget_exceeded`.
+   */
+  async runWithin(options: { resnapshot?: boolean }, waitMs: number): Promise<IngestPassResult> {
+    const pass = this.run(options);
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const late = new Promise<null>((resolve) => {
+      timer = setTimeout(() => resolve(null), waitMs);
+    });
+    try {
+      const first = await Promise.race([pass, late]);
+      if (first !== null) return first;
+    } finally {
+      clearTimeout(timer);
+    }
+    // Its end is logged and recorded by the pass itself.
+    pass.catch(() => undefined);
+    return this.sofar();
+  }
+
+  /** The running pass's result so far. */
+  private sofar(): IngestPassResult {
+    const { engine, store } = this.init;
+    return this.current.result(
+      store.transaction(() => engine.upstreamState(store.db)),
+      this.record.attempts,
+    );
+  }
+
   /**
    * Before a pull or push: null while the last pass is fresh, while a pass is already running
    * (its rows land soon; a snapshot generation may take long), or while ingest is paused or
@@ -144,7 +183,8 @@ export class NamespaceIngest {
     const { clock } = this.init;
     const deadline = clock.monotonic() + waitMs;
     for (;;) {
-      const result = await this.run();
+      // A pass that retries a failing upstream goes on past the deadline, but not the wait.
+      const result = await this.runWithin({}, Math.max(1, deadline - clock.monotonic()));
       const reached =
         result.cursorAfter !== null && (watermark === undefined || BigInt(result.cursorAfter) >= watermark);
       if (result.outcome === "complete" && (reached || watermark === undefined)) return;
@@ -284,7 +324,10 @@ export class NamespaceIngest {
     const pass = this.pass(resnapshot, budget);
     this.running = pass;
     const settled = pass.then(
-      () => undefined,
+      (result) => {
+        if (result.outcome === "pending_retry" && result.retryAt !== undefined)
+          this.retryLater(result.retryAt);
+      },
       () => undefined,
     );
     settled.then(() => {
@@ -294,10 +337,32 @@ export class NamespaceIngest {
     return pass;
   }
 
+  /**
+   * A pass that ended waiting to retry the upstream goes on by itself at its retry time (polls,
+   * while wake sockets are open, already do), so a caller answered early loses nothing.
+   */
+  private retryLater(at: number): void {
+    if (this.closed || this.polling) return;
+    this.init.scheduler.schedule(this.init.namespace, Math.max(0, at - this.init.clock.now()), () => {
+      if (this.closed || this.polling || this.running) return;
+      this.init.waitUntil(
+        this.run().then(
+          () => undefined,
+          () => undefined,
+        ),
+      );
+    });
+  }
+
   private async pass(resnapshot: boolean, budget?: IngestBudget): Promise<IngestPassResult> {
     const { engine, store, schema, source, upstream, clock, logger, control } = this.init;
     assertIngestNotStopped(control);
     this.init.enter();
+    const current = new PassProgress(
+      store.transaction(() => engine.upstreamState(store.db)).cursor,
+      this.record.attempts,
+    );
+    this.current = current;
     try {
       const result = await runRecordedIngestPass(control, {
         engine,
@@ -316,13 +381,30 @@ export class NamespaceIngest {
         ...(budget ? { budget } : {}),
         onCommitted: () => this.init.committed(),
         onQuarantined: (rows) => this.quarantined(rows),
+        ...current.hooks(),
         stopped: () => this.closed,
       });
       if (result.outcome === "complete") this.freshAt = clock.monotonic();
+      if (result.outcome === "pending_retry" && !this.closed) {
+        logger.log("warn", {
+          msg: "upstream unavailable",
+          ns: this.init.hash,
+          error: result.error,
+          retryAt: result.retryAt === undefined ? undefined : new Date(result.retryAt).toISOString(),
+        });
+      }
       this.observe(result.outcome, result.rows, result.batches);
       return result;
     } catch (error) {
       if (error instanceof BreakerOpenError) {
+        if (error.tripped) {
+          logger.log("error", {
+            msg: "ingest paused",
+            ns: this.init.hash,
+            reason: error.reason,
+            error: error.message,
+          });
+        }
         this.observe("paused", 0, 0);
       } else {
         logger.log("error", { msg: "ingest failed", ns: this.init.hash, error: (error as Error).message });

@@ -342,9 +342,10 @@ export class NamespaceService
     return this.store.transaction(() => this.engine.upstreamState(this.store.db)).cursor;
   }
 
+  /** A pass for notify or the admin routes, answered within `upstream.answerWithinMs`. */
   ingest(options: { resnapshot?: boolean }): Promise<IngestPassResult> {
     if (!this.ingester) return Promise.reject(new HttpError("not_found", "this namespace has no upstream"));
-    return this.ingester.run(options);
+    return this.ingester.answer(options);
   }
 
   /** The upstream committed changes for this namespace while it was not open. */

@@ -98,7 +98,8 @@ export async function runRecordedIngestPass(
     });
     return result;
   } catch (error) {
-    if (!(error instanceof BreakerOpenError)) {
+    // A refusal that opened the breaker is recorded; one that met it open changed nothing.
+    if (!(error instanceof BreakerOpenError) || error.tripped) {
       const now = input.now();
       const message = (error as Error).message;
       if (error instanceof EngineError && error.code === "schema_drift") {
