@@ -6,6 +6,7 @@ export {
   httpNotifier,
   type NotifierStats,
 } from "./http-notifier.js";
+export { type ListColumnsOptions, type ListedColumn, listColumns } from "./list-columns.js";
 export { formatLsn, parseLsn } from "./lsn.js";
 export {
   MAX_LIMIT,

@@ -61,6 +61,18 @@ describe("weir upstream postgres", () => {
         state: string;
       };
       expect(status.state).toBe("streaming");
+      // Its state changes as JSON lines on stderr (stdout keeps the start line alone).
+      const connected = serve
+        .stderr()
+        .split("\n")
+        .filter((line) => line.startsWith("{"))
+        .map((line) => JSON.parse(line) as Record<string, unknown>)
+        .find((line) => line.msg === "connected");
+      expect(connected).toMatchObject({
+        level: "info",
+        slot: "weir",
+        from: expect.stringMatching(/^[0-9A-F]+\/[0-9A-F]+$/),
+      });
     } finally {
       serve.child.kill("SIGTERM");
     }
@@ -71,6 +83,72 @@ describe("weir upstream postgres", () => {
     expect(jsonOf(drop)).toEqual({ dropped: { slot: true, publication: true } });
     const again = await runWeir(["upstream", "postgres", "--database-url", db.url, "--drop", "--json"]);
     expect(jsonOf(again)).toEqual({ dropped: { slot: false, publication: false } });
+  });
+
+  it("--list-columns lists each table's columns with their weir types, and follows a schema change", async () => {
+    await db.sql("CREATE TABLE shape (id bigint PRIMARY KEY, label text, spot point, n int NOT NULL)");
+    const listed = async () =>
+      jsonOf<{ tables: Record<string, unknown[]> }>(
+        await runWeir([
+          "upstream",
+          "postgres",
+          "--database-url",
+          db.url,
+          "--tables",
+          "shape",
+          "--list-columns",
+          "--json",
+        ]),
+      ).tables;
+    expect(await listed()).toEqual({
+      shape: [
+        {
+          name: "id",
+          type: "bigint",
+          weirType: "integer",
+          nullable: false,
+          primaryKey: true,
+          generated: false,
+        },
+        {
+          name: "label",
+          type: "text",
+          weirType: "string",
+          nullable: true,
+          primaryKey: false,
+          generated: false,
+        },
+        { name: "spot", type: "point", weirType: null, nullable: true, primaryKey: false, generated: false },
+        {
+          name: "n",
+          type: "integer",
+          weirType: "integer",
+          nullable: false,
+          primaryKey: false,
+          generated: false,
+        },
+      ],
+    });
+    await db.sql(
+      "ALTER TABLE shape DROP COLUMN spot, ALTER COLUMN n TYPE text, ADD COLUMN extra numeric DEFAULT 1",
+    );
+    expect((await listed()).shape).toEqual([
+      expect.objectContaining({ name: "id" }),
+      expect.objectContaining({ name: "label" }),
+      expect.objectContaining({ name: "n", type: "text", weirType: "string" }),
+      expect.objectContaining({ name: "extra", type: "numeric", weirType: "string", nullable: true }),
+    ]);
+    const text = await runWeir([
+      "upstream",
+      "postgres",
+      "--database-url",
+      db.url,
+      "--tables",
+      "shape",
+      "--list-columns",
+    ]);
+    expect(text.code).toBe(0);
+    expect(text.stdout).toMatch(/^shape\n {2}id +integer +bigint +\(primary key\)/);
   });
 
   it("exits 2 without --tables and 1 with the reason when PostgreSQL refuses", async () => {

@@ -1,4 +1,5 @@
 import { resolve } from "node:path";
+import type { ListedColumn } from "@weir/postgres";
 import type { Command } from "commander";
 import { integerArg } from "../arguments.js";
 import { CliError, EXIT_OK, UsageError } from "../cli-error.js";
@@ -23,6 +24,7 @@ interface UpstreamPostgresOptions {
   notifyToken?: string;
   setReplicaIdentity?: boolean;
   drop?: boolean;
+  listColumns?: boolean;
   json?: boolean;
 }
 
@@ -30,6 +32,29 @@ function listArg(text: string): string {
   if (text.split(",").some((part) => part.trim() === ""))
     throw new UsageError("expected names separated by commas");
   return text;
+}
+
+function names(text: string): string[] {
+  return listArg(text)
+    .split(",")
+    .map((name) => name.trim());
+}
+
+/** One block per table: each column's PostgreSQL type, weir type, and what else matters. */
+function columnsText(tables: Record<string, ListedColumn[]>): string {
+  const blocks = Object.entries(tables).map(([table, columns]) => {
+    const width = Math.max(...columns.map((column) => column.name.length));
+    const lines = columns.map((column) => {
+      const notes = [
+        column.primaryKey ? "primary key" : column.nullable ? "nullable" : "",
+        column.generated ? "generated: not sent" : "",
+        column.weirType === null ? "not supported: leave it out with a column list" : "",
+      ].filter(Boolean);
+      return `  ${column.name.padEnd(width)}  ${(column.weirType ?? "-").padEnd(7)}  ${column.type}${notes.length > 0 ? `  (${notes.join("; ")})` : ""}`;
+    });
+    return [table, ...lines].join("\n");
+  });
+  return blocks.length > 0 ? blocks.join("\n\n") : "no tables";
 }
 
 export function registerUpstream(program: Command, state: RunState): void {
@@ -62,11 +87,16 @@ export function registerUpstream(program: Command, state: RunState): void {
       "set REPLICA IDENTITY FULL on tables that lack it instead of refusing them",
     )
     .option("--drop", "drop the slot and the publication, then exit")
+    .option(
+      "--list-columns",
+      "list each table's columns with the weir type each takes (--tables, or every table of --schema), then exit",
+    )
     .addHelpText(
       "after",
       `
 Creates the publication and the slot when absent; only --drop removes them (a slot keeps WAL on
-the server until dropped). Stops cleanly on Ctrl-C or SIGTERM.
+the server until dropped). Stops cleanly on Ctrl-C or SIGTERM. State changes (connected,
+reconnecting, drift, slot or buffer reset, stopped) are logged to stderr as JSON lines.
 --json prints one line {"url", "port", "slot", "publication", "buffer", "tables"} once streaming.`,
     );
   defineAction(command, state, async (out, options: UpstreamPostgresOptions) => {
@@ -92,13 +122,28 @@ the server until dropped). Stops cleanly on Ctrl-C or SIGTERM.
       );
       return EXIT_OK;
     }
+    if (options.listColumns) {
+      let listed: Awaited<ReturnType<typeof postgres.listColumns>>;
+      try {
+        listed = await postgres.listColumns({
+          databaseUrl,
+          schema: options.schema,
+          ...(options.tables ? { tables: names(options.tables) } : {}),
+        });
+      } catch (error) {
+        throw new CliError((error as Error).message, "list_failed");
+      }
+      out.result({ tables: listed }, ({ tables }) => columnsText(tables));
+      return EXIT_OK;
+    }
     if (!options.tables) throw new UsageError("pass --tables, the tables to follow");
-    const tables = listArg(options.tables)
-      .split(",")
-      .map((name) => name.trim());
+    const tables = names(options.tables);
     const token = options.token ?? process.env.WEIR_UPSTREAM_TOKEN;
     const notifyToken = options.notifyToken ?? process.env.WEIR_NOTIFY_TOKEN;
     const buffer = resolve(options.buffer);
+    // Loaded before the address is announced, so that a signal right after it is handled.
+    const { jsonLineLogger, untilStopped } = await import("@weir/node-host");
+    const logger = jsonLineLogger(process.stderr, process.stderr);
     let source: Awaited<ReturnType<typeof postgres.postgresUpstream>>;
     try {
       source = await postgres.postgresUpstream({
@@ -115,12 +160,12 @@ the server until dropped). Stops cleanly on Ctrl-C or SIGTERM.
         },
         notify: options.notifyUrl ? { url: options.notifyUrl, token: notifyToken } : undefined,
         setReplicaIdentity: options.setReplicaIdentity === true,
+        // stdout carries the start line (--json): the log goes to stderr.
+        logger,
       });
     } catch (error) {
       throw new CliError((error as Error).message, "upstream_failed");
     }
-    // Loaded before the address is announced, so that a signal right after it is handled.
-    const { untilStopped } = await import("@weir/node-host");
     const server = postgres.serveUpstream(source, { token });
     const port = options.port ?? DEFAULT_PORT;
     let listening: { url: string; port: number };
@@ -170,6 +215,7 @@ the server until dropped). Stops cleanly on Ctrl-C or SIGTERM.
         async close() {
           await server.close();
           await source.close();
+          logger.flush();
         },
       },
       out.json ? () => {} : (line) => process.stderr.write(`${line}\n`),
