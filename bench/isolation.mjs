@@ -15,6 +15,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
+import { isMainThread, parentPort, Worker, workerData } from "node:worker_threads";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 // The server's own WebSocket library, as a client.
@@ -91,7 +92,8 @@ function push(url, ns, user, group, id, name, args) {
 }
 
 let groups = 0;
-const freshGroup = (prefix) => `${prefix}-${++groups}`;
+// Each attack runs in a worker of its own: its groups are named after it.
+const freshGroup = (prefix) => `${workerData?.name ?? "main"}-${prefix}-${++groups}`;
 
 /** The victim: pulls of namespace B (a reset of its small table each), one after another. */
 async function victimLoop(url, until) {
@@ -321,7 +323,7 @@ async function main() {
     for (const [name, attack] of Object.entries(ATTACKS)) {
       log(`bench isolation: ${name}: ${attack.label}`);
       const until = Date.now() + PHASE_MS;
-      const [victim, attacker] = await Promise.all([victimLoop(url, until), attack.run(url, until)]);
+      const [victim, attacker] = await Promise.all([victimLoop(url, until), inWorker(name, url, until)]);
       // The attacker's last request may end after the phase; the victim is measured within it.
       const p95 = percentile(victim.times, 95);
       result.attacks[name] = {
@@ -343,6 +345,12 @@ async function main() {
     }
     result.attackFileMB = round1(statSync(join(server.dataDir, "attack.sqlite")).size / 1048576);
     result.worstRatio = Math.max(...Object.values(result.attacks).map((a) => a.ratio));
+    // What the server logged as errors (a failure, not a refusal), which no attack should cause.
+    const errors = readFileSync(join(dir, "weir.log"), "utf8")
+      .split("\n")
+      .filter((line) => line.includes('"level":"error"'));
+    for (const line of errors.slice(0, 5)) log(`bench isolation: server error: ${line.slice(0, 400)}`);
+    result.serverErrors = errors.length;
     result.victimErrors = Object.values(result.attacks).reduce((sum, a) => sum + a.victimErrors, 0);
     console.log(["phase", "pulls", "p95 ms", "x alone", "errors", "attacker"].join("\t"));
     for (const row of rows) console.log(row.join("\t"));
@@ -354,4 +362,17 @@ async function main() {
   }
 }
 
-await main();
+/**
+ * Runs an attack in a worker thread: building and reading its big frames must not delay the
+ * victim's timings in this one.
+ */
+function inWorker(name, url, until) {
+  return new Promise((resolve, reject) => {
+    const worker = new Worker(new URL(import.meta.url), { workerData: { name, url, until } });
+    worker.once("message", resolve);
+    worker.once("error", reject);
+  });
+}
+
+if (isMainThread) await main();
+else parentPort.postMessage(await ATTACKS[workerData.name].run(workerData.url, workerData.until));

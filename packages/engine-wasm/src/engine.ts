@@ -48,7 +48,7 @@ import type {
 import type { TableWrites } from "./upstream-batch.js";
 import { visibilityIdentity, visibilityText } from "./visibility-text.js";
 import { countPuts, splice } from "./wire-text.js";
-import { WorkMeter } from "./work-meter.js";
+import { checkPatchCaps, WorkMeter } from "./work-meter.js";
 
 export const DEFAULT_MAX_CHANGE_ROWS = 10_000;
 export const DEFAULT_MAX_CHANGE_BYTES = 2_000_000;
@@ -205,6 +205,7 @@ export class Engine {
       throw new EngineError("internal", "maxQueryRows must be a positive integer");
     }
     const cookie = input.cookie === null ? NULL_COOKIE : input.cookie;
+    if (input.queries) checkPatchCaps(input.queries.patch, input);
     const patch = input.queries
       ? queryPatchText(schema, input.queries.patch, visibility.values.length, input.queries.transformVersion)
       : null;

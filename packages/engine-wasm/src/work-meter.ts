@@ -1,4 +1,5 @@
-import type { SqlAdapter, SqlValue } from "./types.js";
+import { EngineError } from "./engine-error.js";
+import type { PullInput, QueryPatchOp, SqlAdapter, SqlValue } from "./types.js";
 
 /** Probe rows between two reads of the clock (a read costs more than a probe row's count). */
 const ROWS_PER_CHECK = 1024;
@@ -70,6 +71,36 @@ export class WorkMeter {
       `${named}${hash} passed its work budget of ${this.budgetMs} ms (${this.rows} rows examined by ` +
       "its EXISTS probes) and was stopped: narrow its conditions, give it an index, or raise the " +
       "server's queryBudgetMs"
+    );
+  }
+}
+
+/**
+ * Refuses, before anything is resolved or evaluated, a patch whose new queries alone pass a
+ * group's caps (distinct hashes; the engine checks each put against what the group holds too).
+ */
+export function checkPatchCaps(
+  patch: readonly QueryPatchOp[],
+  caps: Pick<PullInput, "maxGroupQueries" | "maxGroupQueryBytes">,
+): void {
+  const bytes = new Map<string, number>();
+  for (const op of patch) {
+    if (op.op === "put") bytes.set(op.hash, new TextEncoder().encode(JSON.stringify(op.args ?? null)).length);
+  }
+  const max = caps.maxGroupQueries ?? Number.POSITIVE_INFINITY;
+  if (bytes.size > max) {
+    throw new EngineError(
+      "query_budget_exceeded",
+      `the patch puts ${bytes.size} queries, more than a group may hold (${max}, the server's maxGroupQueries)`,
+    );
+  }
+  let total = 0;
+  for (const size of bytes.values()) total += size;
+  const maxBytes = caps.maxGroupQueryBytes ?? Number.POSITIVE_INFINITY;
+  if (total > maxBytes) {
+    throw new EngineError(
+      "query_budget_exceeded",
+      `the patch's queries store ${total} bytes of arguments, more than a group may hold (${maxBytes}, the server's maxGroupQueryBytes)`,
     );
   }
 }

@@ -56,7 +56,11 @@ export function push(service: NamespaceService, user: string, id: number, todo: 
   );
 }
 
-export const settle = () => new Promise((resolve) => setTimeout(resolve, 0));
+// Two turns of the event loop: a change of queries is poked in a macrotask after its frame.
+export const settle = () =>
+  new Promise((resolve) => setTimeout(resolve, 0)).then(
+    () => new Promise((resolve) => setTimeout(resolve, 0)),
+  );
 export const ends = (frames: unknown[][]) => frames.filter((f) => f[0] === "pokeEnd");
 export const cookieOf = (socket: { frames: unknown[][] }) =>
   (ends(socket.frames).at(-1)![1] as { cookie: string }).cookie;

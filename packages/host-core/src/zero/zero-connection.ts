@@ -45,6 +45,7 @@ export class ZeroConnection {
   private waiting = 0;
   /** A change of queries was taken and its poke waits for the frames queued behind it. */
   private pokeOwed = false;
+  private pokeScheduled = false;
   private pokes: number;
 
   /** A connection in the state given: a new one's, or one a host saved and restores. */
@@ -99,17 +100,26 @@ export class ZeroConnection {
     this.queue = this.queue.then(async () => {
       this.waiting--;
       if (this.open) await this.handle(frame);
-      // Changes of queries queued together are applied by one poke: a flood of frames costs one
-      // evaluation of what they leave, not one per frame.
-      if (this.pokeOwed && this.waiting === 0 && this.open) {
-        this.pokeOwed = false;
-        try {
-          this.host.poke(this.group);
-        } catch (error) {
-          this.failWith(error);
-        }
+      // Changes of queries queued together are applied by one poke, after the frames the socket
+      // has read since (a macrotask: they come in with the next read): a flood of frames costs
+      // one evaluation of what they leave, not one per frame.
+      if (this.pokeOwed && this.waiting === 0 && !this.pokeScheduled) {
+        this.pokeScheduled = true;
+        setTimeout(() => this.owedPoke(), 0);
       }
     });
+  }
+
+  private owedPoke(): void {
+    this.pokeScheduled = false;
+    // More frames came in the meantime: the last of them schedules the poke again.
+    if (!this.pokeOwed || this.waiting > 0 || !this.open) return;
+    this.pokeOwed = false;
+    try {
+      this.host.poke(this.group);
+    } catch (error) {
+      this.failWith(error);
+    }
   }
 
   /** The socket closed (the client left, or the host closed it). */

@@ -214,11 +214,24 @@ export class ZeroGroup {
     return puts;
   }
 
-  /** Takes the query patch the next pull sends to the engine. */
-  takeEnginePatch(): QueryPatchOperation[] {
-    const patch = this.enginePatch;
-    this.enginePatch = [];
+  /**
+   * Takes the query patch the next pull sends to the engine: its operations up to the
+   * `maxPuts`-th put; the rest wait for the pull after (`hasPendingPatch`).
+   */
+  takeEnginePatch(maxPuts = Number.POSITIVE_INFINITY): QueryPatchOperation[] {
+    let puts = 0;
+    let end = 0;
+    for (; end < this.enginePatch.length; end++) {
+      if (this.enginePatch[end]!.op === "put" && ++puts > maxPuts) break;
+    }
+    const patch = this.enginePatch.slice(0, end);
+    this.enginePatch = this.enginePatch.slice(end);
     return patch;
+  }
+
+  /** Operations of the engine patch wait for a pull (more puts than one poke takes). */
+  hasPendingPatch(): boolean {
+    return this.enginePatch.length > 0;
   }
 
   /** Puts back a patch whose pull failed, so the next one sends it. */

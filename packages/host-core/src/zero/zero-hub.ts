@@ -18,6 +18,9 @@ import { runZeroPush } from "./zero-push.js";
 import { zeroRefusal } from "./zero-refusal.js";
 import type { ZeroSocket } from "./zero-socket.js";
 
+/** New queries one poke evaluates at most (a flood of puts is applied in slices of this many). */
+const PUTS_PER_POKE = 32;
+
 /** How many groups without a connection the hub remembers (so their reconnects need no reset). */
 const IDLE_GROUPS = 10_000;
 
@@ -217,7 +220,7 @@ export class ZeroHub {
   }
 
   /** Computes the group's pull and sends it to each of its connections as one poke. */
-  poke(group: ZeroGroup, retried = false): void {
+  poke(group: ZeroGroup): void {
     const connections = this.pokeable(group);
     if (connections.length === 0) return;
     // Connections behind the group's cookie get a full answer of their own, unless all are.
@@ -226,7 +229,10 @@ export class ZeroHub {
         ? []
         : connections.filter((c) => !sameCookie(c.cookie, group.cookie));
     const full = group.reset || group.cookie === null || lagging.length === connections.length;
-    const patch = group.takeEnginePatch();
+    // A poke evaluates at most PUTS_PER_POKE new queries; the rest go in pokes of their own, each
+    // after the event loop had its turn: a flood of puts delays others by one slice, not all of it.
+    const patch = group.takeEnginePatch(PUTS_PER_POKE);
+    if (group.hasPendingPatch()) setTimeout(() => this.poke(group), 0);
     const changes = group.takeStoreChanges();
     const claims = connections[connections.length - 1]!.claims;
     let answer: QueryPullAnswer;
@@ -258,7 +264,8 @@ export class ZeroHub {
       const code = (error as { code?: unknown }).code;
       const puts = patch.filter((op) => op.op === "put");
       const named = (error as { query?: unknown }).query;
-      if (!retried && code === "query_budget_exceeded" && typeof named === "string") {
+      // Each refusal below drops the queries it names before poking again, so the pokes end.
+      if (code === "query_budget_exceeded" && typeof named === "string") {
         // One query passed its work budget (a put, or one the group holds, re-evaluated): it goes
         // alone, the client hears why, and the rest go on.
         const put = puts.find((op) => op.hash === named);
@@ -270,10 +277,10 @@ export class ZeroHub {
         }
         group.restoreEnginePatch(put ? patch : [...patch, { op: "del", hash: named }]);
         group.dropPuts(new Set([named]));
-        this.poke(group, true);
+        this.poke(group);
         return;
       }
-      if (!retried && puts.length > 0 && (code === "bad_request" || code === "query_budget_exceeded")) {
+      if (puts.length > 0 && (code === "bad_request" || code === "query_budget_exceeded")) {
         // A query the server cannot answer fails alone: the client hears why, the rest go on.
         const refused = new Set(puts.map((op) => op.hash));
         for (const connection of connections) {
@@ -289,7 +296,7 @@ export class ZeroHub {
         }
         group.restoreEnginePatch(patch.filter((op) => op.op !== "put"));
         group.dropPuts(refused);
-        this.poke(group, true);
+        this.poke(group);
         return;
       }
       group.restoreEnginePatch(patch);
