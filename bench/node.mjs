@@ -12,6 +12,7 @@ import { dirname, join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import { measureBigPush } from "./node/big-push.mjs";
+import { measureWorkersScaling } from "./node/workers-scaling.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const weirBin = join(root, "packages/cli/dist/weir.js");
@@ -266,6 +267,32 @@ try {
   log("bench node: weir: one push of 10,000 mutations");
   const bigPush = await measureBigPush(weir.url.replace(/\/[^/]+$/, "/bench-big-push"), weir.child.pid);
   await stopServer(weir);
+  log("bench node: worker threads, one against two");
+  const scaling = await measureWorkersScaling({
+    serve: (name, workers) =>
+      startServer(
+        name,
+        [
+          weirBin,
+          "serve",
+          "--config",
+          join(root, "bench/node/weir.config.mjs"),
+          "--port",
+          "0",
+          "--data-dir",
+          join(dir, name),
+          "--workers",
+          String(workers),
+          "--json",
+        ],
+        join(dir, `${name}.log`),
+      ),
+    stop: stopServer,
+    load: loadGenerator,
+    log,
+    phaseSeconds: PHASE_SECONDS,
+    rounds: ROUNDS,
+  });
 
   const figures = {
     ...figuresOf(runs.weir, runs.weirTodo),
@@ -273,6 +300,7 @@ try {
     rssMB: rss,
     bigPushMs: bigPush.ms,
     bigPushPeakRssMB: bigPush.peakRssMB,
+    workersScaling: scaling.workersScaling,
   };
   const baselineFigures = figuresOf(runs.baseline, runs.baseline);
   const ratios = {
@@ -290,6 +318,7 @@ try {
     wakeP95Ms: figures.wakeP95Ms <= 50 && wake.missed === 0,
     realPushMutationsPerSec: ratios.realPushMutationsPerSec >= 1.0,
     realPushP99Ms: figures.realPushP99Ms <= 25,
+    workersScaling: figures.workersScaling >= 1.6,
   };
 
   const rows = [
@@ -317,6 +346,7 @@ try {
     ["wake p95 ms (500 sockets)", figures.wakeP95Ms, "-", ""],
     ["weir RSS MB", figures.rssMB, "-", ""],
     ["10,000-mutation push ms", figures.bigPushMs, "-", ""],
+    ["pushes, 8 ns, 2 workers/1", figures.workersScaling, "-", ""],
     ["  peak RSS MB (growth)", `${figures.bigPushPeakRssMB} (+${bigPush.rssGrowthMB})`, "-", ""],
   ];
   const table = [["", "weir", "baseline", "weir/baseline"], ...rows].map((row) =>
@@ -340,6 +370,8 @@ try {
       // A status other than 200 means the server could not take the batch.
       bigPushStatus: bigPush.status,
       bigPushRssGrowthMB: bigPush.rssGrowthMB,
+      // Mutations/s of pushes over 8 namespaces with one worker thread and with two.
+      workers: scaling,
       ratios,
       baseline: baselineFigures,
       meets,

@@ -23,6 +23,8 @@ export interface BenchOptions {
   repeat: number;
   sockets: number;
   rounds: number;
+  /** Clients spread over this many namespaces, `<ns>-1` to `<ns>-<n>` (push, pull; 1: the URL's own). */
+  namespaces: number;
 }
 
 export const DEFAULT_BENCH_OPTIONS: Omit<BenchOptions, "mode"> = {
@@ -39,6 +41,7 @@ export const DEFAULT_BENCH_OPTIONS: Omit<BenchOptions, "mode"> = {
   repeat: 3,
   sockets: 500,
   rounds: 20,
+  namespaces: 1,
 };
 
 /** What every bench mode shares: the target, a run id that keeps client ids unique, where progress goes. */
@@ -52,7 +55,11 @@ export class BenchContext {
     readonly progressStream: NodeJS.WritableStream & { isTTY?: boolean } = process.stderr,
   ) {}
 
-  target(): SyncTarget {
-    return new SyncTarget(this.url, this.options.dialect, this.options.auth);
+  /** Client `index`'s target: the URL's namespace, or with `namespaces` one of `<ns>-1..n` in turn. */
+  target(index = 0): SyncTarget {
+    const { namespaces } = this.options;
+    if (namespaces <= 1) return new SyncTarget(this.url, this.options.dialect, this.options.auth);
+    const url = new URL(`${this.url.href}-${(index % namespaces) + 1}`);
+    return new SyncTarget(url, this.options.dialect, this.options.auth);
   }
 }

@@ -22,7 +22,7 @@ export interface PullLoadResult {
  */
 export async function runPullLoad(ctx: BenchContext): Promise<PullLoadResult> {
   const { clients } = ctx.options;
-  const targets = Array.from({ length: clients }, () => ctx.target());
+  const targets = Array.from({ length: clients }, (_, index) => ctx.target(index));
   const first = await targets[0]!.pull(`${ctx.runID}-start`, `${ctx.runID}-start`, null);
   const cookies = new Array<unknown>(clients).fill(first.cookie);
   let changed = 0;

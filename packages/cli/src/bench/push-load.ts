@@ -24,7 +24,7 @@ export interface PushLoadResult {
  */
 export async function runPushLoad(ctx: BenchContext): Promise<PushLoadResult> {
   const { clients, mutationsPerPush, mutator, args } = ctx.options;
-  const targets = Array.from({ length: clients }, () => ctx.target());
+  const targets = Array.from({ length: clients }, (_, index) => ctx.target(index));
   const nextID = new Array<number>(clients).fill(1);
   const loop = new TimedLoop({
     workers: clients,

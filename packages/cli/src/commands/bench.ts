@@ -58,6 +58,12 @@ export function registerBench(program: Command, state: RunState): void {
     .option("--repeat <n>", "full pulls to time (full-pull)", integerArg(1, 1000), d.repeat)
     .option("--sockets <n>", "wake sockets to open (wake)", integerArg(1, 50_000), d.sockets)
     .option("--rounds <n>", "pushes to time (wake)", integerArg(1, 10_000), d.rounds)
+    .option(
+      "--namespaces <n>",
+      "spread the clients over n namespaces, <url>-1 to <url>-n (push, pull)",
+      integerArg(1, 10_000),
+      d.namespaces,
+    )
     .addHelpText("after", BENCH_HELP);
   defineAction(
     command,
