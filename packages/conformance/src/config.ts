@@ -6,5 +6,6 @@ export {
   CONFORMANCE_ADMIN_KEY,
   CONFORMANCE_MAX_CHANGE_ROWS,
   CONFORMANCE_NOTIFY_TOKEN,
+  conformanceClaims,
   conformanceConfig,
 } from "./conformance-config.js";

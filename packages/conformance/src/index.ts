@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe } from "vitest";
 import { adminSuite } from "./admin-suite.js";
 import { badInputSuite } from "./bad-input-suite.js";
+import { claimsSuite } from "./claims-suite.js";
 import { convergenceSuite, correctnessSuite, outsideWritesSuite } from "./correctness-suite.js";
 import { delegatedPushSuite } from "./delegated-push-suite.js";
 import { ingestSuite } from "./ingest-suite.js";
@@ -19,6 +20,7 @@ export {
   CONFORMANCE_MAX_CHANGE_ROWS,
   CONFORMANCE_NOTIFY_TOKEN,
   CONFORMANCE_SCHEMA,
+  conformanceClaims,
   conformanceConfig,
 } from "./conformance-config.js";
 export { type ConvergenceOptions, runHttpConvergence } from "./convergence.js";
@@ -91,6 +93,7 @@ export function runConformance(
     describe("wake", () => wakeSuite(current));
     describe("pull correctness", () => correctnessSuite(current));
     describe("query-aware pull", () => queriesSuite(current));
+    describe("claims changes", () => claimsSuite(current));
     describe("convergence", () => convergenceSuite(current));
     if (options.writesOutsidePush) describe("writes outside a push", () => outsideWritesSuite(current));
     describe("upstream ingest", () =>

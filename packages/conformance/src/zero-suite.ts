@@ -2,6 +2,7 @@ import { MAX_ID_LENGTH } from "@weir/protocol";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CONFORMANCE_MAX_BODY_BYTES } from "./conformance-config.js";
 import type { ConformanceTarget } from "./target.js";
+import { zeroClaimsSuite } from "./zero-claims-suite.js";
 import {
   connectZero,
   pokePartsOf,
@@ -371,6 +372,8 @@ export function zeroSuite(current: () => ConformanceTarget): void {
     expect(await socket.next("error")).toMatchObject({ kind: "Unauthorized" });
     expect((await socket.closed).code).toBe(1002);
   });
+
+  describe("claims changes", () => zeroClaimsSuite(current));
 
   describe("the record of a client's mutations", () => {
     /** Pushes createTodo mutations 1..count of client c1 and waits until a poke confirms the last. */

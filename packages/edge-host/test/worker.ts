@@ -1,6 +1,6 @@
 // The Worker the tests run in workerd: the conformance app behind the sync Worker, a second
 // object class whose alarm writes rows, and two routes that reach an object around the Worker.
-import { conformanceConfig } from "@weir/conformance/config";
+import { conformanceClaims, conformanceConfig } from "@weir/conformance/config";
 import { loadEngine } from "@weir/engine-wasm";
 import engineModule from "@weir/engine-wasm/engine.wasm";
 import { namespaceHash } from "@weir/host-core";
@@ -16,7 +16,7 @@ interface Env {
 }
 
 /**
- * Development authentication: the Authorization header is the user id. `<user>~pad<n>` gives that
+ * The conformance credentials (the user id, or `<user>~admin`). `<user>~pad<n>` gives that
  * user's claims with an `n`-character note besides, for claims too large to keep in an attachment.
  */
 function devAuthenticate(request: Request) {
@@ -27,7 +27,7 @@ function devAuthenticate(request: Request) {
   // Refused as the Node host's development authentication refuses it: not a user id.
   if (!token || token.length > 256) return null;
   const [userID, pad] = token.split("~pad");
-  return pad === undefined ? { userID: token } : { userID: userID!, note: "x".repeat(Number(pad)) };
+  return pad === undefined ? conformanceClaims(token) : { userID: userID!, note: "x".repeat(Number(pad)) };
 }
 
 const config: EdgeConfig<Env> = { ...conformanceConfig(), authenticate: devAuthenticate };

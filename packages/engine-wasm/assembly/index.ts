@@ -53,6 +53,7 @@ export function pull(
   maxQueryRows: f64,
   followersExtra: i32,
   visibilityExtra: i32,
+  claimsExtra: i32,
 ): string {
   return pulls.pull(
     schemas[schema],
@@ -69,6 +70,7 @@ export function pull(
     <i64>maxQueryRows,
     followersExtra < 0 ? "" : extraParam(followersExtra),
     visibilityExtra < 0 ? "null" : extraParam(visibilityExtra),
+    claimsExtra < 0 ? "null" : extraParam(claimsExtra),
   );
 }
 

@@ -196,6 +196,17 @@ function upgradeQueryGroups(): void {
 }
 
 /**
+ * An earlier engine kept no visibility per client group: each such group's next pull recomputes
+ * its rows once (a reset, or a diff of its queries), as if its claims had changed.
+ */
+function upgradeClientGroups(): void {
+  const column = queryRows(
+    "SELECT 1 FROM pragma_table_info('_weir_client_groups') WHERE name = 'visibility'",
+  );
+  if (column.length == 0) exec("ALTER TABLE _weir_client_groups ADD COLUMN visibility TEXT");
+}
+
+/**
  * An earlier engine keyed a group's membership rows by its id. They are rekeyed by the group's
  * key (`_weir_group_keys`), as they stand: no group resets.
  */
@@ -242,6 +253,7 @@ export function install(schemaText: string, engineVersion: string): string {
   const upgraded = upgradeLogLayout();
   upgradePriorKeys();
   upgradeQueryGroups();
+  upgradeClientGroups();
   upgradeGroupKeys();
   const rows = queryRows("SELECT schema FROM _weir_state WHERE id = 1");
   const next = parseSchema(schemaText);

@@ -37,13 +37,14 @@ import { delOp, keyMatch, putOp } from "./projection";
 import { queryPull } from "./query-pull";
 import { PRIOR_SEQ, priorTableName, Schema, Table } from "./schema";
 import { firstSeq, WATERMARK } from "./state";
-import { ident, jsonString, params, parseI64, stringsParams } from "./text";
+import { ident, jsonString, params, parseI64 } from "./text";
 import { Filter, parseVisibility, Visibility } from "./visibility";
 
+// The group's visibility is compared last: its column stays NULL for a group not yet pulled.
 const PULL_STATE = new Statement(
   "SELECT " +
     WATERMARK +
-    ", s.floor, g.user_id = ?, o.since IS NOT NULL, q.cookie FROM _weir_state AS s LEFT JOIN _weir_client_groups " +
+    ", s.floor, g.user_id = ?, o.since IS NOT NULL, q.cookie, g.visibility IS ? FROM _weir_state AS s LEFT JOIN _weir_client_groups " +
     "AS g ON g.id = ? LEFT JOIN _weir_query_groups AS q ON q.group_id = g.id LEFT JOIN _weir_query_partial AS o " +
     "ON o.group_id = g.id WHERE s.id = 1",
 );
@@ -334,11 +335,12 @@ export function pull(
   maxQueryRows: i64,
   followersParam: string = "",
   visibilityParam: string = "null",
+  claimsParam: string = "null",
 ): string {
   // One row: watermark, floor, whether the group is the user's (1), another's (0) or new (""),
-  // whether query rows are owed to it (1), and the cookie its query membership is at (none: it
-  // never pulled with queries).
-  const state = queryStatement(PULL_STATE, stringsParams(userID, groupID));
+  // whether query rows are owed to it (1), the cookie its query membership is at (none: it
+  // never pulled with queries), and whether its rows were answered under this pull's visibility.
+  const state = queryStatement(PULL_STATE, params([jsonString(userID), claimsParam, jsonString(groupID)]));
   if (state.length == 0) return fail("internal", "the engine is not installed in this database");
   const firstTab = state.indexOf(COLUMN_SEPARATOR);
   const secondTab = state.indexOf(COLUMN_SEPARATOR, firstTab + 1);
@@ -349,10 +351,15 @@ export function pull(
   const fourthTab = state.indexOf(COLUMN_SEPARATOR, thirdTab + 1);
   // Rows are owed to the group: an earlier answer was cut by a cap.
   const owed = state.substring(thirdTab + 1, fourthTab) == "1";
+  const fifthTab = state.indexOf(COLUMN_SEPARATOR, fourthTab + 1);
   // The cookie the group's query membership is at; -2 when it never pulled with queries.
-  const membership = state.substring(fourthTab + 1);
+  const membership = state.substring(fourthTab + 1, fifthTab);
   const storedCookie: i64 = membership.length == 0 ? -2 : parseI64(membership);
   if (owner == "0") return fail("forbidden", "the client group belongs to another user");
+  // The caller's claims filter rows otherwise than those the group holds were filtered by (a
+  // role changed, or an operator switched visibility): the group's rows are recomputed, as a
+  // reset (plain pulls) or a diff of every query against what the group holds.
+  const claimsMoved = owner == "1" && state.substring(fifthTab + 1) != "1";
   if (cookie > watermark) {
     return fail(
       "cookie_from_future",
@@ -367,11 +374,19 @@ export function pull(
     queryPatch.startsWith(QUERY_OP_VERSION + COLUMN_SEPARATOR) && !queryPatch.includes(ROW_SEPARATOR);
   const patchesQueries = queryPatch.length > 0 && !versionOnly;
   const unchanged =
-    cookie == watermark && (!byQueries || (!patchesQueries && storedCookie == cookie && !owed));
+    cookie == watermark &&
+    !claimsMoved &&
+    (!byQueries || (!patchesQueries && storedCookie == cookie && !owed));
   // A caller that asks only for the caught-up answer runs without a transaction: it gets that
   // answer from these reads, or NEEDS_TRANSACTION when the pull has more to do.
   if (caughtUpOnly && (owner.length == 0 || !unchanged)) return NEEDS_TRANSACTION;
   if (owner.length == 0) claimGroup(groupID, userID);
+  if (claimsMoved || owner.length == 0) {
+    exec(
+      "UPDATE _weir_client_groups SET visibility = ? WHERE id = ?",
+      params([claimsParam, jsonString(groupID)]),
+    );
+  }
 
   const plan = new PullPlan();
   let body: string;
@@ -393,6 +408,8 @@ export function pull(
       userID,
       followersParam,
       visibilityParam,
+      claimsMoved,
+      claimsParam,
     );
     if (answer.refused.length > 0) return fail("query_budget_exceeded", answer.refused);
     if (answer.exceeded) {
@@ -423,7 +440,7 @@ export function pull(
       (format == FORMAT_REPLICACHE ? ',"patch":[' : ',"gotQueries":' + answer.gotQueries + ',"rowsPatch":[') +
       (answer.reset ? '{"op":"clear"}' + ROWS_AFTER_OP_HERE : ROWS_HERE) +
       "]}";
-  } else if (cookie == watermark) {
+  } else if (cookie == watermark && !claimsMoved) {
     plan.cookie = watermark;
     body =
       format == FORMAT_REPLICACHE
@@ -431,7 +448,7 @@ export function pull(
         : '{"cookie":' + watermark.toString() + ',"unchanged":true}';
   } else {
     const visibility = parseVisibility(visibilityText);
-    const reset = cookie == NULL_COOKIE || cookie < floor;
+    const reset = cookie == NULL_COOKIE || cookie < floor || claimsMoved;
     if (reset) planReset(schema, visibility, format, watermark, plan);
     else planChanges(schema, visibility, format, cookie, watermark, maxRows, maxBytes, plan);
     const ids = lastMutationIDs(groupID, reset ? NULL_COOKIE : cookie, plan.cookie, plan);

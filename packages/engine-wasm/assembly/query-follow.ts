@@ -18,13 +18,15 @@ const FOLLOWER = "2";
 
 /**
  * The followers (a JSON array of group ids, the host's extra parameter `followersParam`) that
- * hold the leader's state at `cookie`: owned by `user`, membership stored at `cookie`, nothing
- * owed, the same transform version and the same queries, hash for hash and plan for plan.
+ * hold the leader's state at `cookie`: owned by `user`, answered under the leader's visibility,
+ * membership stored at `cookie`, nothing owed, the same transform version and the same queries,
+ * hash for hash and plan for plan.
  */
 const ELIGIBLE = new Statement(
   "INSERT INTO _weir_query_scratch (kind, tbl, pk, was_held) SELECT DISTINCT " +
     FOLLOWER +
     ", '', f.value, 0 FROM json_each(?) AS f JOIN _weir_client_groups AS c ON c.id = f.value AND c.user_id = ? " +
+    "AND c.visibility IS ? " +
     "JOIN _weir_query_groups AS g ON g.group_id = f.value AND g.cookie = ? JOIN _weir_group_keys AS k ON " +
     "k.group_id = f.value JOIN _weir_query_groups AS l ON " +
     "l.group_id = ? WHERE f.type = 'text' AND f.value <> l.group_id AND g.transform_version IS l.transform_version " +
@@ -92,8 +94,8 @@ const FOLLOWER_IDS = new Statement(
 /**
  * Moves the followers that hold the leader's state (before its pull) to the leader's state after
  * it, at `watermark`. `group` is the leader's id and `key` its key in the rows tables, as JSON
- * parameters; `visibilityParam` the identity
- * of the leader's visibility (as one; "null": none); `moved`: the leader's pull
+ * parameters; `visibilityParam` the identity of the leader's visibility for lending (as one;
+ * "null": none) and `claimsParam` the one it answers under; `moved`: the leader's pull
  * moved rows (noted in the scratch table, which the caller empties afterwards). Answers a JSON
  * array of [groupID, lastMutationIDChanges] for the followers that followed ("" when none did,
  * and nothing was written to the scratch table).
@@ -107,10 +109,11 @@ export function follow(
   followersParam: string,
   moved: bool,
   visibilityParam: string = "null",
+  claimsParam: string = "null",
 ): string {
   const found = execStatement(
     ELIGIBLE,
-    params([followersParam, jsonString(userID), cookie.toString(), group]),
+    params([followersParam, jsonString(userID), claimsParam, cookie.toString(), group]),
   );
   if (found == 0) return "";
   if (moved) {

@@ -145,6 +145,8 @@ export function queryPull(
   userID: string = "",
   followersParam: string = "",
   visibilityParam: string = "null",
+  claimsMoved: bool = false,
+  claimsParam: string = "null",
 ): QueryAnswer {
   const group = jsonString(groupID);
   const key = groupKey(group);
@@ -171,7 +173,17 @@ export function queryPull(
       }
     }
   } else {
-    if (cookie < watermark) {
+    if (claimsMoved) {
+      // The group's rows were filtered under other claims: every query is evaluated whole under
+      // these and diffed against what the group holds, so the rows the claims now hide are
+      // deleted and those they now show are put (with the changes since the cookie, as always).
+      const queries = storedQueries(group);
+      if (!changesQueries(patchText)) known = queries;
+      for (let q = 0; q < queries.length && !membership.exceeded(); q++) {
+        membership.evaluate(queries[q].hash, queries[q].plan);
+        answer.recomputed++;
+      }
+    } else if (cookie < watermark) {
       const touched = touchedTables(cookie, watermark);
       const fromSeq = firstSeq(cookie + 1);
       const toSeq = firstSeq(watermark + 1);
@@ -230,6 +242,7 @@ export function queryPull(
           followersParam,
           membership.moved,
           visibilityParam,
+          claimsParam,
         );
       }
       if (membership.scratched || answer.followed.length > 0) exec("DELETE FROM _weir_query_scratch");
@@ -259,13 +272,13 @@ export function queryPull(
   // membership is then stored at no cookie a client holds, so its next pull resets instead.
   const stored: i64 = answer.cookie < 0 ? NO_CLIENT_COOKIE : answer.cookie;
   if (answer.cookie < 0) answer.cookie = readVersions().watermark;
-  // The group's rows were all built under this pull's visibility after a reset; otherwise only
-  // when they were before it too.
+  // The group's rows were all built under this pull's visibility after a reset or a diff of
+  // every query; otherwise only when they were before it too.
   exec(
     "INSERT INTO _weir_query_groups (group_id, cookie, visibility) VALUES (?, ?, ?) ON CONFLICT (group_id) DO " +
       "UPDATE SET cookie = excluded.cookie, visibility = CASE WHEN ? OR visibility = excluded.visibility THEN " +
       "excluded.visibility END",
-    params([group, stored.toString(), visibilityParam, full ? "1" : "0"]),
+    params([group, stored.toString(), visibilityParam, full || claimsMoved ? "1" : "0"]),
   );
   const version = transformVersion(patchText);
   if (version.length > 0) {

@@ -46,7 +46,10 @@ export const BOOKKEEPING_SQL: Array<string> = [
   "CREATE TABLE IF NOT EXISTS _weir_changes (seq INTEGER PRIMARY KEY, version INTEGER NOT NULL, " +
     "tbl TEXT NOT NULL, pk TEXT NOT NULL, existed INTEGER, " +
     "CHECK (seq >= version * 16777216 AND seq < (version + 1) * 16777216))",
-  "CREATE TABLE IF NOT EXISTS _weir_client_groups (id TEXT PRIMARY KEY, user_id TEXT NOT NULL) WITHOUT ROWID",
+  // Each client group, its owner, and the visibility (the host's identity of the filters and their
+  // values) its last pull was answered under: a pull under another one recomputes the group's rows.
+  "CREATE TABLE IF NOT EXISTS _weir_client_groups (id TEXT PRIMARY KEY, user_id TEXT NOT NULL, visibility TEXT) " +
+    "WITHOUT ROWID",
   // A client is known within its group: the same id in another group is another client.
   "CREATE TABLE IF NOT EXISTS _weir_clients (group_id TEXT NOT NULL, id TEXT NOT NULL, " +
     "last_mutation_id INTEGER NOT NULL, version INTEGER NOT NULL, PRIMARY KEY (group_id, id)) WITHOUT ROWID",

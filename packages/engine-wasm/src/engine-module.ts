@@ -34,6 +34,8 @@ export interface EngineModule {
     followersExtra: number,
     /** The extra parameter holding the visibility's identity (-1: none; no rows are copied). */
     visibilityExtra: number,
+    /** The extra parameter holding the identity the group's rows are answered under. */
+    claimsExtra: number,
   ): string;
   /** What the next pull's queries may do (see assembly/query-limits.ts). */
   queryLimits(metered: boolean, maxGroupQueries: number, maxGroupQueryBytes: number): void;
@@ -204,6 +206,7 @@ export async function instantiateEngine(
       maxQueryRows,
       followersExtra,
       visibilityExtra,
+      claimsExtra,
     ) => {
       // The minimal runtime collects only when asked, so arguments need no pinning.
       const group = lower(groupID);
@@ -226,6 +229,7 @@ export async function instantiateEngine(
           maxQueryRows,
           followersExtra,
           visibilityExtra,
+          claimsExtra,
         ),
       );
     },

@@ -212,20 +212,22 @@ export class Engine {
     if (patch && input.dialect === "replicache") {
       throw new EngineError("bad_request", "queries are pulled in the native dialect");
     }
-    const extras = patch ? [...visibility.values, ...patch.values] : visibility.values;
+    const extras = patch ? [...visibility.values, ...patch.values] : [...visibility.values];
     // Followers only of a query-aware pull that changes no query (the engine checks them all).
     const followers =
       patch && !caughtUpOnly && input.followers && input.followers.length > 0 ? input.followers : null;
     const followersExtra = followers ? extras.length : -1;
     if (followers) extras.push(JSON.stringify(followers));
-    // Whether another group's query rows may be copied: the engine compares visibilities by this
-    // (a query-aware pull without a patch passes none: its group lends nothing until a reset).
-    const identity = patch !== null && !caughtUpOnly;
     const metered =
       patch !== null && !caughtUpOnly && input.queryBudgetMs !== undefined && this.meter.attach(db);
     if (metered) this.meter.begin(input.queryBudgetMs!);
-    const visibilityExtra = identity ? extras.length : -1;
-    if (identity) extras.push(visibilityIdentity(visibility));
+    // Every pull passes the identity its group is answered under: a group whose rows were
+    // answered under another one (its claims changed) has them recomputed.
+    const claimsExtra = extras.length;
+    extras.push(visibilityIdentity(visibility));
+    // Whether another group's query rows may be copied: the engine compares visibilities by this
+    // (a query-aware pull without a patch passes none: its group lends nothing until a reset).
+    const visibilityExtra = patch !== null && !caughtUpOnly ? claimsExtra : -1;
     return this.call(db, extras, () => {
       this.wasm.queryLimits(
         metered,
@@ -249,6 +251,7 @@ export class Engine {
             input.maxQueryRows ?? DEFAULT_MAX_QUERY_ROWS,
             followersExtra,
             visibilityExtra,
+            claimsExtra,
           ),
         ),
       );

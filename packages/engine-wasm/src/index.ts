@@ -25,3 +25,4 @@ export {
   type TableWrites,
   type UpstreamRowChange,
 } from "./upstream-batch.js";
+export { pullVisibilityIdentity } from "./visibility-text.js";

@@ -178,19 +178,19 @@ describe.each(DATABASES)("query rows copied between groups on $kind", ({ open })
     expect(client.keys()).toEqual([]);
   });
 
-  it("copies from no group pulled under another visibility since its reset", async () => {
+  it("lends the rows of a group pulled under another visibility since its reset as that one's", async () => {
     const { ns, pull, expected, keys } = await chat();
     pull("g1", { visibility: authoredBy("u1") });
     ns.sql("INSERT INTO message VALUES ('m3', 'c1', 'u2', 3, 'c')");
-    // Its rows now mix two visibilities: neither may take them.
-    pull("g1", { visibility: authoredBy("u2") });
+    // Its claims changed: every query is evaluated again under u2, so its rows are u2's alone.
+    const moved = pull("g1", { visibility: authoredBy("u2") });
+    expect(moved.queriesRecomputed).toBe(1);
+    expect(keys("g1")).toEqual(expected(authoredBy("u2")));
     expect(pull("ann", { visibility: authoredBy("u1") }).queriesCopied).toBe(0);
     expect(keys("ann")).toEqual(expected(authoredBy("u1")));
-    expect(pull("bo", { visibility: authoredBy("u2") }).queriesCopied).toBe(0);
-    // A group built under u2 alone lends.
-    const again = pull("bo2", { visibility: authoredBy("u2") });
-    expect(again.queriesCopied).toBe(1);
-    expect(keys("bo2")).toEqual(expected(authoredBy("u2")));
+    const bo = pull("bo", { visibility: authoredBy("u2") });
+    expect(bo.queriesCopied).toBe(1);
+    expect(keys("bo")).toEqual(expected(authoredBy("u2")));
   });
 
   it("copies from no group last pulled without its queries' field until it resets", async () => {
@@ -255,17 +255,18 @@ describe.each(DATABASES)("query rows copied between groups on $kind", ({ open })
     expect(pull("g3").queriesCopied).toBe(1);
   });
 
-  it("copies from no follower that took a leader's answer under another visibility", async () => {
+  it("lets no group answered under another visibility follow a leader", async () => {
     const { ns, pull, expected, keys } = await chat();
     pull("leader", { visibility: authoredBy("u1") });
     pull("follower", { visibility: authoredBy("u2") });
     ns.sql("INSERT INTO message VALUES ('m3', 'c1', 'u2', 3, 'c')");
     const led = pull("leader", { visibility: authoredBy("u1"), followers: ["follower"] });
-    expect(led.followed?.map((f) => f.clientGroupID)).toEqual(["follower"]);
-    // The follower is at the watermark, but its rows were moved under u1's visibility.
+    expect(led.followed ?? []).toEqual([]);
+    // The follower's own pull (under its new claims, u1's) recomputes its rows.
+    pull("follower", { visibility: authoredBy("u1") });
+    expect(keys("follower")).toEqual(expected(authoredBy("u1")));
     expect(pull("bo", { visibility: authoredBy("u2") }).queriesCopied).toBe(0);
     expect(keys("bo")).toEqual(expected(authoredBy("u2")));
-    // The leader kept its own visibility, and lends.
     expect(pull("ann", { visibility: authoredBy("u1") }).queriesCopied).toBe(1);
     expect(keys("ann")).toEqual(expected(authoredBy("u1")));
   });

@@ -13,8 +13,6 @@ export const NO_VISIBILITY: VisibilityText = { text: "", values: [] };
 /** Checks the filters against the schema and writes them in the engine's compact form. */
 export function visibilityText(schema: Schema, visibility: Visibility | undefined): VisibilityText {
   if (!visibility) return NO_VISIBILITY;
-  const entries: string[] = [];
-  const values: SqlValue[] = [];
   for (const [table, filter] of Object.entries(visibility)) {
     if (!Object.hasOwn(schema.tables, table)) {
       throw new EngineError("internal", `visibility names ${table}, which is not in the schema`);
@@ -27,11 +25,28 @@ export function visibilityText(schema: Schema, visibility: Visibility | undefine
     ) {
       throw new EngineError("internal", `the visibility filter of ${table} is not a usable SQL expression`);
     }
+  }
+  return compactVisibility(visibility);
+}
+
+function compactVisibility(visibility: Visibility | undefined): VisibilityText {
+  if (!visibility) return NO_VISIBILITY;
+  const entries: string[] = [];
+  const values: SqlValue[] = [];
+  for (const [table, filter] of Object.entries(visibility)) {
     const params = filter.params ?? [];
     entries.push(`${table}${FILTER_FIELD_SEPARATOR}${params.length}${FILTER_FIELD_SEPARATOR}${filter.sql}`);
     values.push(...params);
   }
   return { text: entries.join(FILTER_ENTRY_SEPARATOR), values };
+}
+
+/**
+ * The identity (`visibilityIdentity`) of a pull's visibility, as the engine stores it with the
+ * client group its pull answers: a host that answers pulls from memory keys them by it too.
+ */
+export function pullVisibilityIdentity(visibility: Visibility | undefined): string {
+  return visibilityIdentity(compactVisibility(visibility));
 }
 
 /**

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { DATABASES, testEngine } from "../test/databases.js";
 import { Namespace, ownerFilter, todoSchema } from "../test/fixtures.js";
+import type { Visibility } from "./types.js";
 
 const insert = "INSERT INTO todo (id, owner, text, done, sort) VALUES (?, ?, 'x', 0, 0)";
 
@@ -37,6 +38,50 @@ describe.each(DATABASES)("visibility on $kind", ({ open }) => {
       { op: "del", tableName: "todo", id: { id: "a1" } },
       { op: "put", tableName: "todo", value: { id: "b1", owner: "alice", text: "x", done: false, sort: 0 } },
     ]);
+  });
+
+  it("recomputes a group's rows under claims that filter otherwise, caught up or behind", async () => {
+    const ns = await namespace();
+    ns.sql(insert, ["a1", "alice"]);
+    ns.sql(insert, ["b1", "bob"]);
+    const both: Visibility = { todo: { sql: "owner IN (?, ?)", params: ["alice", "bob"] } };
+    const first = ns.pull({ cookie: null, userID: "alice", visibility: both });
+    expect(ids(first.json.rowsPatch?.slice(1))).toEqual(["a1", "b1"]);
+    // Caught up, under narrower claims: not unchanged, neither from the caught-up check.
+    expect(
+      ns.engine.pullIfCaughtUp(ns.db.adapter, {
+        clientGroupID: "g",
+        userID: "alice",
+        cookie: first.cookie,
+        visibility: ownerFilter("alice"),
+      }),
+    ).toBeNull();
+    const narrowed = ns.pull({ cookie: first.cookie, userID: "alice", visibility: ownerFilter("alice") });
+    expect(narrowed.reset).toBe(true);
+    expect(narrowed.json.rowsPatch).toEqual([
+      { op: "clear" },
+      expect.objectContaining({ value: expect.objectContaining({ id: "a1" }) }),
+    ]);
+    expect(
+      ns.pull({ cookie: narrowed.cookie, userID: "alice", visibility: ownerFilter("alice") }).unchanged,
+    ).toBe(true);
+    // Behind, under wider claims again.
+    ns.sql(insert, ["a2", "alice"]);
+    const widened = ns.pull({ cookie: narrowed.cookie, userID: "alice", visibility: both });
+    expect(widened.reset).toBe(true);
+    expect(ids(widened.json.rowsPatch?.slice(1))).toEqual(["a1", "a2", "b1"]);
+  });
+
+  it("recomputes once a group an engine before kept no visibility for", async () => {
+    const ns = await namespace();
+    ns.sql(insert, ["a1", "alice"]);
+    const visibility = ownerFilter("alice");
+    const { cookie } = ns.pull({ cookie: null, userID: "alice", visibility });
+    ns.db.adapter.exec("ALTER TABLE _weir_client_groups DROP COLUMN visibility", []);
+    ns.db.transaction(() => ns.engine.install(ns.db.adapter, todoSchema));
+    expect(ns.pull({ cookie, userID: "alice", visibility }).reset).toBe(true);
+    const again = ns.pull({ cookie, userID: "alice", visibility });
+    expect(again.unchanged).toBe(true);
   });
 
   it("never sends even the key of a row the client could not see", async () => {

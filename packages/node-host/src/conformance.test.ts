@@ -1,8 +1,13 @@
 import { fileURLToPath } from "node:url";
-import { type ConformanceTarget, conformanceConfig, runConformance } from "@weir/conformance";
+import {
+  type ConformanceTarget,
+  conformanceClaims,
+  conformanceConfig,
+  runConformance,
+} from "@weir/conformance";
 import type { SqlValue } from "@weir/engine-wasm";
 import { memoryLogger, tempDir } from "../test/helpers.js";
-import { createServer, type WeirServer } from "./index.js";
+import { createServer, credential, type WeirServer } from "./index.js";
 
 const WORKER_CONFIG = fileURLToPath(
   new URL("../test/fixtures/conformance-worker-config.mjs", import.meta.url),
@@ -17,7 +22,7 @@ for (const storage of ["file", "memory"] as const) {
       const start = async () => {
         const server = createServer({
           ...conformanceConfig({ onEffect: (effect) => effects.push(effect), upstreamUrl, appUrl }),
-          devAuth: true,
+          authenticate: (request) => conformanceClaims(credential(request)),
           storage,
           dataDir,
           logger: memoryLogger(),
@@ -59,7 +64,7 @@ for (const storage of ["file", "memory"] as const) {
     const start = async () => {
       const server = createServer({
         ...conformanceConfig({ upstreamUrl, appUrl }),
-        devAuth: true,
+        authenticate: (request) => conformanceClaims(credential(request)),
         storage,
         dataDir,
         logger: memoryLogger(),

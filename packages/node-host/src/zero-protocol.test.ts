@@ -1,7 +1,7 @@
 import { fileURLToPath } from "node:url";
-import { conformanceConfig, runZeroConformance } from "@weir/conformance";
+import { conformanceClaims, conformanceConfig, runZeroConformance } from "@weir/conformance";
 import { memoryLogger, tempDir } from "../test/helpers.js";
-import { createServer, type NodeHostOptions, type WeirServer } from "./index.js";
+import { createServer, credential, type NodeHostOptions, type WeirServer } from "./index.js";
 
 const WORKER_CONFIG = fileURLToPath(
   new URL("../test/fixtures/conformance-worker-config.mjs", import.meta.url),
@@ -14,7 +14,7 @@ function zeroTarget(workers: Pick<NodeHostOptions, "workers" | "workerConfig">) 
     const start = async () => {
       const server = createServer({
         ...conformanceConfig(),
-        devAuth: true,
+        authenticate: (request) => conformanceClaims(credential(request)),
         dataDir,
         logger: memoryLogger(),
         ...workers,

@@ -146,7 +146,7 @@ describe("CaughtUpPulls.behind", () => {
     const pulls = new CaughtUpPulls();
     expect(pulls.behind(null)).toBe(true);
     expect(pulls.behind(0)).toBe(false);
-    pulls.remember("native", "g", "u", answered(5));
+    pulls.remember("native", "g", "u", "v", answered(5));
     expect(pulls.behind(4)).toBe(true);
     expect(pulls.behind(5)).toBe(false);
     // A transaction may move the watermark: nothing is known until the engine answers again.
@@ -156,16 +156,26 @@ describe("CaughtUpPulls.behind", () => {
   });
 });
 
+describe("CaughtUpPulls.answer", () => {
+  it("answers a group only under the visibility its last answer was under", () => {
+    const pulls = new CaughtUpPulls();
+    const caughtUp = { ...answered(5), unchanged: true, body: '{"cookie":5}' } as PullResult;
+    pulls.remember("native", "g", "u", "admin", caughtUp);
+    expect(pulls.answer("native", "g", "u", 5, "admin")?.body).toBe('{"cookie":5}');
+    expect(pulls.answer("native", "g", "u", 5, "member")).toBeUndefined();
+  });
+});
+
 describe("CaughtUpPulls.distrust", () => {
   it("answers nothing from memory once a commit failed behind what it learnt, even what it learns next", () => {
     const pulls = new CaughtUpPulls();
     const caughtUp = { ...answered(5), unchanged: true, body: '{"cookie":5}' } as PullResult;
-    pulls.remember("native", "g", "u", caughtUp);
-    expect(pulls.answer("native", "g", "u", 5)?.body).toBe('{"cookie":5}');
+    pulls.remember("native", "g", "u", "v", caughtUp);
+    expect(pulls.answer("native", "g", "u", 5, "v")?.body).toBe('{"cookie":5}');
     pulls.distrust();
-    expect(pulls.answer("native", "g", "u", 5)).toBeUndefined();
+    expect(pulls.answer("native", "g", "u", 5, "v")).toBeUndefined();
     expect(pulls.knowsOwner("g", "u")).toBe(false);
-    pulls.remember("native", "g", "u", caughtUp);
-    expect(pulls.answer("native", "g", "u", 5)).toBeUndefined();
+    pulls.remember("native", "g", "u", "v", caughtUp);
+    expect(pulls.answer("native", "g", "u", 5, "v")).toBeUndefined();
   });
 });

@@ -27,20 +27,27 @@ export class CaughtUpPulls {
   private floor = 0;
   private readonly bodies: Partial<Record<Dialect, string>> = {};
   private readonly owners = new Map<string, string>();
+  /** The visibility identity (`pullVisibilityIdentity`) each group's last answer was under. */
+  private readonly visibilities = new Map<string, string>();
   /** Groups an answer cut by a cap left rows owed to; `saturated` once too many were. */
   private readonly owed = new Set<string>();
   private saturated = false;
 
-  /** The answer for a pull at `cookie`, or undefined when the engine must look. */
+  /**
+   * The answer for a pull at `cookie` under the visibility `identity`, or undefined when the
+   * engine must look (a group answered under other claims has its rows recomputed there).
+   */
   answer(
     dialect: Dialect,
     clientGroupID: string,
     userID: string,
     cookie: number | null,
+    identity: string,
   ): CaughtUpAnswer | undefined {
     if (cookie !== this.watermark) return undefined;
     const body = this.bodies[dialect];
     if (body === undefined || !this.knowsOwner(clientGroupID, userID)) return undefined;
+    if (this.visibilities.get(clientGroupID) !== identity) return undefined;
     if (this.saturated || this.owed.has(clientGroupID)) return undefined;
     return { body, watermark: this.watermark, floor: this.floor };
   }
@@ -64,9 +71,20 @@ export class CaughtUpPulls {
     this.owners.set(clientGroupID, userID);
   }
 
-  /** Learns from a pull the engine answered (and committed) for this group and user. */
-  remember(dialect: Dialect, clientGroupID: string, userID: string, result: PullResult): void {
+  /**
+   * Learns from a pull the engine answered (and committed) for this group and user, under the
+   * visibility `identity`.
+   */
+  remember(
+    dialect: Dialect,
+    clientGroupID: string,
+    userID: string,
+    identity: string,
+    result: PullResult,
+  ): void {
     this.rememberOwner(clientGroupID, userID);
+    if (this.visibilities.size >= MAX_REMEMBERED_GROUPS) this.visibilities.clear();
+    this.visibilities.set(clientGroupID, identity);
     // Forgetting an owed group would answer it from memory: past the bound, no group is.
     if (!result.more) this.owed.delete(clientGroupID);
     else if (this.owed.size < MAX_REMEMBERED_GROUPS) this.owed.add(clientGroupID);
@@ -86,6 +104,7 @@ export class CaughtUpPulls {
   distrust(): void {
     this.forget();
     this.owners.clear();
+    this.visibilities.clear();
     this.saturated = true;
   }
 

@@ -1,3 +1,4 @@
+import { pullVisibilityIdentity } from "@weir/engine-wasm";
 import { type Dialect, parsePullRequest } from "@weir/protocol";
 import type { Claims } from "../auth/claims.js";
 import { HttpError } from "../http/http-error.js";
@@ -55,9 +56,13 @@ export function runPull(
   // A caught-up pull, the common case, is answered from memory: no SQL, no transaction. A pull
   // with queries asks the engine, which knows whether the group's membership is at its cookie.
   const armed = knobs.faults.pull_during_tx !== undefined || queries !== null;
+  // The rows follow the caller's claims as they are now: an answer remembered for a group is
+  // given again only under the same visibility.
+  const visibility = ctx.visibilityFor(claims);
+  const identity = pullVisibilityIdentity(visibility);
   const known = armed
     ? undefined
-    : ctx.caughtUp.answer(dialect, input.clientGroupID, claims.userID, input.cookie);
+    : ctx.caughtUp.answer(dialect, input.clientGroupID, claims.userID, input.cookie, identity);
   if (known) {
     fireFault(knobs, "pull_after_commit");
     counters.pulls++;
@@ -81,7 +86,7 @@ export function runPull(
     userID: claims.userID,
     cookie: input.cookie,
     dialect,
-    visibility: ctx.visibilityFor(claims),
+    visibility,
     maxChangeRows: ctx.caps.maxChangeRows,
     maxChangeBytes: ctx.caps.maxChangeBytes,
     ...(queries
@@ -109,9 +114,9 @@ export function runPull(
       fireFault(knobs, "pull_during_tx");
       return engine.pull(store.db, pull);
     });
-  ctx.caughtUp.remember(dialect, input.clientGroupID, claims.userID, result);
+  ctx.caughtUp.remember(dialect, input.clientGroupID, claims.userID, identity, result);
   for (const follower of result.followed ?? [])
-    ctx.caughtUp.remember(dialect, follower.clientGroupID, claims.userID, follower);
+    ctx.caughtUp.remember(dialect, follower.clientGroupID, claims.userID, identity, follower);
   const txMs = elapsedMs(clock, started);
   fireFault(knobs, "pull_after_commit");
   counters.pulls += 1 + (result.followed?.length ?? 0);

@@ -1,3 +1,4 @@
+import { pullVisibilityIdentity } from "@weir/engine-wasm";
 import { describe, expect, it } from "vitest";
 import { headerUser, memoryStore, testService } from "../../test/test-host.js";
 import type { WeirConfig } from "../config/weir-config.js";
@@ -52,7 +53,9 @@ describe("NamespaceService", () => {
       ) as { cookie: number };
     const { cookie } = pull(null);
     pull(cookie);
-    expect(service.caughtUp.answer("native", "g", "u", cookie)).toBeDefined();
+    expect(
+      service.caughtUp.answer("native", "g", "u", cookie, pullVisibilityIdentity(undefined)),
+    ).toBeDefined();
     // Two pushes in one transaction, which fails to commit: neither is kept.
     failNextCommit = true;
     expect(() =>
@@ -63,9 +66,13 @@ describe("NamespaceService", () => {
       }),
     ).toThrow(/disk is full/);
     expect(service.store.db.query("SELECT id FROM note ORDER BY id", [])).toEqual([["n1"]]);
-    expect(service.caughtUp.answer("native", "g", "u", cookie)).toBeUndefined();
+    expect(
+      service.caughtUp.answer("native", "g", "u", cookie, pullVisibilityIdentity(undefined)),
+    ).toBeUndefined();
     pull(cookie);
-    expect(service.caughtUp.answer("native", "g", "u", cookie)).toBeUndefined();
+    expect(
+      service.caughtUp.answer("native", "g", "u", cookie, pullVisibilityIdentity(undefined)),
+    ).toBeUndefined();
   });
 
   it("commits what `write` wrote as one version, and wakes every client", async () => {

@@ -21,6 +21,8 @@ export interface ZeroConnectionHost {
   recoveryPull(connection: ZeroConnection, body: ZeroPullBody): unknown[];
   /** Authenticates a new credential (`updateAuth`): the claims, or a rejection. */
   reauthenticate(token: string): Promise<Claims>;
+  /** The connection acts with new claims now: its group's rows follow them. */
+  reauthenticated(connection: ZeroConnection): void;
   /** Charges a message to the user's budget: false when it is refused (and must not run). */
   charge(connection: ZeroConnection, cost: ZeroMessageCost): boolean;
   closed(connection: ZeroConnection): void;
@@ -219,6 +221,7 @@ export class ZeroConnection {
         this.claims = claims;
         this.authToken = message[1].auth;
         this.saved();
+        if (this.initialized) this.host.reauthenticated(this);
         return;
       }
       case "pull":

@@ -57,6 +57,7 @@ export class ZeroHub {
           throw zeroRefusal(error);
         }
       },
+      reauthenticated: (connection) => this.reauthenticated(connection),
       charge: (connection, cost) => chargeMessage(this.meter, connection, cost),
       closed: (connection) => this.leave(connection),
     };
@@ -389,6 +390,17 @@ export class ZeroHub {
   private chargeEvaluated(claims: Claims, result: PullFlowResult): void {
     const rows = result.log.queryRows ?? 0;
     if (rows > 0) this.meter(claims.userID, { kind: "evaluated", rows });
+  }
+
+  /**
+   * A group is pulled under the claims of its newest connection: one that changed its claims
+   * becomes that, and the group is poked at once, so that its rows follow them (the engine
+   * deletes what they hide and puts what they show; nothing, when they filter alike).
+   */
+  private reauthenticated(connection: ZeroConnection): void {
+    const set = this.members.get(connection.group);
+    if (set?.delete(connection)) set.add(connection);
+    this.poke(connection.group);
   }
 
   /** The group's connections a poke goes to: open, and past their first message. */
