@@ -8,6 +8,7 @@ import {
   pokePartsOf,
   until,
   type ZeroConnectOptions,
+  type ZeroTestSocket,
   zeroSecProtocol,
 } from "./zero-socket-client.js";
 
@@ -249,17 +250,19 @@ export function zeroSuite(current: () => ConformanceTarget): void {
     socket.ws.close();
   });
 
-  it("resets a client whose cookie is not the one its group was last poked at", async () => {
+  it("resets a client whose cookie is more than one poke behind its group's", async () => {
     const group = "gstale";
     const first = await connect("zp9", { group });
     const stale = ((await first.next("pokeEnd")) as { cookie: string }).cookie;
-    first.ws.send(
-      JSON.stringify([
-        "changeDesiredQueries",
-        { desiredQueriesPatch: [{ op: "put", hash: "h", name: "doneTodos", args: [] }] },
-      ]),
-    );
-    await until(() => first.messages.filter((m) => m[0] === "pokeEnd").length >= 2);
+    for (const [i, hash] of ["h", "h2"].entries()) {
+      first.ws.send(
+        JSON.stringify([
+          "changeDesiredQueries",
+          { desiredQueriesPatch: [{ op: "put", hash, name: "doneTodos", args: [] }] },
+        ]),
+      );
+      await until(() => first.messages.filter((m) => m[0] === "pokeEnd").length >= i + 2);
+    }
     first.ws.close();
     await first.closed;
     const again = await connect("zp9", { group, cookie: stale });
@@ -360,6 +363,40 @@ export function zeroSuite(current: () => ConformanceTarget): void {
       owner.ws.close();
       await owner.closed;
     }
+  });
+
+  it("sends a client back at the cookie before its group's last poke that poke again, not a reset", async () => {
+    const ns = "zp16";
+    const group = "gmissed";
+    const cookies = (socket: ZeroTestSocket) =>
+      socket.messages.filter((m) => m[0] === "pokeEnd").map((m) => (m[1] as { cookie: string }).cookie);
+    const a = await connect(ns, { group });
+    await a.next("pokeEnd");
+    a.ws.send(
+      JSON.stringify([
+        "changeDesiredQueries",
+        { desiredQueriesPatch: [{ op: "put", hash: "hd", name: "doneTodos", args: [] }] },
+      ]),
+    );
+    await until(() => cookies(a).length >= 2);
+    const before = cookies(a).at(-1)!;
+    // Another device of the same user writes a row the group's query holds: one poke.
+    const writer = await connect(ns, { group: "gwriter" });
+    await writer.next("pokeEnd");
+    writer.ws.send(customPush("gwriter", 1, { id: "missed-1", done: true }));
+    await until(() => cookies(a).length >= 3);
+    const after = cookies(a).at(-1)!;
+    // The client's socket dropped as that poke went out: it comes back with the cookie before it.
+    a.ws.close();
+    await a.closed;
+    const again = await connect(ns, { group, cookie: before });
+    await again.next("pokeEnd");
+    expect(again.messages.find((m) => m[0] === "pokeStart")![1]).toMatchObject({ baseCookie: before });
+    expect(JSON.stringify(parts(again))).not.toContain('"clear"');
+    expect(JSON.stringify(parts(again))).toContain("missed-1");
+    expect(cookies(again)).toEqual([after]);
+    again.ws.close();
+    writer.ws.close();
   });
 
   it("takes a new credential of the same user, and refuses another user's", async () => {

@@ -19,8 +19,39 @@ export function deliver(
   group.reset = false;
   if (parts === null) return;
   const cookie = finalCookie(group.cookie, connections, answer.cookie);
+  keepLastPoke(group, reset ? null : parts, cookie);
   group.cookie = cookie;
   for (const connection of connections) connection.sendPoke(parts, cookie);
+}
+
+/** Row ops past which a poke is not kept for a replay (a reset costs about as much). */
+const MAX_KEPT_ROW_OPS = 1_000;
+
+function keepLastPoke(group: ZeroGroup, parts: Array<Record<string, unknown>> | null, to: ZeroCookie): void {
+  const rows = (parts ?? []).reduce(
+    (n, part) => n + ((part.rowsPatch as unknown[] | undefined)?.length ?? 0),
+    0,
+  );
+  group.lastPoke =
+    parts !== null && group.cookie !== null && rows <= MAX_KEPT_ROW_OPS
+      ? { from: group.cookie, parts, to }
+      : null;
+}
+
+/**
+ * Sends the group's last poke again to the connections at the cookie it started from (a client
+ * whose socket dropped while it went out, back with the cookie it had), so they are at the
+ * group's cookie without a reset. Answers the connections still behind it.
+ */
+export function replayLastPoke(group: ZeroGroup, lagging: readonly ZeroConnection[]): ZeroConnection[] {
+  const last = group.lastPoke;
+  if (last === null || group.cookie === null || !sameCookie(last.to, group.cookie)) return [...lagging];
+  const behind: ZeroConnection[] = [];
+  for (const connection of lagging) {
+    if (sameCookie(connection.cookie, last.from)) connection.sendPoke(last.parts, last.to);
+    else behind.push(connection);
+  }
+  return behind;
 }
 
 /**
@@ -42,6 +73,7 @@ export function deliverSplit(
   let cookie = finalCookie(group.cookie, current, answer.cookie);
   const behind = finalCookie(cookie, lagging, whole.cookie);
   if (laterCookie(behind, cookie)) cookie = behind;
+  keepLastPoke(group, incremental, cookie);
   group.cookie = cookie;
   for (const connection of current) connection.sendPoke(incremental, cookie);
   for (const connection of lagging) connection.sendPoke(reset, cookie);

@@ -39,6 +39,12 @@ export class ZeroGroup {
   cookie: ZeroCookie | null = null;
   /** The hashes the clients hold in gotQueries. */
   got = new Set<string>();
+  /**
+   * The group's last incremental poke, from the cookie before it (kept while small): a client
+   * whose socket dropped as it went out comes back at `from`, and gets it again instead of a
+   * reset.
+   */
+  lastPoke: { from: ZeroCookie; parts: Array<Record<string, unknown>>; to: ZeroCookie } | null = null;
   /** Whether the next poke must be a full one (clear, then everything). */
   reset = true;
   /** A push of the group is running: its poke waits for the push's results. */

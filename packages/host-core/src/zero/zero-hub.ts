@@ -7,7 +7,7 @@ import type { ZeroConnectRequest } from "./zero-connect-request.js";
 import { ZeroConnection, type ZeroConnectionHost } from "./zero-connection.js";
 import type { ZeroConnectionState } from "./zero-connection-state.js";
 import { formatZeroCookie, parseZeroCookie, type ZeroCookie } from "./zero-cookie.js";
-import { deliver, deliverSplit, laterCookie, sameCookie } from "./zero-delivery.js";
+import { deliver, deliverSplit, laterCookie, replayLastPoke, sameCookie } from "./zero-delivery.js";
 import { ZeroError } from "./zero-error.js";
 import { ZeroGroup } from "./zero-group.js";
 import type { ZeroPushBody } from "./zero-messages.js";
@@ -224,11 +224,15 @@ export class ZeroHub {
   poke(group: ZeroGroup): void {
     const connections = this.pokeable(group);
     if (connections.length === 0) return;
-    // Connections behind the group's cookie get a full answer of their own, unless all are.
+    // Connections behind the group's cookie get a full answer of their own, unless all are; those
+    // that missed only its last poke get that poke again first, and are then at its cookie.
     const lagging =
       group.reset || group.cookie === null
         ? []
-        : connections.filter((c) => !sameCookie(c.cookie, group.cookie));
+        : replayLastPoke(
+            group,
+            connections.filter((c) => !sameCookie(c.cookie, group.cookie)),
+          );
     const full = group.reset || group.cookie === null || lagging.length === connections.length;
     // A poke evaluates at most PUTS_PER_POKE new queries; the rest go in pokes of their own, each
     // after the event loop had its turn: a flood of puts delays others by one slice, not all of it.
