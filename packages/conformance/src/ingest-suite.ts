@@ -68,7 +68,7 @@ export function ingestSuite(target: () => ConformanceTarget, upstream: () => Sui
 
   it("brings what the upstream committed to incremental pulls and wake sockets once notify answers", async () => {
     const { t, ns, source, alice } = await replica();
-    const listener = new Listener(wakeUrl(t, ns, "watcher"), await t.auth("bob"));
+    const listener = new Listener(wakeUrl(t, ns, "watcher"), await t.auth("alice"));
     await listener.opened;
     const watermark = source.commitTodos(todos("n", 2));
     const answer = await notify(t, ns, { watermark: Number(watermark) });
@@ -79,6 +79,19 @@ export function ingestSuite(target: () => ConformanceTarget, upstream: () => Sui
     expect(pages[0]!.json.rowsPatch.map((op: { op: string }) => op.op)).toEqual(["put", "put"]);
     expect(todoIDs(alice)).toEqual(["n-0000", "n-0001", "seed"]);
     listener.close();
+  });
+
+  it("wakes only the readers of an ingested change", async () => {
+    const { t, ns, source } = await replica();
+    const carol = new Listener(wakeUrl(t, ns, "carol-tab"), await t.auth("carol"));
+    const dave = new Listener(wakeUrl(t, ns, "dave-tab"), await t.auth("dave"));
+    await Promise.all([carol.opened, dave.opened]);
+    const watermark = source.commitTodos(todos("c", 2, "carol"));
+    expect((await notify(t, ns, { watermark: Number(watermark) })).status).toBe(200);
+    expect(await within(carol.next(), 5_000, "wake")).toBe("wake");
+    expect(await dave.heardNothing()).toBe(true);
+    carol.close();
+    dave.close();
   });
 
   it("polls the upstream while a wake socket is open, without a notify", async () => {

@@ -33,6 +33,16 @@ export class Listener {
     });
   }
 
+  /**
+   * Whether the socket was sent nothing: a `wake` for a commit would have been sent before the
+   * socket's `pong` (a round's wakes go out together, before the test's next step), so the next
+   * message after a ping is the pong only if no wake came.
+   */
+  async heardNothing(): Promise<boolean> {
+    this.ws.send("ping");
+    return (await this.next()) === "pong";
+  }
+
   close(): void {
     this.ws.close();
   }

@@ -1,6 +1,7 @@
 import { MAX_ID_LENGTH } from "@weir/protocol";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CONFORMANCE_MAX_BODY_BYTES } from "./conformance-config.js";
+import { NativeClient } from "./http-client.js";
 import type { ConformanceTarget } from "./target.js";
 import { zeroClaimsSuite } from "./zero-claims-suite.js";
 import {
@@ -213,6 +214,37 @@ export function zeroSuite(current: () => ConformanceTarget): void {
     socket.ws.send(JSON.stringify(["ping", {}]));
     expect(await socket.next("pong")).toEqual({});
     socket.ws.close();
+  });
+
+  it("pokes only the groups a commit concerns: another user's group hears nothing of a write it cannot see", async () => {
+    const ns = `zfan${Math.random().toString(36).slice(2, 8)}`;
+    const pokes = (socket: ZeroTestSocket) => socket.messages.filter((m) => m[0] === "pokeEnd").length;
+    const sockets = await Promise.all(["alice", "bob"].map((user) => connect(ns, { user })));
+    for (const socket of sockets) {
+      await socket.next("pokeEnd");
+      socket.ws.send(
+        JSON.stringify([
+          "changeDesiredQueries",
+          { desiredQueriesPatch: [{ op: "put", hash: "h", name: "firstTodos", args: [{ limit: 10 }] }] },
+        ]),
+      );
+      await until(() => pokes(socket) >= 2);
+    }
+    const [alice, bob] = sockets as [ZeroTestSocket, ZeroTestSocket];
+    const bobPokes = pokes(bob);
+    const alicePokes = pokes(alice);
+    await new NativeClient(current(), ns, "alice").push([{ name: "createTodo", args: { id: "t1" } }]);
+    await until(() => pokes(alice) > alicePokes);
+    expect(JSON.stringify(pokePartsOf(alice))).toContain('"t1"');
+    // A poke of bob's group would have been sent in the same round as alice's, before his pong.
+    const pongs = bob.messages.filter((m) => m[0] === "pong").length;
+    bob.ws.send(JSON.stringify(["ping", {}]));
+    await until(() => bob.messages.filter((m) => m[0] === "pong").length > pongs);
+    expect(pokes(bob)).toBe(bobPokes);
+    // Bob's own write reaches his group.
+    await new NativeClient(current(), ns, "bob").push([{ name: "createTodo", args: { id: "t2" } }]);
+    await until(() => pokes(bob) > bobPokes);
+    for (const socket of sockets) socket.ws.close();
   });
 
   it("pokes a refused mutation's result with its id, and deletes it once acknowledged", async () => {

@@ -201,11 +201,13 @@ export function createSyncDurableObject<Env>(source: EdgeConfigSource<Env>): Syn
 
     webSocketClose(ws: WebSocket, code: number, reason: string): void {
       if (isZeroSocket(this.ctx.getTags(ws))) this.zero.closed(ws);
+      else this.wake.closed(ws);
       this.logCloseFailure(closeQuietly(ws, code, reason), code);
     }
 
     webSocketError(ws: WebSocket): void {
       if (isZeroSocket(this.ctx.getTags(ws))) this.zero.closed(ws);
+      else this.wake.closed(ws);
       this.logCloseFailure(closeQuietly(ws, 1011, ""), 1011);
     }
 

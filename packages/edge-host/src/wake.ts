@@ -1,11 +1,26 @@
-import type { Wake, WakeTarget } from "@weir/host-core";
+import type { AudienceProbe } from "@weir/engine-wasm";
+import {
+  AudienceIndex,
+  type Subscription,
+  type Wake,
+  type WakeAudience,
+  type WakeTarget,
+} from "@weir/host-core";
 import { isZeroSocket, ZERO_TAG } from "./zero-sockets.js";
 
-/** What a wake socket carries through hibernation: whose it is. */
+/**
+ * What a wake socket carries through hibernation: whose it is, and what it must be woken for
+ * (none when its subscription would not fit the platform's 2 KiB: it is then woken by every
+ * commit).
+ */
 export interface WakeAttachment {
   clientID: string;
   userID: string;
+  subscription?: Subscription;
 }
+
+/** A socket's attachment may be at most 2,048 bytes on Cloudflare (as serialized). */
+const MAX_ATTACHMENT_BYTES = 2_048;
 
 /** The message a client sends to check its socket, and the answer, given without waking the object. */
 export const PING = "ping";
@@ -14,29 +29,43 @@ export const PONG = "pong";
 /**
  * Wake sockets on the Hibernation API: the platform holds them while the object sleeps, answers
  * `ping` with `pong` itself, and hands them back (with their tag and attachment) when it wakes.
- * A socket's one tag is its client id (Zero's sockets, which share the object, have two).
+ * A socket's one tag is its client id (Zero's sockets, which share the object, have two). The
+ * object's instance indexes them by subscription (`AudienceIndex`), rebuilt from the
+ * attachments the first time a woken instance needs it.
  */
 export class HibernatableWake implements Wake {
+  private index: AudienceIndex<WebSocket> | null = null;
+  private readonly clientIDs = new WeakMap<WebSocket, string>();
+
   constructor(private readonly ctx: DurableObjectState) {}
 
   /** Accepts the wake socket host-core authenticated: a hibernatable socket, answered with 101. */
   accept(target: WakeTarget): Response {
     const [client, server] = Object.values(new WebSocketPair()) as [WebSocket, WebSocket];
     this.ctx.acceptWebSocket(server, [target.clientID]);
-    server.serializeAttachment({
+    const attachment: WakeAttachment = {
       clientID: target.clientID,
       userID: target.claims.userID,
-    } satisfies WakeAttachment);
+      subscription: target.subscription,
+    };
+    const fits = new TextEncoder().encode(JSON.stringify(attachment)).length <= MAX_ATTACHMENT_BYTES;
+    if (!fits) delete attachment.subscription;
+    server.serializeAttachment(attachment);
+    // An index not built yet is built from every socket, this one included.
+    if (this.index) this.add(this.index, server, attachment);
     return new Response(null, { status: 101, webSocket: client });
   }
 
-  send(_namespace: string, exceptClientID: string | null): number {
+  /** A wake socket closed: it leaves the index. */
+  closed(ws: WebSocket): void {
+    this.index?.remove(ws);
+  }
+
+  send(_namespace: string, audience: WakeAudience, exceptClientID: string | null): number {
     let sent = 0;
-    for (const ws of this.ctx.getWebSockets()) {
+    for (const ws of this.sockets().select(audience)) {
       if (ws.readyState !== WebSocket.READY_STATE_OPEN) continue;
-      const tags = this.ctx.getTags(ws);
-      if (isZeroSocket(tags)) continue;
-      if (exceptClientID !== null && tags[0] === exceptClientID) continue;
+      if (exceptClientID !== null && this.clientIDs.get(ws) === exceptClientID) continue;
       try {
         ws.send("wake");
         sent++;
@@ -47,9 +76,30 @@ export class HibernatableWake implements Wake {
     return sent;
   }
 
+  probes(): ReadonlyMap<string, AudienceProbe> {
+    return this.sockets().probes();
+  }
+
   count(): number {
     const zero = this.ctx.getWebSockets(ZERO_TAG).filter((ws) => isZeroSocket(this.ctx.getTags(ws))).length;
     return this.ctx.getWebSockets().length - zero;
+  }
+
+  private sockets(): AudienceIndex<WebSocket> {
+    if (this.index) return this.index;
+    const index = new AudienceIndex<WebSocket>();
+    for (const ws of this.ctx.getWebSockets()) {
+      if (ws.readyState !== WebSocket.READY_STATE_OPEN || isZeroSocket(this.ctx.getTags(ws))) continue;
+      const attachment = ws.deserializeAttachment() as WakeAttachment | null;
+      this.add(index, ws, attachment ?? { clientID: this.ctx.getTags(ws)[0] ?? "", userID: "" });
+    }
+    this.index = index;
+    return index;
+  }
+
+  private add(index: AudienceIndex<WebSocket>, ws: WebSocket, attachment: WakeAttachment): void {
+    this.clientIDs.set(ws, attachment.clientID);
+    index.add(ws, attachment.subscription ?? { userID: attachment.userID, terms: null });
   }
 }
 

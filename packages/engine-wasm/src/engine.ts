@@ -22,6 +22,7 @@ import {
   TRUE,
   UPSTREAM_ALREADY_APPLIED,
 } from "./abi.js";
+import { type AudienceProbe, type ChangeAudience, changeAudience } from "./change-audience.js";
 import { checkEngineResult, EngineError } from "./engine-error.js";
 import { EngineFailure, type EngineModule, instantiateEngine } from "./engine-module.js";
 import { queryPatchText } from "./query-patch.js";
@@ -503,6 +504,15 @@ export class Engine {
     const installed = this.installed.get(db);
     if (!installed) throw new EngineError("internal", "install the schema on this database first");
     return installed;
+  }
+
+  /**
+   * Whom the versions after `since` concern: the tables they changed and, for each probe, the
+   * keys (or whether any row) their rows' images before and after each change admit. A span the
+   * log no longer holds whole (a raised floor) concerns everyone. Reads only the span's changes.
+   */
+  changeAudience(db: SqlAdapter, since: number, probes: readonly AudienceProbe[]): ChangeAudience {
+    return changeAudience(db, this.installedOn(db), since, probes);
   }
 
   /** Every client resets once, on its next pull. */

@@ -1,3 +1,4 @@
+export type { AudienceProbe, ChangeAudience } from "./change-audience.js";
 export {
   DEFAULT_MAX_CHANGE_BYTES,
   DEFAULT_MAX_CHANGE_ROWS,
@@ -25,4 +26,5 @@ export {
   type TableWrites,
   type UpstreamRowChange,
 } from "./upstream-batch.js";
+export { columnType, keyOf, type VisibilityTerm, visibilityTerms } from "./visibility-terms.js";
 export { pullVisibilityIdentity } from "./visibility-text.js";

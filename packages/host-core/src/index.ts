@@ -1,4 +1,7 @@
 export { isValidNamespace, NAMESPACE_PATTERN } from "@weir/protocol";
+export { AudienceIndex } from "./audience/audience-index.js";
+export { type Subscription, subscriptionFor } from "./audience/subscription.js";
+export { EVERYONE, type WakeAudience } from "./audience/wake-audience.js";
 export { authenticateRequest, authorizeNamespace } from "./auth/authenticate-request.js";
 export { checkAdmin } from "./auth/check-admin.js";
 export { checkNotify } from "./auth/check-notify.js";

@@ -13,6 +13,7 @@ import { NamespaceService } from "../src/namespace/namespace-service.js";
 import { systemClock } from "../src/ports/clock.js";
 import type { NamespaceStore, Storage } from "../src/ports/storage.js";
 import { TimerScheduler } from "../src/ports/timer-scheduler.js";
+import type { Wake } from "../src/ports/wake.js";
 
 let engine: Promise<Engine> | undefined;
 
@@ -44,7 +45,7 @@ export async function testHost(config: WeirConfig, ports: Partial<HostPorts> = {
   return createWeirHost(config, await testEngine(), {
     storage: memoryStorage(),
     scheduler: new TimerScheduler(),
-    wake: { send: () => 0, count: () => 0 },
+    wake: { send: () => 0, count: () => 0, probes: () => new Map() },
     logger: { log() {} },
     ...ports,
   });
@@ -84,7 +85,7 @@ export const headerUser: WeirConfig["authenticate"] = (request) => {
 /** A namespace's service over an in-memory database, with `wake` recording what it sent. */
 export async function testService(
   config: WeirConfig,
-  options: { store?: NamespaceStore; counterFlush?: CounterFlushPolicy } = {},
+  options: { store?: NamespaceStore; counterFlush?: CounterFlushPolicy; wake?: Wake } = {},
 ): Promise<{ service: NamespaceService; woken: Array<string | null>; scheduler: TimerScheduler }> {
   const woken: Array<string | null> = [];
   const scheduler = new TimerScheduler();
@@ -97,12 +98,13 @@ export async function testService(
     config: resolved,
     tables: tableInfos(resolved.schema),
     scheduler,
-    wake: {
-      send: (_namespace, except) => {
+    wake: options.wake ?? {
+      send: (_namespace, _audience, except) => {
         woken.push(except);
         return 1;
       },
       count: () => 0,
+      probes: () => new Map(),
     },
     clock: systemClock,
     logger: { log() {} },

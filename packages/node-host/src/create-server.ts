@@ -87,7 +87,7 @@ export function createServer(options: NodeHostOptions): WeirServer {
     buffered,
     workers > 0
       ? {
-          opened: (id, target) => pool?.wakeOpened(id, target.namespace, target.clientID),
+          opened: (id, target) => pool?.wakeOpened(id, target.namespace, target.clientID, target.subscription),
           closed: (id, target) => pool?.wakeClosed(id, target.namespace),
         }
       : undefined,
@@ -134,7 +134,7 @@ export function createServer(options: NodeHostOptions): WeirServer {
         maxOpenNamespaces: resolved.maxOpenNamespaces,
       },
       {
-        wake: (namespace, except) => wake.send(namespace, except),
+        wake: (ids) => wake.sendTo(ids),
         ...(metrics
           ? {
               report: (records, ingest) => {

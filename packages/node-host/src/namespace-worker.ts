@@ -55,7 +55,7 @@ function reportSoon(): void {
   }, 100);
 }
 
-const wake = new RelayedWake((namespace, except) => post({ t: "wake", namespace, except }));
+const wake = new RelayedWake((ids) => post({ t: "wake", ids }));
 const upgrades = new Map<number, ZeroUpgrade>();
 const zeroSockets = new Map<number, { handler: ZeroSocketHandler | null; waiting: string[] | null }>();
 
@@ -192,7 +192,7 @@ port.on("message", (message: ToWorker) => {
       zeroClosed(message.id);
       return;
     case "wakeOpen":
-      wake.opened(message.id, message.namespace, message.clientID);
+      wake.opened(message.id, message.namespace, message.clientID, message.subscription);
       return;
     case "wakeClosed":
       wake.closed(message.id);

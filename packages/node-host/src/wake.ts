@@ -1,6 +1,7 @@
 import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
-import type { Wake, WakeTarget } from "@weir/host-core";
+import type { AudienceProbe } from "@weir/engine-wasm";
+import { AudienceIndex, type Wake, type WakeAudience, type WakeTarget } from "@weir/host-core";
 import { type WebSocket, WebSocketServer } from "ws";
 import { closedAsSlow } from "./slow-reader.js";
 
@@ -24,9 +25,12 @@ export interface WakeWatcher {
  */
 export class WsWake implements Wake {
   private readonly server = new WebSocketServer({ noServer: true, maxPayload: 1024 });
-  private readonly sockets = new Map<string, Set<WakeSocket>>();
+  /** By namespace: the sockets, indexed by what they must be woken for. */
+  private readonly sockets = new Map<string, AudienceIndex<WakeSocket>>();
   private readonly heartbeat: NodeJS.Timeout;
   private nextId = 1;
+  /** Every socket by its id, for the wakes a namespace worker chose (`sendTo`). */
+  private readonly byId = new Map<number, WakeSocket>();
 
   constructor(
     heartbeatMs: number,
@@ -42,9 +46,11 @@ export class WsWake implements Wake {
     this.server.handleUpgrade(req, socket, head, (ws) => this.add(target, ws));
   }
 
-  send(namespace: string, exceptClientID: string | null): number {
+  send(namespace: string, audience: WakeAudience, exceptClientID: string | null): number {
+    const index = this.sockets.get(namespace);
+    if (!index) return 0;
     let sent = 0;
-    for (const socket of this.sockets.get(namespace) ?? []) {
+    for (const socket of index.select(audience)) {
       if (socket.clientID === exceptClientID || closedAsSlow(socket.ws, this.maxBufferedBytes)) continue;
       socket.ws.send("wake");
       sent++;
@@ -56,9 +62,21 @@ export class WsWake implements Wake {
     return this.sockets.get(namespace)?.size ?? 0;
   }
 
+  /** Sends `wake` to these sockets (chosen by a namespace worker's `RelayedWake`). */
+  sendTo(ids: readonly number[]): void {
+    for (const id of ids) {
+      const socket = this.byId.get(id);
+      if (socket && !closedAsSlow(socket.ws, this.maxBufferedBytes)) socket.ws.send("wake");
+    }
+  }
+
+  probes(namespace: string): ReadonlyMap<string, AudienceProbe> {
+    return this.sockets.get(namespace)?.probes() ?? new Map();
+  }
+
   get total(): number {
     let total = 0;
-    for (const set of this.sockets.values()) total += set.size;
+    for (const index of this.sockets.values()) total += index.size;
     return total;
   }
 
@@ -72,20 +90,21 @@ export class WsWake implements Wake {
   /** Closes every socket with 1001 (going away). */
   close(): void {
     clearInterval(this.heartbeat);
-    for (const set of this.sockets.values())
-      for (const socket of set) socket.ws.close(1001, "server closing");
+    for (const index of this.sockets.values())
+      for (const socket of index.all()) socket.ws.close(1001, "server closing");
     this.sockets.clear();
     this.server.close();
   }
 
   private add(target: WakeTarget, ws: WebSocket): void {
-    let set = this.sockets.get(target.namespace);
-    if (!set) {
-      set = new Set();
-      this.sockets.set(target.namespace, set);
+    let index = this.sockets.get(target.namespace);
+    if (!index) {
+      index = new AudienceIndex();
+      this.sockets.set(target.namespace, index);
     }
     const socket: WakeSocket = { id: this.nextId++, ws, clientID: target.clientID, alive: true };
-    set.add(socket);
+    index.add(socket, target.subscription);
+    this.byId.set(socket.id, socket);
     this.watcher?.opened(socket.id, target);
     ws.on("pong", () => {
       socket.alive = true;
@@ -97,14 +116,18 @@ export class WsWake implements Wake {
     });
     ws.on("error", () => ws.terminate());
     ws.on("close", () => {
-      if (set.delete(socket)) this.watcher?.closed(socket.id, target);
-      if (set.size === 0 && this.sockets.get(target.namespace) === set) this.sockets.delete(target.namespace);
+      this.byId.delete(socket.id);
+      if (index.has(socket)) {
+        index.remove(socket);
+        this.watcher?.closed(socket.id, target);
+      }
+      if (index.size === 0 && this.sockets.get(target.namespace) === index) this.sockets.delete(target.namespace);
     });
   }
 
   private beat(): void {
-    for (const set of this.sockets.values()) {
-      for (const socket of set) {
+    for (const index of this.sockets.values()) {
+      for (const socket of index.all()) {
         if (!socket.alive) {
           socket.ws.terminate();
           continue;

@@ -1,4 +1,4 @@
-import type { IngestEvent, RequestRecord, WakeTarget } from "@weir/host-core";
+import type { IngestEvent, RequestRecord, WakeTarget, Subscription } from "@weir/host-core";
 
 /**
  * What the routing thread and a namespace worker say to each other over the worker's port. The
@@ -18,7 +18,7 @@ export type ToWorker =
   | { t: "zeroOpen"; id: number }
   | { t: "zeroFrame"; id: number; frame: string }
   | { t: "zeroClosed"; id: number }
-  | { t: "wakeOpen"; id: number; namespace: string; clientID: string }
+  | { t: "wakeOpen"; id: number; namespace: string; clientID: string; subscription: Subscription }
   | { t: "wakeClosed"; id: number }
   | { t: "upstreamCommitted"; namespaces: string[] }
   | { t: "close" };
@@ -50,7 +50,7 @@ export type FromWorker =
   | { t: "report"; report: WorkerReport }
   | { t: "zeroSend"; id: number; frames: string[] }
   | { t: "zeroClose"; id: number; code: number; reason: string }
-  | { t: "wake"; namespace: string; except: string | null }
+  | { t: "wake"; ids: number[] }
   | { t: "closed" };
 
 /** What a worker is started with (its `workerData`). */

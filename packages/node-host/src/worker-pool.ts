@@ -1,5 +1,5 @@
 import { Worker } from "node:worker_threads";
-import type { IngestEvent, Logger, RequestRecord, ZeroSocket, ZeroUpgrade } from "@weir/host-core";
+import type { IngestEvent, Logger, RequestRecord, Subscription, ZeroSocket, ZeroUpgrade } from "@weir/host-core";
 import type { FromWorker, ToWorker, WorkerAnswer, WorkerInit, WorkerReport } from "./worker-messages.js";
 
 /** The worker script, beside this module's build (tests running the sources use the build too). */
@@ -8,7 +8,7 @@ const WORKER_SCRIPT = new URL("../dist/namespace-worker.js", import.meta.url);
 /** What the pool tells the routing thread. */
 export interface WorkerPoolEvents {
   /** A worker asks to wake a namespace's sockets. */
-  wake(namespace: string, except: string | null): void;
+  wake(ids: readonly number[]): void;
   /** Records and ingest events for the metrics. */
   report?(records: readonly RequestRecord[], ingest: readonly IngestEvent[]): void;
 }
@@ -124,8 +124,8 @@ export class WorkerPool {
     };
   }
 
-  wakeOpened(id: number, namespace: string, clientID: string): void {
-    this.post(this.route(namespace), { t: "wakeOpen", id, namespace, clientID });
+  wakeOpened(id: number, namespace: string, clientID: string, subscription: Subscription): void {
+    this.post(this.route(namespace), { t: "wakeOpen", id, namespace, clientID, subscription });
   }
 
   wakeClosed(id: number, namespace: string): void {
@@ -204,7 +204,7 @@ export class WorkerPool {
             this.zeroSockets.get(message.id)?.socket.close(message.code, message.reason);
             return;
           case "wake":
-            this.events.wake(message.namespace, message.except);
+            this.events.wake(message.ids);
             return;
         }
       });

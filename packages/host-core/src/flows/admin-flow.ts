@@ -47,7 +47,7 @@ export function runAdmin(
           // Last: the knob in memory changes only once nothing else can fail.
           ctx.setKnob("visibilityEnabled", enabled);
         });
-        ctx.committed([]);
+        ctx.committed([], { everyone: true });
       }
       return ok({ enabled: knobs.visibilityEnabled, invalidated });
     }
@@ -57,7 +57,7 @@ export function runAdmin(
     case "invalidate":
       noBody(body);
       store.transaction(() => engine.invalidate(store.db));
-      ctx.committed([]);
+      ctx.committed([], { everyone: true });
       return ok({ invalidated: true });
     case "fault": {
       const request = check(FaultRequest, body);

@@ -110,7 +110,7 @@ export async function runDelegatedPush(
       entries.push(entry(mutation, result));
     }
     if (recorded > 0) {
-      ctx.committed(new Set(forwarded.map((m) => m.clientID)));
+      ctx.committed(new Set(forwarded.map((m) => m.clientID)), { user: claims.userID });
       ctx.retention(1);
     }
   }

@@ -6,6 +6,7 @@ import type { MutateOutcome } from "../delegate/mutate-call.js";
 import type { ResponseParts } from "../http/http-parts.js";
 import type { RequestRecord } from "../http/request-record.js";
 import type { IngestPassResult } from "../ingest/ingest-pass.js";
+import type { CommitScope } from "../namespace/wake-coalescer.js";
 import type { Clock } from "../ports/clock.js";
 import type { NamespaceStore } from "../ports/storage.js";
 import type { CaughtUpPulls } from "./caught-up-pulls.js";
@@ -61,8 +62,8 @@ export interface PushContext extends NamespaceData, KnobWriter, MutatorContextSo
   readonly caughtUp: CaughtUpPulls;
   /** Runs effects queued with `tx.defer`, after their commit. */
   runDeferred(effects: Array<() => void | Promise<void>>): void;
-  /** Wakes the clients other than these writers after a commit. */
-  committed(writers: Iterable<string>): void;
+  /** Wakes the clients a commit concerns, but for these writers' own sockets. */
+  committed(writers: Iterable<string>, scope?: CommitScope): void;
   /** Retention after these many new versions (it runs now and then). */
   retention(newVersions: number): void;
 }
@@ -71,7 +72,7 @@ export interface AdminContext extends NamespaceData, KnobWriter {
   /** The effective change-log retention: the admin knob, else the config. */
   readonly retainChanges: number;
   readonly caps: { readonly maxChangeRows: number; readonly maxChangeBytes: number };
-  committed(writers: Iterable<string>): void;
+  committed(writers: Iterable<string>, scope?: CommitScope): void;
   /** Open wake sockets, the database's size, process memory: for the status route. */
   wakeSockets(): number;
   sizeBytes(): number | null;
@@ -107,7 +108,7 @@ export interface DelegatedPushContext extends NamespaceData {
    * `watermark` (one pass without one). Rejects with an HttpError when it cannot.
    */
   ingestEffects(watermark: bigint | undefined): Promise<void>;
-  committed(writers: Iterable<string>): void;
+  committed(writers: Iterable<string>, scope?: CommitScope): void;
   retention(newVersions: number): void;
 }
 

@@ -54,7 +54,7 @@ export function runPush(
   counters.replays += replays;
   if (applied > 0) {
     ctx.runDeferred(deferred);
-    ctx.committed(writers);
+    ctx.committed(writers, { user: claims.userID });
   }
   if (applied + appErrors > 0) ctx.retention(applied + appErrors);
   fireFault(knobs, "push_after_commit_before_response");

@@ -1,5 +1,6 @@
 import { type Engine, EngineFailure } from "@weir/engine-wasm";
 import { IdString, INGEST_STOPPED_HEADER, parse } from "@weir/protocol";
+import { subscriptionFor } from "../audience/subscription.js";
 import { authenticateRequest, authorizeNamespace } from "../auth/authenticate-request.js";
 import { checkAdmin } from "../auth/check-admin.js";
 import { checkNotify } from "../auth/check-notify.js";
@@ -331,7 +332,12 @@ export class WeirHost {
         status: 101,
         headers: {},
         body: null,
-        upgrade: { namespace: route.namespace, clientID: clientID.value, claims },
+        upgrade: {
+          namespace: route.namespace,
+          clientID: clientID.value,
+          claims,
+          subscription: subscriptionFor(this.config.schema, this.config.visibility, claims),
+        },
       };
     }
     const read = readJsonBody(request, this.config.maxBodyBytes);

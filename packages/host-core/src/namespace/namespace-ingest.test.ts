@@ -32,11 +32,12 @@ async function setup(options: Partial<UpstreamConfig> = {}, wakeSockets = () => 
   const host = await testHost(config(upstream, options), {
     storage: memoryStorage(() => store),
     wake: {
-      send: (_ns, except) => {
+      send: (_ns, _audience, except) => {
         woken.push(except);
         return 1;
       },
       count: wakeSockets,
+      probes: () => new Map(),
     },
   });
   let cookie: unknown = null;

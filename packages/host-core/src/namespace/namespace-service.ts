@@ -1,5 +1,7 @@
-import { type Engine, EngineError, type SqlAdapter, type Visibility } from "@weir/engine-wasm";
+import { type ChangeAudience, type Engine, EngineError, type SqlAdapter, type Visibility } from "@weir/engine-wasm";
 import type { AdminAction, Dialect, MutateRequest } from "@weir/protocol";
+import { type Subscription, subscriptionFor } from "../audience/subscription.js";
+import { EVERYONE, type WakeAudience } from "../audience/wake-audience.js";
 import { authenticateRequest } from "../auth/authenticate-request.js";
 import type { Claims } from "../auth/claims.js";
 import type { QueryDefinition, ResolvedConfig } from "../config/weir-config.js";
@@ -43,7 +45,7 @@ import { MutateDelegate } from "./mutate-delegate.js";
 import { type IngestEvent, NamespaceIngest } from "./namespace-ingest.js";
 import { NamespaceUsage } from "./namespace-usage.js";
 import { RetentionPacer } from "./retention-pacer.js";
-import { WakeCoalescer } from "./wake-coalescer.js";
+import { type CommitScope, WakeCoalescer, type WakeRound } from "./wake-coalescer.js";
 
 export interface NamespaceServiceInit {
   namespace: string;
@@ -99,6 +101,8 @@ export class NamespaceService
   private readonly waitUntil: (promise: Promise<unknown>) => void;
   private readonly processMemory: () => Record<string, number>;
   private readonly coalescer: WakeCoalescer;
+  /** The version up to which commits were routed to the sockets they concern. */
+  private routed: number;
   /** The namespace's Zero connections (Zero's sync protocol over WebSocket). */
   readonly zero: ZeroHub;
   /** What the Zero dialect keeps of each client group with the data (ZeroNamespace). */
@@ -139,10 +143,10 @@ export class NamespaceService
     this.usage = new NamespaceUsage(init.clock);
     this.store.transaction(() => this.engine.install(this.store.db, this.config.schema));
     this.control = ControlStore.open(this.store);
-    this.coalescer = new WakeCoalescer(init.namespace, init.config.wakeWindowMs, init.scheduler, (except) => {
-      this.control.counters.wakeFrames += this.wake.send(this.namespace, except);
-      this.zero.changed();
-    });
+    this.routed = this.engine.state(this.store.db).watermark;
+    this.coalescer = new WakeCoalescer(init.namespace, init.config.wakeWindowMs, init.scheduler, (round) =>
+      this.route(round),
+    );
     this.zeroStore = new ZeroGroupStore(this.store);
     this.zero = new ZeroHub(
       this,
@@ -224,6 +228,10 @@ export class NamespaceService
   visibilityFor(claims: Claims): Visibility | undefined {
     if (!this.config.visibility || !this.control.knobs.visibilityEnabled) return undefined;
     return this.config.visibility(claims);
+  }
+
+  subscriptionFor(claims: Claims): Subscription {
+    return subscriptionFor(this.config.schema, this.config.visibility, claims);
   }
 
   wakeSockets(): number {
@@ -419,9 +427,54 @@ export class NamespaceService
     return result;
   }
 
-  /** Wakes the other clients after a commit by these writers. */
-  committed(writers: Iterable<string>): void {
-    this.coalescer.notify(writers);
+  /**
+   * Wakes the clients a commit by these writers concerns (see `route`): the writing user's, and
+   * those whose visibility admits a changed row; `scope.everyone` (an operator's change) wakes all.
+   */
+  committed(writers: Iterable<string>, scope: CommitScope = {}): void {
+    this.coalescer.notify(writers, scope);
+  }
+
+  /**
+   * Sends one wake round: to the wake sockets and Zero groups the commits since the last round
+   * concern. The engine reads the span's changes once and answers the probes of every listener's
+   * filters (`changeAudience`); the indexes then pick the listeners out by what it found, so a
+   * round costs what the commits changed and whom they concern, not how many listen.
+   */
+  private route(round: WakeRound): void {
+    let audience: WakeAudience;
+    const visibilityOff = !this.config.visibility || !this.control.knobs.visibilityEnabled;
+    const probes =
+      round.everyone || visibilityOff
+        ? new Map()
+        : this.zero.probes(new Map(this.wake.probes(this.namespace)));
+    let found: ChangeAudience;
+    try {
+      found = this.engine.changeAudience(this.store.db, this.routed, [...probes.values()]);
+    } catch (error) {
+      // A filter the probes could not evaluate on their own (it names what only its table
+      // has): this round wakes everyone, and the next starts from the watermark.
+      this.logger.log("error", { msg: "wake routing failed", ns: this.hash, error: String(error) });
+      this.routed = this.watermark();
+      found = { everyone: true, tables: new Set(), answers: [], through: this.routed };
+    }
+    this.routed = found.through;
+    if (round.everyone || visibilityOff) {
+      audience = EVERYONE;
+    } else {
+      const ids = [...probes.keys()];
+      const keys = new Map<string, ReadonlySet<string>>();
+      const passed = new Set<string>();
+      found.answers.forEach((answer, index) => {
+        if (answer === true) passed.add(ids[index]!);
+        else if (answer !== false && answer.size > 0) keys.set(ids[index]!, answer);
+      });
+      audience = found.everyone
+        ? EVERYONE
+        : { everyone: false, tables: found.tables, keys, passed, users: round.users };
+    }
+    this.control.counters.wakeFrames += this.wake.send(this.namespace, audience, round.except);
+    this.zero.changed(audience);
   }
 
   /** Runs effects queued with `tx.defer`, after their commit; a failing one is logged, not thrown. */

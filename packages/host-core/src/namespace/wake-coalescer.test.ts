@@ -22,7 +22,7 @@ describe("WakeCoalescer", () => {
   it("wakes at once, then once per window, skipping a lone writer", () => {
     const scheduler = new StepScheduler();
     const sent: Array<string | null> = [];
-    const coalescer = new WakeCoalescer("ns", 20, scheduler, (except) => sent.push(except));
+    const coalescer = new WakeCoalescer("ns", 20, scheduler, ({ except }) => sent.push(except));
     coalescer.notify(["a"]);
     expect(sent).toEqual(["a"]);
     coalescer.notify(["a"]);
@@ -41,7 +41,26 @@ describe("WakeCoalescer", () => {
 
   it("wakes everyone for an operator's change", () => {
     const sent: Array<string | null> = [];
-    new WakeCoalescer("ns", 0, new StepScheduler(), (except) => sent.push(except)).notify([]);
+    new WakeCoalescer("ns", 0, new StepScheduler(), ({ except }) => sent.push(except)).notify([]);
     expect(sent).toEqual([""]);
+  });
+
+  it("gathers the window's writing users and operator changes into its round", () => {
+    const scheduler = new StepScheduler();
+    const rounds: Array<{ users: string[]; everyone: boolean }> = [];
+    const coalescer = new WakeCoalescer("ns", 20, scheduler, ({ users, everyone }) =>
+      rounds.push({ users: [...users], everyone }),
+    );
+    coalescer.notify(["a"], { user: "alice" });
+    coalescer.notify(["b"], { user: "bob" });
+    coalescer.notify([], { everyone: true });
+    scheduler.fire();
+    coalescer.notify(["c"]);
+    scheduler.fire();
+    expect(rounds).toEqual([
+      { users: ["alice"], everyone: false },
+      { users: ["bob"], everyone: true },
+      { users: [], everyone: false },
+    ]);
   });
 });

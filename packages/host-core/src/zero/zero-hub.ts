@@ -1,3 +1,6 @@
+import type { AudienceProbe } from "@weir/engine-wasm";
+import { AudienceIndex } from "../audience/audience-index.js";
+import { EVERYONE, type WakeAudience } from "../audience/wake-audience.js";
 import type { Claims } from "../auth/claims.js";
 import type { PullFlowResult } from "../flows/pull-flow.js";
 import type { Logger } from "../ports/logger.js";
@@ -35,6 +38,15 @@ export class ZeroHub {
   private flushQueued = false;
   /** The namespace's watermark when this hub took its first connection. */
   private firstWatermark: number | null = null;
+  /** The groups with connections, by what their visibility must be poked for. */
+  private readonly audience = new AudienceIndex<ZeroGroup>();
+  /** The claims each group's subscription was read from (a new credential may change them). */
+  private readonly subscribedAs = new Map<ZeroGroup, Claims>();
+  /** Groups a commit concerns, gathered until the flow that committed is done. */
+  private queued = new Set<ZeroGroup>();
+  private queuedEveryone = false;
+  /** Groups whose last poke left rows owed (a cut answer): poked again after any commit. */
+  private readonly owing = new Set<ZeroGroup>();
   private readonly host: ZeroConnectionHost;
 
   constructor(
@@ -177,18 +189,32 @@ export class ZeroHub {
     return connection;
   }
 
+  /** The probes the groups' filters need answered about a commit, added to `into`. */
+  probes(into: Map<string, AudienceProbe>): Map<string, AudienceProbe> {
+    return this.audience.probes(into);
+  }
+
   /**
-   * Rows changed: every group with a connection is poked, once the current flow is done. Groups
-   * that hold the same state (`shareKey`) share one pull: the engine answers the first and moves
-   * the others along with it.
+   * Rows changed: each group with a connection that the audience admits (its user wrote, or its
+   * visibility admits a changed row's image) is poked, once the current flow is done; a group
+   * the commits do not concern costs nothing. Groups that hold the same state (`shareKey`) share
+   * one pull: the engine answers the first and moves the others along with it.
    */
-  changed(): void {
-    if (this.flushQueued || this.members.size === 0) return;
+  changed(audience: WakeAudience = EVERYONE): void {
+    if (this.members.size === 0) return;
+    if (audience.everyone) this.queuedEveryone = true;
+    else for (const group of this.audience.select(audience)) this.queued.add(group);
+    if (this.flushQueued) return;
     this.flushQueued = true;
     queueMicrotask(() => {
       this.flushQueued = false;
+      const chosen = this.queuedEveryone ? new Set(this.members.keys()) : this.queued;
+      for (const group of this.owing) chosen.add(group);
+      this.queued = new Set();
+      this.queuedEveryone = false;
       const alike = new Map<string, ZeroGroup[]>();
-      for (const group of this.members.keys()) {
+      for (const group of chosen) {
+        if (!this.members.has(group)) continue;
         if (group.pushing) continue;
         const key = this.shareKey(group);
         if (key === null) {
@@ -240,6 +266,7 @@ export class ZeroHub {
     if (group.hasPendingPatch()) setTimeout(() => this.poke(group), 0);
     const changes = group.takeStoreChanges();
     const claims = connections[connections.length - 1]!.claims;
+    this.subscribe(group, claims);
     let answer: QueryPullAnswer;
     try {
       const pull = () =>
@@ -318,6 +345,7 @@ export class ZeroHub {
     }
     if (full || lagging.length === 0) {
       deliver(group, connections, answer, full);
+      this.noteOwed(group);
       return;
     }
     let whole: QueryPullAnswer;
@@ -342,6 +370,20 @@ export class ZeroHub {
       lagging,
       whole,
     );
+    this.noteOwed(group);
+  }
+
+  /** Whether the group's queries are all complete; if not, rows are owed to it. */
+  private noteOwed(group: ZeroGroup): void {
+    if (group.activeHashes().every((hash) => group.got.has(hash))) this.owing.delete(group);
+    else this.owing.add(group);
+  }
+
+  /** Indexes the group by the claims its pokes are pulled with (those of its newest connection). */
+  private subscribe(group: ZeroGroup, claims: Claims): void {
+    if (this.subscribedAs.get(group) === claims) return;
+    this.subscribedAs.set(group, claims);
+    this.audience.add(group, this.ns.subscriptionFor(claims));
   }
 
   /** The group's full answer (every row its queries hold), for connections behind its cookie. */
@@ -382,11 +424,15 @@ export class ZeroHub {
     }
     deliver(leader, connections, JSON.parse(result.response.body ?? "{}") as QueryPullAnswer, false);
     this.chargeEvaluated(connections[connections.length - 1]!.claims, result);
+    this.noteOwed(leader);
     const took = new Map((result.followed ?? []).map((f) => [f.clientGroupID, f.body]));
     for (const group of rest) {
       const body = took.get(group.id);
       if (body === undefined) this.poke(group);
-      else deliver(group, this.pokeable(group), JSON.parse(body) as QueryPullAnswer, false);
+      else {
+        deliver(group, this.pokeable(group), JSON.parse(body) as QueryPullAnswer, false);
+        this.noteOwed(group);
+      }
     }
   }
 
@@ -450,12 +496,18 @@ export class ZeroHub {
       this.members.set(connection.group, members);
     }
     members.add(connection);
+    this.subscribe(connection.group, connection.claims);
   }
 
   private leave(connection: ZeroConnection): void {
     const members = this.members.get(connection.group);
     if (!members?.delete(connection)) return;
-    if (members.size === 0) this.members.delete(connection.group);
+    if (members.size > 0) return;
+    this.members.delete(connection.group);
+    this.audience.remove(connection.group);
+    this.subscribedAs.delete(connection.group);
+    this.owing.delete(connection.group);
+    this.queued.delete(connection.group);
   }
 
   /** A group new to this hub, as the namespace stored it (ZeroGroupStore). */

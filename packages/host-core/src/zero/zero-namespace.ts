@@ -1,4 +1,5 @@
 import type { Dialect } from "@weir/protocol";
+import type { Subscription } from "../audience/subscription.js";
 import type { Claims } from "../auth/claims.js";
 import type { QueryDefinition } from "../config/weir-config.js";
 import type { FlowResult } from "../flows/flow-context.js";
@@ -37,6 +38,8 @@ export interface ZeroNamespace {
   readonly zeroStore: ZeroGroupStore;
   /** The group's active queries as the engine stored them. */
   storedQueries(clientGroupID: string): readonly { hash: string; name: string; args: unknown }[];
+  /** What a caller with these claims must be poked for (the config's visibility, read). */
+  subscriptionFor(claims: Claims): Subscription;
   /** A push starts (and stops) using the namespace, which stays open while any does. */
   enter(): void;
   leave(): void;
