@@ -163,7 +163,8 @@ describe("the sync Durable Object in workerd", () => {
       await eventually(async () => (await status()).wakeSockets === 1);
 
       const woken = nextMessage(staying);
-      expect((await push(w.url, ns, "bob", 1, { id: "t1" })).status).toBe(200);
+      // Alice writes from another client: her socket that stayed hears of it.
+      expect((await push(w.url, ns, "alice", 1, { id: "t1" })).status).toBe(200);
       expect(await woken).toBe("wake");
       expect(w.output.text).not.toMatch(/Uncaught|close code|"level":"error"/i);
       staying.close();
@@ -175,9 +176,11 @@ describe("the sync Durable Object in workerd", () => {
       const listener = await openSocket(base, "coalesce", "listener", "bob");
       const heard: string[] = [];
       listener.on("message", (data) => heard.push(data.toString()));
-      await push(base, "coalesce", "writer0", 1, { id: "t0" });
+      // Items are every user's to see: each writer's commit concerns the listener.
+      const putItem = (i: number) => push(base, "coalesce", `writer${i}`, 1, { a: `t${i}`, b: i }, "putItem");
+      await putItem(0);
       await eventually(async () => heard.length === 1);
-      await Promise.all([1, 2, 3, 4].map((i) => push(base, "coalesce", `writer${i}`, 1, { id: `t${i}` })));
+      await Promise.all([1, 2, 3, 4].map(putItem));
       await eventually(async () => heard.length === 2);
       const status = (await send(base, "/coalesce/admin/status", { headers: ADMIN })).json;
       expect(status.counters.pushes).toBe(5);
