@@ -97,6 +97,21 @@ async function inBatches(items, fn) {
     await Promise.all(items.slice(i, i + SETUP_CONCURRENCY).map(fn));
 }
 
+/** fetch, again after a connection the server closed meanwhile (a kept-alive socket's race). */
+async function post(url, user, body) {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await fetch(url, {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: user },
+        body: JSON.stringify(body),
+      });
+    } catch (error) {
+      if (attempt >= 3) throw error;
+    }
+  }
+}
+
 function p95(values) {
   if (values.length === 0) return null;
   const sorted = [...values].sort((a, b) => a - b);
@@ -137,10 +152,10 @@ class WakeTab {
     this.pulling = (async () => {
       do {
         this.again = false;
-        const response = await fetch(`${this.url}/${this.ns}/pull`, {
-          method: "POST",
-          headers: { "content-type": "application/json", authorization: this.user },
-          body: JSON.stringify({ clientGroupID: this.group, clientID: this.clientID, cookie: this.cookie }),
+        const response = await post(`${this.url}/${this.ns}/pull`, this.user, {
+          clientGroupID: this.group,
+          clientID: this.clientID,
+          cookie: this.cookie,
         });
         const answer = await response.json();
         this.stats.pulls++;
@@ -190,6 +205,9 @@ class ZeroTab {
         for (const op of body.rowsPatch ?? []) if (op.op === "put") this.onRow?.(op.value.id);
       } else if (type === "error") log(`bench fanout: zero error ${JSON.stringify(body)}`);
     });
+    ws.on("close", (code, reason) => {
+      if (!this.closing) log(`bench fanout: a Zero socket of ${this.user} closed: ${code} ${reason}`);
+    });
     await new Promise((done, fail) => {
       ws.once("open", done);
       ws.once("error", fail);
@@ -229,38 +247,37 @@ async function phase(kind, n) {
     const write = async (measured) => {
       const id = `w${++mutationID}`;
       if (measured) sent.set(id, performance.now());
-      const response = await fetch(`${server.url}/${ns}/push`, {
-        method: "POST",
-        headers: { "content-type": "application/json", authorization: "u0" },
-        body: JSON.stringify({
-          clientGroupID: "writer-group",
-          pushVersion: 1,
-          mutations: [
-            {
-              type: "custom",
-              id: mutationID,
-              clientID: "writer",
-              name: "createTodo",
-              args: [{ id, text: "buy milk", done: false, sort: mutationID }],
-              timestamp: Date.now(),
-            },
-          ],
-        }),
+      const response = await post(`${server.url}/${ns}/push`, "u0", {
+        clientGroupID: "writer-group",
+        pushVersion: 1,
+        mutations: [
+          {
+            type: "custom",
+            id: mutationID,
+            clientID: "writer",
+            name: "createTodo",
+            args: [{ id, text: "buy milk", done: false, sort: mutationID }],
+            timestamp: Date.now(),
+          },
+        ],
       });
       if (response.status !== 200) throw new Error(`push answered ${response.status}`);
       await response.text();
     };
+    // One push at a time, as a client pushes (its mutation ids must arrive in order): a write
+    // whose time came while the previous push was out waits for it.
     const run = async (seconds, measured) => {
-      const writes = [];
+      let chain = Promise.resolve();
       const start = performance.now();
-      for (let i = 0; i < seconds * RATE; i++) {
+      const count = seconds * RATE;
+      for (let i = 0; i < count; i++) {
         const due = start + (i * 1000) / RATE;
         const wait = due - performance.now();
         if (wait > 0) await sleep(wait);
-        writes.push(write(measured));
+        chain = chain.then(() => write(measured));
       }
-      await Promise.all(writes);
-      return writes.length;
+      await chain;
+      return count;
     };
     const settle = async () => {
       // Until the writes' pulls and pokes are done: every write seen at the writer's other tab,
@@ -291,7 +308,10 @@ async function phase(kind, n) {
     log(`bench fanout: ${kind} N=${n}: ${JSON.stringify(result)}`);
     return result;
   } finally {
-    for (const tab of tabs) tab.ws?.terminate();
+    for (const tab of tabs) {
+      tab.closing = true;
+      tab.ws?.terminate();
+    }
     await stopServer(server);
     rmSync(dir, { recursive: true, force: true });
   }
