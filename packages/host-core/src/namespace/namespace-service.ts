@@ -1,4 +1,10 @@
-import { type ChangeAudience, type Engine, EngineError, type SqlAdapter, type Visibility } from "@weir/engine-wasm";
+import {
+  type ChangeAudience,
+  type Engine,
+  EngineError,
+  type SqlAdapter,
+  type Visibility,
+} from "@weir/engine-wasm";
 import type { AdminAction, Dialect, MutateRequest } from "@weir/protocol";
 import { type Subscription, subscriptionFor } from "../audience/subscription.js";
 import { EVERYONE, type WakeAudience } from "../audience/wake-audience.js";
