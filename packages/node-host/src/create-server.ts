@@ -87,7 +87,8 @@ export function createServer(options: NodeHostOptions): WeirServer {
     buffered,
     workers > 0
       ? {
-          opened: (id, target) => pool?.wakeOpened(id, target.namespace, target.clientID, target.subscription),
+          opened: (id, target) =>
+            pool?.wakeOpened(id, target.namespace, target.clientID, target.subscription),
           closed: (id, target) => pool?.wakeClosed(id, target.namespace),
         }
       : undefined,

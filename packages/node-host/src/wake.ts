@@ -83,7 +83,8 @@ export class WsWake implements Wake {
   /** Bytes sent to the sockets that their clients have not read yet. */
   get unsentBytes(): number {
     let total = 0;
-    for (const set of this.sockets.values()) for (const socket of set) total += socket.ws.bufferedAmount;
+    for (const index of this.sockets.values())
+      for (const socket of index.all()) total += socket.ws.bufferedAmount;
     return total;
   }
 
@@ -121,7 +122,8 @@ export class WsWake implements Wake {
         index.remove(socket);
         this.watcher?.closed(socket.id, target);
       }
-      if (index.size === 0 && this.sockets.get(target.namespace) === index) this.sockets.delete(target.namespace);
+      if (index.size === 0 && this.sockets.get(target.namespace) === index)
+        this.sockets.delete(target.namespace);
     });
   }
 

@@ -1,4 +1,4 @@
-import type { IngestEvent, RequestRecord, WakeTarget, Subscription } from "@weir/host-core";
+import type { IngestEvent, RequestRecord, Subscription, WakeTarget } from "@weir/host-core";
 
 /**
  * What the routing thread and a namespace worker say to each other over the worker's port. The

@@ -1,5 +1,12 @@
 import { Worker } from "node:worker_threads";
-import type { IngestEvent, Logger, RequestRecord, Subscription, ZeroSocket, ZeroUpgrade } from "@weir/host-core";
+import type {
+  IngestEvent,
+  Logger,
+  RequestRecord,
+  Subscription,
+  ZeroSocket,
+  ZeroUpgrade,
+} from "@weir/host-core";
 import type { FromWorker, ToWorker, WorkerAnswer, WorkerInit, WorkerReport } from "./worker-messages.js";
 
 /** The worker script, beside this module's build (tests running the sources use the build too). */
