@@ -193,6 +193,14 @@ function upgradePriorKeys(): void {
 function upgradeQueryGroups(): void {
   const column = queryRows("SELECT 1 FROM pragma_table_info('_weir_query_groups') WHERE name = 'visibility'");
   if (column.length == 0) exec("ALTER TABLE _weir_query_groups ADD COLUMN visibility TEXT");
+  // Nor where a client that lost a part of a cut answer resumes: such a client resets once.
+  const resume = queryRows(
+    "SELECT 1 FROM pragma_table_info('_weir_query_groups') WHERE name = 'resume_cookie'",
+  );
+  if (resume.length == 0) {
+    exec("ALTER TABLE _weir_query_groups ADD COLUMN resume_cookie INTEGER");
+    exec("ALTER TABLE _weir_query_groups ADD COLUMN resume_since INTEGER");
+  }
 }
 
 /**

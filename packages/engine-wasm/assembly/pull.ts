@@ -44,7 +44,8 @@ import { Filter, parseVisibility, Visibility } from "./visibility";
 const PULL_STATE = new Statement(
   "SELECT " +
     WATERMARK +
-    ", s.floor, g.user_id = ?, o.since IS NOT NULL, q.cookie, g.visibility IS ? FROM _weir_state AS s LEFT JOIN _weir_client_groups " +
+    ", s.floor, g.user_id = ?, o.since IS NOT NULL, q.cookie, q.resume_cookie, g.visibility IS ? FROM _weir_state AS s " +
+    "LEFT JOIN _weir_client_groups " +
     "AS g ON g.id = ? LEFT JOIN _weir_query_groups AS q ON q.group_id = g.id LEFT JOIN _weir_query_partial AS o " +
     "ON o.group_id = g.id WHERE s.id = 1",
 );
@@ -339,7 +340,8 @@ export function pull(
 ): string {
   // One row: watermark, floor, whether the group is the user's (1), another's (0) or new (""),
   // whether query rows are owed to it (1), the cookie its query membership is at (none: it
-  // never pulled with queries), and whether its rows were answered under this pull's visibility.
+  // never pulled with queries), the cookie a lost part of its last answer resumes from (none),
+  // and whether its rows were answered under this pull's visibility.
   const state = queryStatement(PULL_STATE, params([jsonString(userID), claimsParam, jsonString(groupID)]));
   if (state.length == 0) return fail("internal", "the engine is not installed in this database");
   const firstTab = state.indexOf(COLUMN_SEPARATOR);
@@ -355,11 +357,15 @@ export function pull(
   // The cookie the group's query membership is at; -2 when it never pulled with queries.
   const membership = state.substring(fourthTab + 1, fifthTab);
   const storedCookie: i64 = membership.length == 0 ? -2 : parseI64(membership);
+  const sixthTab = state.indexOf(COLUMN_SEPARATOR, fifthTab + 1);
+  // The cookie a pull that lost the group's last answer resumes from (query-resume.ts); -2: none.
+  const resumable = state.substring(fifthTab + 1, sixthTab);
+  const resumeCookie: i64 = resumable.length == 0 ? -2 : parseI64(resumable);
   if (owner == "0") return fail("forbidden", "the client group belongs to another user");
   // The caller's claims filter rows otherwise than those the group holds were filtered by (a
   // role changed, or an operator switched visibility): the group's rows are recomputed, as a
   // reset (plain pulls) or a diff of every query against what the group holds.
-  const claimsMoved = owner == "1" && state.substring(fifthTab + 1) != "1";
+  const claimsMoved = owner == "1" && state.substring(sixthTab + 1) != "1";
   if (cookie > watermark) {
     return fail(
       "cookie_from_future",
@@ -399,6 +405,7 @@ export function pull(
       floor,
       storedCookie,
       owed,
+      resumeCookie,
       format,
       parseVisibility(visibilityText),
       queryPatch,

@@ -78,7 +78,7 @@ const COPY_GROUP_ROWS = new Statement(
 // A follower pulled under another visibility than the leader's would hold rows of both: it lends
 // none then (query-membership.ts).
 const MOVE_COOKIES = new Statement(
-  "UPDATE _weir_query_groups SET cookie = ?, visibility = CASE WHEN visibility = ? THEN visibility END " +
+  "UPDATE _weir_query_groups SET cookie = ?, resume_cookie = NULL, visibility = CASE WHEN visibility = ? THEN visibility END " +
     "WHERE group_id IN (SELECT pk FROM _weir_query_scratch WHERE kind = " +
     FOLLOWER +
     ")",

@@ -30,8 +30,9 @@ export const MEMBERSHIP_SQL: Array<string> = [
   // the query transform its ASTs were resolved with, and the visibility its rows were all built
   // under (the host's identity of filters and values; NULL when they may mix several, and only a
   // group with one lends its rows).
+  // The last two: where a client that loses the group's last answer resumes (query-resume.ts).
   "CREATE TABLE IF NOT EXISTS _weir_query_groups (group_id TEXT PRIMARY KEY, cookie INTEGER NOT NULL, " +
-    "transform_version TEXT, visibility TEXT) WITHOUT ROWID",
+    "transform_version TEXT, visibility TEXT, resume_cookie INTEGER, resume_since INTEGER) WITHOUT ROWID",
   "CREATE TABLE IF NOT EXISTS _weir_queries (group_id TEXT NOT NULL, hash TEXT NOT NULL, name TEXT NOT NULL, " +
     "args TEXT NOT NULL, plan TEXT NOT NULL, tables TEXT NOT NULL, PRIMARY KEY (group_id, hash)) WITHOUT ROWID",
   // The groups holding a query, to lend its rows.

@@ -18,6 +18,7 @@
 // every id the parts cover (and no earlier part reports an id before its rows arrive).
 import { exec, queryJoinedStatement, queryPayloadStatement, queryRows } from "./host";
 import { delOp, keyMatch, putOp } from "./projection";
+import { keepSent, SENT_TABLE } from "./query-resume";
 import { Schema } from "./schema";
 import { firstSeq } from "./state";
 import { ident, literal, params, parseI64 } from "./text";
@@ -28,6 +29,7 @@ export const PENDING_TABLE =
 
 export const PENDING_SQL: Array<string> = [
   PENDING_TABLE,
+  SENT_TABLE,
   "CREATE TABLE IF NOT EXISTS _weir_query_partial (group_id TEXT PRIMARY KEY, since INTEGER NOT NULL) WITHOUT ROWID",
 ];
 
@@ -205,9 +207,17 @@ export class Sent {
 
 /**
  * Sends owed rows of the group up to the caps, in key order, and stops owing them. Leaves their
- * payloads with the host (queryPayload).
+ * payloads with the host (queryPayload). `keep`: the rows sent are kept for a pull that lost the
+ * answer (query-resume.ts).
  */
-export function sendOwed(schema: Schema, format: i32, groupKey: string, maxRows: i64, maxBytes: i64): Sent {
+export function sendOwed(
+  schema: Schema,
+  format: i32,
+  groupKey: string,
+  maxRows: i64,
+  maxBytes: i64,
+  keep: bool = false,
+): Sent {
   const sent = new Sent();
   if (schema.tables.length == 0) {
     exec("DELETE FROM _weir_query_pending WHERE group_key = ?", params([groupKey]));
@@ -247,10 +257,12 @@ export function sendOwed(schema: Schema, format: i32, groupKey: string, maxRows:
     sent.included++;
   }
   if (!sent.more) {
+    if (keep) keepSent(groupKey, "", []);
     exec("DELETE FROM _weir_query_pending WHERE group_key = ?", params([groupKey]));
     return sent;
   }
   const cut = last.split("\t");
+  if (keep) keepSent(groupKey, " AND (tbl < ? OR (tbl = ? AND pk <= ?))", [cut[0], cut[0], cut[1]]);
   exec(
     "DELETE FROM _weir_query_pending WHERE group_key = ? AND (tbl < ? OR (tbl = ? AND pk <= ?))",
     params([groupKey, cut[0], cut[0], cut[1]]),

@@ -31,6 +31,7 @@ import {
   sendOwed,
 } from "./query-pending";
 import { QueryNode, readPlan } from "./query-plan";
+import { forgetSent, NO_RESUME, resumeOwed } from "./query-resume";
 import { changedRowsPlan } from "./query-sql";
 import { StoredQuery, storedQueries } from "./query-stored";
 import { noteQuietVersion } from "./retention";
@@ -124,7 +125,8 @@ function applyPatch(
 
 /**
  * Runs the query side of a pull for `groupID`; `storedCookie` is the cookie its membership is
- * at (-2: none); `owed`: rows are owed to it (an earlier answer was cut); `visibilityParam`:
+ * at (-2: none); `owed`: rows are owed to it (an earlier answer was cut); `resumeCookie`: the
+ * cookie a client that lost its last answer pulls from (-2: none, query-resume.ts); `visibilityParam`:
  * the identity of `visibility` as a JSON parameter ("null": none, and no rows are lent).
  * Leaves the rows to send with the host (queryPayload) and answers what the body needs.
  */
@@ -136,6 +138,7 @@ export function queryPull(
   floor: i64,
   storedCookie: i64,
   owed: bool,
+  resumeCookie: i64,
   format: i32,
   visibility: Visibility,
   patchText: string,
@@ -153,7 +156,23 @@ export function queryPull(
   const answer = new QueryAnswer();
   const membership = new Membership(schema, visibility, group, key, watermark, floor, visibilityParam);
   membership.budget = maxQueryRows;
-  const full = cookie == NULL_COOKIE || cookie < floor || storedCookie != cookie;
+  // A client that lost the group's last answer, which sent owed rows, resumes where the answer
+  // before it ended (query-resume.ts): the lost rows are owed again, and the group's membership
+  // is brought up to date from the cookie it is stored at.
+  const resumed =
+    resumeCookie != NO_RESUME &&
+    cookie == resumeCookie &&
+    cookie != storedCookie &&
+    cookie != NULL_COOKIE &&
+    storedCookie >= floor;
+  if (resumeCookie != NO_RESUME) {
+    if (resumed) resumeOwed(group, key);
+    forgetSent(key);
+  }
+  const owing = owed || resumed;
+  // The cookie the membership moves on from.
+  const base = resumed ? storedCookie : cookie;
+  const full = cookie == NULL_COOKIE || cookie < floor || (storedCookie != cookie && !resumed);
   // The group's queries as the answer ends, when read on the way (to name the complete ones).
   let known: Array<StoredQuery> | null = null;
   if (full) {
@@ -183,9 +202,9 @@ export function queryPull(
         membership.evaluate(queries[q].hash, queries[q].plan);
         answer.recomputed++;
       }
-    } else if (cookie < watermark) {
-      const touched = touchedTables(cookie, watermark);
-      const fromSeq = firstSeq(cookie + 1);
+    } else if (base < watermark) {
+      const touched = touchedTables(base, watermark);
+      const fromSeq = firstSeq(base + 1);
       const toSeq = firstSeq(watermark + 1);
       const from = fromSeq.toString();
       const to = toSeq.toString();
@@ -212,6 +231,8 @@ export function queryPull(
     return answer;
   }
   let sent: Sent;
+  // The answer sends owed rows, which it keeps for a client that loses it.
+  let kept = false;
   if (full) {
     // Every held row is owed, and usually they all fit: then they are sent straight from the
     // group's rows and nothing is owed.
@@ -226,13 +247,13 @@ export function queryPull(
     }
   } else {
     // Likewise the rows the pull moved, unless rows were owed before.
-    const count = owed ? -1 : sendChanges(schema, format, key, cookie, watermark, maxRows, maxBytes);
+    const count = owing ? -1 : sendChanges(schema, format, key, cookie, watermark, maxRows, maxBytes);
     if (count >= 0) {
       sent = new Sent();
       sent.included = count;
       // A whole answer to a group that changed no query: the followers that hold the same state
       // take it too (query-follow.ts), from the moved rows still in the scratch table.
-      if (followersParam.length > 0 && !owed && cookie < watermark && !changesQueries(patchText)) {
+      if (followersParam.length > 0 && !owing && cookie < watermark && !changesQueries(patchText)) {
         answer.followed = follow(
           group,
           key,
@@ -247,9 +268,10 @@ export function queryPull(
       }
       if (membership.scratched || answer.followed.length > 0) exec("DELETE FROM _weir_query_scratch");
     } else {
-      oweChanges(key, cookie, watermark);
+      oweChanges(key, base, watermark);
       if (membership.scratched) exec("DELETE FROM _weir_query_scratch");
-      sent = sendOwed(schema, format, key, maxRows, maxBytes);
+      sent = sendOwed(schema, format, key, maxRows, maxBytes, true);
+      kept = true;
     }
   }
   answer.included = sent.included;
@@ -259,14 +281,15 @@ export function queryPull(
   answer.copied = membership.copied;
   answer.gotQueries =
     !sent.more && known != null ? hashArray(known!) : completeQueries(group, key, sent.more);
-  const since = owed ? idsSince(group, cookie, full, NULL_COOKIE) : full ? NULL_COOKIE : cookie;
+  const since = owing ? idsSince(group, cookie, full, NULL_COOKIE) : full ? NULL_COOKIE : cookie;
   answer.idsSince = since;
-  if (owed || sent.more) notePartial(group, sent.more, since);
+  if (owing || sent.more) notePartial(group, sent.more, since);
   // An answer that leaves rows owed needs a cookie of its own, which the client echoes to ask
   // for the rest: a new, empty version. So does one that would carry the cookie it was asked
   // with (the group is caught up, and changed its queries or is sent the rest of a cut answer).
   // Then a client that lost the answer pulls from a cookie that is not the one the group's
-  // membership is stored at, and gets a reset: a lost answer is never taken for a caught-up one.
+  // membership is stored at: a lost answer is never taken for a caught-up one. It resumes when
+  // the lost answer sent owed rows, and gets a reset otherwise.
   answer.cookie = sent.more || cookie == watermark ? newVersion() : watermark;
   // A version that committed changes left pending would skip them at the new cookie: the group's
   // membership is then stored at no cookie a client holds, so its next pull resets instead.
@@ -274,11 +297,22 @@ export function queryPull(
   if (answer.cookie < 0) answer.cookie = readVersions().watermark;
   // The group's rows were all built under this pull's visibility after a reset or a diff of
   // every query; otherwise only when they were before it too.
+  // A client that loses an answer that sent owed rows resumes from the cookie it asked with,
+  // unless the membership is stored at no cookie a client holds (then it resets).
+  const resumeFrom = kept && stored != NO_CLIENT_COOKIE ? cookie.toString() : "null";
   exec(
-    "INSERT INTO _weir_query_groups (group_id, cookie, visibility) VALUES (?, ?, ?) ON CONFLICT (group_id) DO " +
-      "UPDATE SET cookie = excluded.cookie, visibility = CASE WHEN ? OR visibility = excluded.visibility THEN " +
-      "excluded.visibility END",
-    params([group, stored.toString(), visibilityParam, full || claimsMoved ? "1" : "0"]),
+    "INSERT INTO _weir_query_groups (group_id, cookie, visibility, resume_cookie, resume_since) VALUES " +
+      "(?, ?, ?, ?, ?) ON CONFLICT (group_id) DO UPDATE SET cookie = excluded.cookie, resume_cookie = " +
+      "excluded.resume_cookie, resume_since = excluded.resume_since, visibility = CASE WHEN ? OR visibility = " +
+      "excluded.visibility THEN excluded.visibility END",
+    params([
+      group,
+      stored.toString(),
+      visibilityParam,
+      resumeFrom,
+      since.toString(),
+      full || claimsMoved ? "1" : "0",
+    ]),
   );
   const version = transformVersion(patchText);
   if (version.length > 0) {

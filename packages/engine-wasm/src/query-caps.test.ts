@@ -79,20 +79,42 @@ describe.each(DATABASES)("query-aware pull under caps on $kind", ({ open }) => {
     expect(reported).toEqual([[], [], [], [], [], ["c9"]]);
   });
 
-  it("resets a client that lost a cut answer and pulls again from the cookie before it", async () => {
+  it("resumes a client that lost a part of a cut answer from the cookie of the part before it", async () => {
     const { ns, client, pull } = await chat({ maxChangeRows: 2 });
     const first = pull([put("h", channelMessages("c1", 3))]);
     expect(first.more).toBe(true);
     const before = client.cookie!;
     const lost = ns.pull({ cookie: before, clientGroupID: "g", queries: { patch: [] }, maxChangeRows: 2 });
     expect(lost.more).toBe(true);
-    // The second answer never arrived: the client pulls from the first one's cookie.
+    // The second answer never arrived: the client pulls from the first one's cookie and gets
+    // the lost part's rows again, not a reset.
     const again = pull([], before);
-    expect(again.reset).toBe(true);
+    expect(again.reset).toBe(false);
+    expect(again.json.rowsPatch).toEqual(lost.json.rowsPatch);
     while (pull().more);
     expect(client.keys()).toEqual(C1_ROWS);
-    // The lost answer's cookie is not the group's either now.
+    // The lost answer's cookie is not the group's, nor one it resumes from: a reset.
     expect(pull([], lost.cookie).reset).toBe(true);
+  });
+
+  it("resumes a client that lost the last part, with the ids that part reported", async () => {
+    const { ns, client, pull } = await chat({ maxChangeRows: 2 });
+    pull([put("h", channelMessages("c1", 3))]);
+    ns.mutate("g", "c9", (run) => run("INSERT INTO message VALUES ('m5', 'c1', 'u1', 5, 'e')"));
+    let previous = client.cookie!;
+    let last = pull();
+    while (last.more) {
+      previous = client.cookie!;
+      last = pull();
+    }
+    expect(last.json.lastMutationIDChanges).toEqual({ c9: 1 });
+    // The last part is lost: the client is still at the part before it.
+    client.cookie = previous;
+    const again = pull([], previous);
+    expect(again.reset).toBe(false);
+    expect(again.json.rowsPatch).toEqual(last.json.rowsPatch);
+    expect(again.json.lastMutationIDChanges).toEqual({ c9: 1 });
+    expect(pull().json).toMatchObject({ unchanged: true });
   });
 
   it("resets a client that lost the answer to a caught-up pull that changed its queries", async () => {
