@@ -88,11 +88,9 @@ class PlanWriter {
     } else this.tokens.push(PLAN_NONE);
     if (ast.where) this.condition(ast.table, ast.where, `${path}where`);
     else this.tokens.push(PLAN_NONE);
-    const related = (ast.related ?? []).map((subquery, i) => ({
-      subquery,
-      path: `${path}related.${i}.`,
-      kind: "related" as const,
-    }));
+    const related: { subquery: CorrelatedSubquery; path: string; kind: "related" | "witness" }[] = (
+      ast.related ?? []
+    ).map((subquery, i) => ({ subquery, path: `${path}related.${i}.`, kind: "related" }));
     // A node whose rows the query holds also holds its conditions' witnesses, after its related
     // subqueries; an EXISTS subquery's own conditions are tested in SQL and hold nothing.
     if (kind !== "exists") {

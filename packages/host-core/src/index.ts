@@ -18,7 +18,7 @@ export {
 } from "./config/quota-config.js";
 export { resolveConfig } from "./config/resolve-config.js";
 export { type ResolvedUpstream, UPSTREAM_DEFAULTS, type UpstreamConfig } from "./config/upstream-config.js";
-export type { ResolvedConfig, WeirConfig } from "./config/weir-config.js";
+export type { QueryDefinition, ResolvedConfig, WeirConfig } from "./config/weir-config.js";
 export type { Counters } from "./flows/counters.js";
 export { FaultError } from "./flows/fault.js";
 export type { FlowResult } from "./flows/flow-context.js";

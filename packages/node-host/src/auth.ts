@@ -1,4 +1,4 @@
-import { type Claims, isUserID, type Logger } from "@weir/host-core";
+import { type AuthRequest, type Claims, isUserID, type Logger } from "@weir/host-core";
 import { createRemoteJWKSet, type JWTPayload, type JWTVerifyGetKey, jwtVerify } from "jose";
 
 export type JwtOptions =
@@ -10,14 +10,14 @@ export type JwtOptions =
  * `Bearer `. A browser cannot set headers on a WebSocket, so the wake socket (and only it: it
  * carries no data) may send the credential as `?auth=` instead.
  */
-export function credential(request: Request): string | null {
+export function credential(request: AuthRequest): string | null {
   const header = request.headers.get("authorization")?.trim() || wakeCredential(request);
   if (!header) return null;
   const match = /^bearer\s+(.+)$/i.exec(header);
   return (match ? match[1]! : header).trim() || null;
 }
 
-function wakeCredential(request: Request): string | undefined {
+function wakeCredential(request: AuthRequest): string | undefined {
   if (request.method !== "GET") return undefined;
   const url = new URL(request.url);
   return url.pathname.endsWith("/wake") ? url.searchParams.get("auth")?.trim() : undefined;

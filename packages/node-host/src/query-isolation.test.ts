@@ -1,7 +1,7 @@
 import { statSync } from "node:fs";
 import { join } from "node:path";
 import { type ConformanceTarget, connectZero, NativeClient } from "@weir/conformance";
-import { type TableIndex, tableIndexes } from "@weir/engine-wasm";
+import { type Schema, type TableIndex, tableIndexes } from "@weir/engine-wasm";
 import { betterSqliteAdapter } from "@weir/engine-wasm/better-sqlite3";
 import type { QueryDefinition } from "@weir/host-core";
 import Database from "better-sqlite3";
@@ -13,7 +13,7 @@ import { createServer, type NodeHostOptions } from "./index.js";
 // namespace A with a victim's pull in namespace B alongside, and asserts outcomes (the victim is
 // answered, the attacker gets the documented refusal), never timings.
 
-const schema = {
+const schema: Schema = {
   tables: {
     item: { columns: { id: "string", kind: "string" }, primaryKey: ["id"] },
     tag: { columns: { id: "string", itemId: "string", kind: "string", label: "string" }, primaryKey: ["id"] },
