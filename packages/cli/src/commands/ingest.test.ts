@@ -227,7 +227,7 @@ describe("weir ingest", () => {
     const url = await serve();
     const badToken = await runWeir(["ingest", db, "--upstream", url, "--config", config, "--token", "wrong"]);
     expect(badToken.code).toBe(1);
-    expect(badToken.stderr).toContain("upstream refused");
+    expect(badToken.stderr).toContain("upstream_config");
     expect(badToken.stderr).toContain("401");
 
     const missing = join(dir, "missing.sqlite");
