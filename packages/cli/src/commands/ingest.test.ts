@@ -222,10 +222,21 @@ describe("weir ingest", () => {
     expect(existsSync(db)).toBe(false);
   });
 
-  it("refuses an upstream that refuses its token, and a missing or wrong schema, clearly", async () => {
+  it("refuses an upstream that refuses its token and a missing schema clearly; takes a retyped column", async () => {
     seed(0, 5);
     const url = await serve();
-    const badToken = await runWeir(["ingest", db, "--upstream", url, "--config", config, "--token", "wrong"]);
+    // A file of its own: the refusal opens that file's breaker for a minute.
+    const refused = join(dir, "refused.sqlite");
+    const badToken = await runWeir([
+      "ingest",
+      refused,
+      "--upstream",
+      url,
+      "--config",
+      config,
+      "--token",
+      "wrong",
+    ]);
     expect(badToken.code).toBe(1);
     expect(badToken.stderr).toContain("upstream_config");
     expect(badToken.stderr).toContain("401");
@@ -247,10 +258,14 @@ describe("weir ingest", () => {
     const other = join(dir, "other.config.mjs");
     const changed = { tables: { item: { columns: { id: "string", value: "string" }, primaryKey: ["id"] } } };
     writeFileSync(other, `export default { schema: ${JSON.stringify(changed)} };\n`);
-    const mismatch = await ingest(url, "--config", other, "--json");
-    expect(mismatch.code).toBe(1);
-    expect(jsonOf(mismatch)).toMatchObject({ error: "schema_mismatch" });
-    expect((await inspect()).tables).toEqual({ item: 5 });
+    // A replica's column retyped is a migration: the file takes the new schema and its next
+    // ingest snapshots the upstream again.
+    const retyped = await ingest(url, "--config", other, "--json");
+    expect(retyped.code).toBe(0);
+    // The upstream still sends numbers, which a string column cannot hold: the snapshot completes
+    // with those rows quarantined, not applied, and ingest does not stop.
+    expect(summaryOf(await ingest(url, "--config", other))).toMatchObject({ outcome: "complete" });
+    expect((await inspect()).tables).toEqual({ item: 0 });
   });
 });
 
