@@ -1,0 +1,210 @@
+import type { Claims } from "../auth/claims.js";
+import type { PullFlowResult } from "../flows/pull-flow.js";
+import type { Logger } from "../ports/logger.js";
+import type { ZeroConnection } from "./zero-connection.js";
+import { deliver, deliverSplit, replayLastPoke, sameCookie } from "./zero-delivery.js";
+import { ZeroError } from "./zero-error.js";
+import type { ZeroGroup } from "./zero-group.js";
+import type { ZeroMembers } from "./zero-members.js";
+import type { ZeroMeter } from "./zero-meter.js";
+import type { ZeroNamespace } from "./zero-namespace.js";
+import type { QueryPullAnswer } from "./zero-poke.js";
+
+/** New queries one poke evaluates at most (a flood of puts is applied in slices of this many). */
+const PUTS_PER_POKE = 32;
+
+/**
+ * Computes groups' query-aware pulls and sends them as pokes: one group's (with its query changes
+ * and store writes), or one pull shared by groups that hold the same state.
+ */
+export class ZeroPokes {
+  constructor(
+    private readonly ns: ZeroNamespace,
+    private readonly members: ZeroMembers,
+    private readonly logger: Logger,
+    private readonly meter: ZeroMeter,
+  ) {}
+
+  /** Computes the group's pull and sends it to each of its connections as one poke. */
+  poke(group: ZeroGroup): void {
+    const connections = this.members.pokeable(group);
+    if (connections.length === 0) return;
+    // Connections behind the group's cookie get a full answer of their own, unless all are; those
+    // that missed only its last poke get that poke again first, and are then at its cookie.
+    const lagging =
+      group.reset || group.cookie === null
+        ? []
+        : replayLastPoke(
+            group,
+            connections.filter((c) => !sameCookie(c.cookie, group.cookie)),
+          );
+    const full = group.reset || group.cookie === null || lagging.length === connections.length;
+    // A poke evaluates at most PUTS_PER_POKE new queries; the rest go in pokes of their own, each
+    // after the event loop had its turn: a flood of puts delays others by one slice, not all of it.
+    const patch = group.takeEnginePatch(PUTS_PER_POKE);
+    if (group.hasPendingPatch()) setTimeout(() => this.poke(group), 0);
+    const changes = group.takeStoreChanges();
+    const claims = connections[connections.length - 1]!.claims;
+    this.members.subscribe(group, claims);
+    let answer: QueryPullAnswer;
+    try {
+      const pull = () =>
+        this.ns.pull(
+          "native",
+          {
+            clientGroupID: group.id,
+            clientID: connections[0]!.clientID,
+            cookie: full ? null : group.cookie!.version,
+            queries: { patch },
+          },
+          claims,
+        );
+      // What the group keeps is stored with the pull that applies it: a restart finds both or
+      // neither.
+      const result =
+        changes === null
+          ? pull()
+          : this.ns.transaction(() => {
+              this.ns.zeroStore.write(group.id, changes);
+              return pull();
+            });
+      answer = JSON.parse(result.response.body ?? "{}") as QueryPullAnswer;
+      this.chargeEvaluated(claims, result);
+    } catch (error) {
+      if (changes !== null) group.restoreStoreChanges(changes);
+      const code = (error as { code?: unknown }).code;
+      const puts = patch.filter((op) => op.op === "put");
+      const named = (error as { query?: unknown }).query;
+      // Each refusal below drops the queries it names before poking again, so the pokes end.
+      if (code === "query_budget_exceeded" && typeof named === "string") {
+        // One query passed its work budget (a put, or one the group holds, re-evaluated): it goes
+        // alone, the client hears why, and the rest go on.
+        const put = puts.find((op) => op.hash === named);
+        for (const connection of connections) {
+          connection.send([
+            "transformError",
+            [{ error: "app", id: named, name: put?.name ?? "", message: (error as Error).message }],
+          ]);
+        }
+        group.restoreEnginePatch(put ? patch : [...patch, { op: "del", hash: named }]);
+        group.dropPuts(new Set([named]));
+        this.poke(group);
+        return;
+      }
+      if (puts.length > 0 && (code === "bad_request" || code === "query_budget_exceeded")) {
+        // A query the server cannot answer fails alone: the client hears why, the rest go on.
+        const refused = new Set(puts.map((op) => op.hash));
+        for (const connection of connections) {
+          connection.send([
+            "transformError",
+            puts.map((op) => ({
+              error: "app",
+              id: op.hash,
+              name: op.name,
+              message: (error as Error).message,
+            })),
+          ]);
+        }
+        group.restoreEnginePatch(patch.filter((op) => op.op !== "put"));
+        group.dropPuts(refused);
+        this.poke(group);
+        return;
+      }
+      group.restoreEnginePatch(patch);
+      const refusal =
+        code === "forbidden"
+          ? new ZeroError("Unauthorized", "the client group belongs to another user")
+          : code === "queries_disabled" || code === "shutting_down"
+            ? new ZeroError("ServerOverloaded", (error as Error).message)
+            : null;
+      if (!refusal) this.logger.log("error", { msg: "zero poke failed", error: String(error) });
+      for (const connection of connections)
+        connection.fail(refusal ?? new ZeroError("Internal", "the server failed; reconnect"));
+      return;
+    }
+    if (full || lagging.length === 0) {
+      deliver(group, connections, answer, full);
+      this.members.noteOwed(group);
+      return;
+    }
+    let whole: QueryPullAnswer;
+    try {
+      whole = this.pullWhole(group, lagging);
+    } catch (error) {
+      this.logger.log("error", { msg: "zero poke failed", error: String(error) });
+      for (const connection of lagging)
+        connection.fail(new ZeroError("Internal", "the server failed; reconnect"));
+      deliver(
+        group,
+        connections.filter((c) => !lagging.includes(c)),
+        answer,
+        false,
+      );
+      return;
+    }
+    deliverSplit(
+      group,
+      connections.filter((c) => !lagging.includes(c)),
+      answer,
+      lagging,
+      whole,
+    );
+    this.members.noteOwed(group);
+  }
+
+  /**
+   * Pokes groups that hold the same state (the same `shareKey`) with one pull: the first group's,
+   * which the engine lets the others follow when it finds their state the same as the first's
+   * (`PullInput.followers`). A group it does not let follow is poked on its own.
+   */
+  pokeAlike(groups: readonly ZeroGroup[]): void {
+    const [leader, ...rest] = groups as [ZeroGroup, ...ZeroGroup[]];
+    const connections = this.members.pokeable(leader);
+    let result: PullFlowResult;
+    try {
+      result = this.ns.pull(
+        "native",
+        {
+          clientGroupID: leader.id,
+          clientID: connections[0]!.clientID,
+          cookie: leader.cookie!.version,
+          queries: { patch: [] },
+        },
+        connections[connections.length - 1]!.claims,
+        rest.map((group) => group.id),
+      );
+    } catch {
+      // Each group's own poke meets the failure again, and answers it as a poke does.
+      for (const group of groups) this.poke(group);
+      return;
+    }
+    deliver(leader, connections, JSON.parse(result.response.body ?? "{}") as QueryPullAnswer, false);
+    this.chargeEvaluated(connections[connections.length - 1]!.claims, result);
+    this.members.noteOwed(leader);
+    const took = new Map((result.followed ?? []).map((f) => [f.clientGroupID, f.body]));
+    for (const group of rest) {
+      const body = took.get(group.id);
+      if (body === undefined) this.poke(group);
+      else {
+        deliver(group, this.members.pokeable(group), JSON.parse(body) as QueryPullAnswer, false);
+        this.members.noteOwed(group);
+      }
+    }
+  }
+
+  /** The group's full answer (every row its queries hold), for connections behind its cookie. */
+  private pullWhole(group: ZeroGroup, lagging: readonly ZeroConnection[]): QueryPullAnswer {
+    const result = this.ns.pull(
+      "native",
+      { clientGroupID: group.id, clientID: lagging[0]!.clientID, cookie: null, queries: { patch: [] } },
+      lagging[lagging.length - 1]!.claims,
+    );
+    return JSON.parse(result.response.body ?? "{}") as QueryPullAnswer;
+  }
+
+  /** Charges a poke's query evaluations to the user whose claims it ran under. */
+  private chargeEvaluated(claims: Claims, result: PullFlowResult): void {
+    const rows = result.log.queryRows ?? 0;
+    if (rows > 0) this.meter(claims.userID, { kind: "evaluated", rows });
+  }
+}
