@@ -17,7 +17,6 @@ export {
   type ResolvedQuotas,
 } from "./config/quota-config.js";
 export { resolveConfig } from "./config/resolve-config.js";
-export { type ResolvedUpstream, UPSTREAM_DEFAULTS, type UpstreamConfig } from "./config/upstream-config.js";
 export type { QueryDefinition, ResolvedConfig, WeirConfig } from "./config/weir-config.js";
 export type { Counters } from "./flows/counters.js";
 export { FaultError } from "./flows/fault.js";
@@ -70,23 +69,24 @@ export {
   runIngestPass,
 } from "./ingest/ingest-pass.js";
 export { IngestStoppedError } from "./ingest/ingest-stopped-error.js";
-export { parseRetryAfter, retryDelayMs } from "./ingest/retry-delay.js";
-export { CONTROL_TABLE, ControlStore } from "./namespace/control-store.js";
-export { type CounterFlushPolicy, DEFAULT_COUNTER_FLUSH } from "./namespace/counter-flush.js";
-export type { IngestEvent } from "./namespace/namespace-ingest.js";
-export type { AcquireContext, Unavailable } from "./namespace/namespace-registry.js";
-export type { NamespaceService } from "./namespace/namespace-service.js";
-export {
-  NamespaceUnavailableError,
-  type UnavailableReason,
-} from "./namespace/namespace-unavailable-error.js";
+export type { IngestEvent } from "./ingest/namespace-ingest.js";
 export {
   assertIngestNotStopped,
   type IngestRecord,
   ingestRecord,
   runRecordedIngestPass,
   storedBreaker,
-} from "./namespace/recorded-ingest-pass.js";
+} from "./ingest/recorded-ingest-pass.js";
+export { parseRetryAfter, retryDelayMs } from "./ingest/retry-delay.js";
+export { type ResolvedUpstream, UPSTREAM_DEFAULTS, type UpstreamConfig } from "./ingest/upstream-config.js";
+export { CONTROL_TABLE, ControlStore } from "./namespace/control-store.js";
+export { type CounterFlushPolicy, DEFAULT_COUNTER_FLUSH } from "./namespace/counter-flush.js";
+export type { AcquireContext, Unavailable } from "./namespace/namespace-registry.js";
+export type { NamespaceService } from "./namespace/namespace-service.js";
+export {
+  NamespaceUnavailableError,
+  type UnavailableReason,
+} from "./namespace/namespace-unavailable-error.js";
 export { type StorageFailure, storageFailure } from "./namespace/storage-failure.js";
 export { type Clock, systemClock } from "./ports/clock.js";
 export { consoleJsonLogger, type Logger, type LogLevel, logLine } from "./ports/logger.js";

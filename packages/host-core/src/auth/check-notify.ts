@@ -1,7 +1,7 @@
-import type { UpstreamConfig } from "../config/upstream-config.js";
 import type { WeirConfig } from "../config/weir-config.js";
 import { HttpError } from "../http/http-error.js";
 import type { AuthRequest } from "../http/http-parts.js";
+import type { UpstreamConfig } from "../ingest/upstream-config.js";
 import { checkAdmin } from "./check-admin.js";
 import { safeEqual } from "./safe-equal.js";
 

@@ -7,8 +7,8 @@ import {
   WriterRequest,
 } from "@weir/protocol";
 import { jsonParts } from "../http/http-parts.js";
+import type { IngestAction } from "../ingest/ingest-flow.js";
 import type { AdminContext, FlowResult } from "./flow-context.js";
-import type { IngestAction } from "./ingest-flow.js";
 import { check, noBody } from "./request-body.js";
 
 /** How many change-log rows an admin retention change deletes in one go. */

@@ -8,7 +8,6 @@ import type { Claims } from "../auth/claims.js";
 import { resolveConfig } from "../config/resolve-config.js";
 import type { ResolvedConfig, WeirConfig } from "../config/weir-config.js";
 import { type TableInfo, tableInfos } from "../flows/column-codec.js";
-import { isIngestAction } from "../flows/ingest-flow.js";
 import { errorAnswer } from "../http/error-answer.js";
 import { HttpError, ShuttingDownError } from "../http/http-error.js";
 import { partsFromRequest, type RequestParts, type ResponseParts, toResponse } from "../http/http-parts.js";
@@ -21,8 +20,9 @@ import {
   resultClass,
 } from "../http/request-record.js";
 import { matchRoute, type Route } from "../http/route.js";
+import { isIngestAction } from "../ingest/ingest-flow.js";
+import type { IngestEvent } from "../ingest/namespace-ingest.js";
 import { type CounterFlushPolicy, DEFAULT_COUNTER_FLUSH } from "../namespace/counter-flush.js";
-import type { IngestEvent } from "../namespace/namespace-ingest.js";
 import { type AcquireContext, NamespaceRegistry, type Unavailable } from "../namespace/namespace-registry.js";
 import { NamespaceService } from "../namespace/namespace-service.js";
 import { NamespaceUnavailableError } from "../namespace/namespace-unavailable-error.js";

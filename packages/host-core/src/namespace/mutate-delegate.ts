@@ -1,8 +1,8 @@
 import type { MutateRequest } from "@weir/protocol";
 import type { ResolvedMutate } from "../config/mutate-config.js";
 import { callMutate, type MutateOutcome } from "../delegate/mutate-call.js";
-import { ingestRefusal } from "../flows/ingest-flow.js";
 import { HttpError } from "../http/http-error.js";
+import { ingestRefusal } from "../ingest/ingest-flow.js";
 import type { Clock } from "../ports/clock.js";
 
 export interface MutateDelegateInit {

@@ -27,14 +27,15 @@ import type {
   PushContext,
   QueryLimits,
 } from "../flows/flow-context.js";
-import { type IngestAction, runIngestAdmin, runNotify } from "../flows/ingest-flow.js";
 import type { Knobs } from "../flows/knobs.js";
 import type { Mutator } from "../flows/mutator.js";
 import { type PullFlowResult, runPull } from "../flows/pull-flow.js";
 import type { RecordWith } from "../flows/push-answers.js";
 import { runPush } from "../flows/push-flow.js";
 import { HttpError } from "../http/http-error.js";
+import { type IngestAction, runIngestAdmin, runNotify } from "../ingest/ingest-flow.js";
 import type { IngestPassResult } from "../ingest/ingest-pass.js";
+import { type IngestEvent, NamespaceIngest } from "../ingest/namespace-ingest.js";
 import type { Clock } from "../ports/clock.js";
 import type { Logger } from "../ports/logger.js";
 import type { Scheduler } from "../ports/scheduler.js";
@@ -48,7 +49,6 @@ import type { ZeroNamespace } from "../zero/zero-namespace.js";
 import { ControlStore } from "./control-store.js";
 import { CounterFlush, type CounterFlushPolicy } from "./counter-flush.js";
 import { MutateDelegate } from "./mutate-delegate.js";
-import { type IngestEvent, NamespaceIngest } from "./namespace-ingest.js";
 import { NamespaceUsage } from "./namespace-usage.js";
 import { RetentionPacer } from "./retention-pacer.js";
 import { type CommitScope, WakeCoalescer, type WakeRound } from "./wake-coalescer.js";

@@ -1,7 +1,7 @@
 import * as v from "valibot";
 import type { AuthRequest } from "../http/http-parts.js";
-import { type BreakerLimits, DEFAULT_BREAKER_LIMITS } from "../ingest/ingest-breaker.js";
 import type { UpstreamSource } from "../ports/upstream-source.js";
+import { type BreakerLimits, DEFAULT_BREAKER_LIMITS } from "./ingest-breaker.js";
 
 /**
  * A namespace that replicates a system of record: where its upstream is, and when it ingests

@@ -1,5 +1,5 @@
 import type { UpstreamState } from "@weir/engine-wasm";
-import type { IngestPassInput, IngestPassResult } from "../ingest/ingest-pass.js";
+import type { IngestPassInput, IngestPassResult } from "./ingest-pass.js";
 
 /**
  * What a running ingest pass did so far, for an answer given before it ends: where it started,

@@ -1,13 +1,12 @@
 import type { Engine, QuarantinedRow, Schema } from "@weir/engine-wasm";
-import type { ResolvedUpstream } from "../config/upstream-config.js";
-import { BreakerOpenError, type IngestBreaker } from "../ingest/ingest-breaker.js";
-import type { IngestBudget, IngestPassResult } from "../ingest/ingest-pass.js";
+import type { ControlStore } from "../namespace/control-store.js";
 import type { Clock } from "../ports/clock.js";
 import type { Logger } from "../ports/logger.js";
 import type { Scheduler } from "../ports/scheduler.js";
 import type { NamespaceStore } from "../ports/storage.js";
 import type { UpstreamSource } from "../ports/upstream-source.js";
-import type { ControlStore } from "./control-store.js";
+import { BreakerOpenError, type IngestBreaker } from "./ingest-breaker.js";
+import type { IngestBudget, IngestPassResult } from "./ingest-pass.js";
 import { PassProgress } from "./pass-progress.js";
 import {
   assertIngestNotStopped,
@@ -17,6 +16,7 @@ import {
   storedBreaker,
   updateIngestRecord,
 } from "./recorded-ingest-pass.js";
+import type { ResolvedUpstream } from "./upstream-config.js";
 
 export type { IngestRecord } from "./recorded-ingest-pass.js";
 

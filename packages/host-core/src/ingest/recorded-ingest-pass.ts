@@ -1,14 +1,14 @@
 import { EngineError } from "@weir/engine-wasm";
+import type { ControlStore } from "../namespace/control-store.js";
 import {
   type BreakerLimits,
   BreakerOpenError,
   type BreakerState,
   closedBreaker,
   IngestBreaker,
-} from "../ingest/ingest-breaker.js";
-import { type IngestPassInput, type IngestPassResult, runIngestPass } from "../ingest/ingest-pass.js";
-import { IngestStoppedError } from "../ingest/ingest-stopped-error.js";
-import type { ControlStore } from "./control-store.js";
+} from "./ingest-breaker.js";
+import { type IngestPassInput, type IngestPassResult, runIngestPass } from "./ingest-pass.js";
+import { IngestStoppedError } from "./ingest-stopped-error.js";
 
 /** What is stored of ingest beside the breaker, so a restart keeps it. */
 export interface IngestRecord {

@@ -1,13 +1,13 @@
 import { EngineError } from "@weir/engine-wasm";
 import { type AdminAction, BreakerReopenRequest, NotifyRequest, type NotifyResponse } from "@weir/protocol";
+import type { FlowResult, IngestContext } from "../flows/flow-context.js";
+import { check, noBody } from "../flows/request-body.js";
 import { HttpError } from "../http/http-error.js";
 import { jsonParts } from "../http/http-parts.js";
-import { BreakerOpenError } from "../ingest/ingest-breaker.js";
-import type { IngestPassResult } from "../ingest/ingest-pass.js";
-import { IngestStoppedError } from "../ingest/ingest-stopped-error.js";
 import { UpstreamCallError } from "../ports/upstream-source.js";
-import type { FlowResult, IngestContext } from "./flow-context.js";
-import { check, noBody } from "./request-body.js";
+import { BreakerOpenError } from "./ingest-breaker.js";
+import type { IngestPassResult } from "./ingest-pass.js";
+import { IngestStoppedError } from "./ingest-stopped-error.js";
 
 /** The admin actions that run an ingest pass or change its breaker. */
 export const INGEST_ACTIONS = [
