@@ -249,6 +249,36 @@ describe("a delegated push", () => {
     expect(seen.acked).toBe(1);
   });
 
+  it("answers upstream_unavailable once effectsWaitMs passed while the upstream does not answer, and acknowledges nothing", async () => {
+    const { upstream, app, push, sync } = await setup({ effectsWaitMs: 300 });
+    // From the app's answer on, the upstream takes the call and does not answer until released.
+    let release = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const changes = upstream.changes.bind(upstream);
+    app.answers.push((call) => {
+      upstream.changes = async (after, limit) => {
+        await held;
+        return changes(after, limit);
+      };
+      return app.apply(call);
+    });
+    // Without the bound the push would wait for the pass, which waits for the upstream.
+    const answer = await push({ ids: ["r1-a"] }, 1);
+    expect(answer.status).toBe(503);
+    expect(answer.json.error).toBe("upstream_unavailable");
+    expect(answer.json.message).toMatch(/did not come back from the upstream.*in 300 ms/);
+    release();
+    upstream.changes = changes;
+    // Pushed again, the app finds it applied; acknowledged only now, with its row.
+    expect((await push({ ids: ["r1-a"] }, 1)).status).toBe(200);
+    const seen = await sync();
+    expect(seen.acked).toBe(1);
+    expect(seen.ackedBeforeRows).toEqual([]);
+    expect(seen.rows).toContain("r1-a");
+  });
+
   it("needs an upstream", () => {
     const upstream = new ScriptedUpstream();
     const { upstream: _, ...withoutUpstream } = config(upstream, new App(upstream));
