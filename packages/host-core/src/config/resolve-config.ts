@@ -1,9 +1,9 @@
 import { schemaProblems } from "@weir/engine-wasm";
 import * as v from "valibot";
+import { MutateConfigShape, resolveMutate } from "../delegate/mutate-config.js";
 import { resolveUpstream, UpstreamConfigShape } from "../ingest/upstream-config.js";
 import { CONFIG_DEFAULTS } from "./config-defaults.js";
 import { ConfigError } from "./config-error.js";
-import { MutateConfigShape, resolveMutate } from "./mutate-config.js";
 import { QuotaConfigShape, resolveQuotas } from "./quota-config.js";
 import type { ResolvedConfig, WeirConfig } from "./weir-config.js";
 

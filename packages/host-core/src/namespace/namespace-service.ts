@@ -11,12 +11,13 @@ import { EVERYONE, type WakeAudience } from "../audience/wake-audience.js";
 import { authenticateRequest } from "../auth/authenticate-request.js";
 import type { Claims } from "../auth/claims.js";
 import type { QueryDefinition, ResolvedConfig } from "../config/weir-config.js";
+import { runDelegatedPush } from "../delegate/delegated-push-flow.js";
 import type { MutateOutcome } from "../delegate/mutate-call.js";
+import { MutateDelegate } from "../delegate/mutate-delegate.js";
 import { runAdmin } from "../flows/admin-flow.js";
 import { CaughtUpPulls } from "../flows/caught-up-pulls.js";
 import type { TableInfo } from "../flows/column-codec.js";
 import type { Counters } from "../flows/counters.js";
-import { runDelegatedPush } from "../flows/delegated-push-flow.js";
 import { FaultError } from "../flows/fault.js";
 import type {
   AdminContext,
@@ -48,7 +49,6 @@ import type { ZeroMeter } from "../zero/zero-meter.js";
 import type { ZeroNamespace } from "../zero/zero-namespace.js";
 import { ControlStore } from "./control-store.js";
 import { CounterFlush, type CounterFlushPolicy } from "./counter-flush.js";
-import { MutateDelegate } from "./mutate-delegate.js";
 import { NamespaceUsage } from "./namespace-usage.js";
 import { RetentionPacer } from "./retention-pacer.js";
 import { type CommitScope, WakeCoalescer, type WakeRound } from "./wake-coalescer.js";

@@ -1,9 +1,6 @@
 import type { Dialect, MutateRequest, MutationResult, PushMutation } from "@weir/protocol";
 import type { Claims } from "../auth/claims.js";
-import { HttpError } from "../http/http-error.js";
-import { jsonParts } from "../http/http-parts.js";
-import { elapsedMs } from "../ports/clock.js";
-import type { DelegatedPushContext, FlowResult } from "./flow-context.js";
+import type { DelegatedPushContext, FlowResult } from "../flows/flow-context.js";
 import {
   alreadyProcessed,
   checkWriter,
@@ -12,7 +9,10 @@ import {
   outOfOrder,
   parseBatch,
   type RecordWith,
-} from "./push-answers.js";
+} from "../flows/push-answers.js";
+import { HttpError } from "../http/http-error.js";
+import { jsonParts } from "../http/http-parts.js";
+import { elapsedMs } from "../ports/clock.js";
 
 /**
  * Push in a namespace whose writes belong to the app's own server. The namespace checks the push

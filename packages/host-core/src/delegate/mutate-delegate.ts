@@ -1,9 +1,9 @@
 import type { MutateRequest } from "@weir/protocol";
-import type { ResolvedMutate } from "../config/mutate-config.js";
-import { callMutate, type MutateOutcome } from "../delegate/mutate-call.js";
 import { HttpError } from "../http/http-error.js";
 import { ingestRefusal } from "../ingest/ingest-flow.js";
 import type { Clock } from "../ports/clock.js";
+import { callMutate, type MutateOutcome } from "./mutate-call.js";
+import type { ResolvedMutate } from "./mutate-config.js";
 
 export interface MutateDelegateInit {
   namespace: string;

@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { ScriptedUpstream } from "../../test/scripted-upstream.js";
 import { headerUser, memoryStorage, memoryStore, send, testHost } from "../../test/test-host.js";
-import type { MutateConfig } from "../config/mutate-config.js";
 import { resolveConfig } from "../config/resolve-config.js";
 import type { WeirConfig } from "../config/weir-config.js";
+import type { MutateConfig } from "./mutate-config.js";
 
 interface AppCall {
   authorization: string | null;
