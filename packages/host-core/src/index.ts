@@ -22,8 +22,6 @@ export type { Counters } from "./flows/counters.js";
 export { FaultError } from "./flows/fault.js";
 export type { FlowResult } from "./flows/flow-context.js";
 export type { Knobs } from "./flows/knobs.js";
-export type { Mutator, MutatorContext, MutatorTx, Row, RowKey } from "./flows/mutator.js";
-export { MutatorError } from "./flows/mutator-error.js";
 export { InFlight } from "./host/in-flight.js";
 export { createWeirHost, type HostPorts, WeirHost } from "./host/weir-host.js";
 export { HttpError } from "./http/http-error.js";
@@ -79,6 +77,8 @@ export {
 } from "./ingest/recorded-ingest-pass.js";
 export { parseRetryAfter, retryDelayMs } from "./ingest/retry-delay.js";
 export { type ResolvedUpstream, UPSTREAM_DEFAULTS, type UpstreamConfig } from "./ingest/upstream-config.js";
+export type { Mutator, MutatorContext, MutatorTx, Row, RowKey } from "./mutators/mutator.js";
+export { MutatorError } from "./mutators/mutator-error.js";
 export { CONTROL_TABLE, ControlStore } from "./namespace/control-store.js";
 export { type CounterFlushPolicy, DEFAULT_COUNTER_FLUSH } from "./namespace/counter-flush.js";
 export type { AcquireContext, Unavailable } from "./namespace/namespace-registry.js";

@@ -1,9 +1,9 @@
 import type { Schema, Visibility } from "@weir/engine-wasm";
 import type { Claims } from "../auth/claims.js";
 import type { MutateConfig, ResolvedMutate } from "../delegate/mutate-config.js";
-import type { Mutator } from "../flows/mutator.js";
 import type { AuthRequest } from "../http/http-parts.js";
 import type { ResolvedUpstream, UpstreamConfig } from "../ingest/upstream-config.js";
+import type { Mutator } from "../mutators/mutator.js";
 import type { QuotaConfig, ResolvedQuotas } from "./quota-config.js";
 
 export interface WeirConfig {

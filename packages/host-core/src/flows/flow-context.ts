@@ -6,14 +6,14 @@ import type { MutateOutcome } from "../delegate/mutate-call.js";
 import type { ResponseParts } from "../http/http-parts.js";
 import type { RequestRecord } from "../http/request-record.js";
 import type { IngestPassResult } from "../ingest/ingest-pass.js";
+import type { TableInfo } from "../mutators/column-codec.js";
+import type { Mutator } from "../mutators/mutator.js";
 import type { CommitScope } from "../namespace/wake-coalescer.js";
 import type { Clock } from "../ports/clock.js";
 import type { NamespaceStore } from "../ports/storage.js";
 import type { CaughtUpPulls } from "./caught-up-pulls.js";
-import type { TableInfo } from "./column-codec.js";
 import type { Counters } from "./counters.js";
 import type { Knobs } from "./knobs.js";
-import type { Mutator } from "./mutator.js";
 
 /** What a flow answers: the response and the fields it adds to the request's log line. */
 export interface FlowResult {

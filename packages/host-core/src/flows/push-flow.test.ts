@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { headerUser, testService } from "../../test/test-host.js";
 import type { WeirConfig } from "../config/weir-config.js";
-import { MutatorError } from "./mutator-error.js";
+import { MutatorError } from "../mutators/mutator-error.js";
 
 const effects: string[] = [];
 const config: WeirConfig = {

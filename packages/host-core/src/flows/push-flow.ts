@@ -1,10 +1,11 @@
 import type { Dialect, PushBatch } from "@weir/protocol";
 import type { Claims } from "../auth/claims.js";
 import { jsonParts } from "../http/http-parts.js";
+import type { MutatorContext } from "../mutators/mutator.js";
+import { runMutator } from "../mutators/run-mutator.js";
 import { elapsedMs } from "../ports/clock.js";
 import { fireFault } from "./fault.js";
 import type { FlowResult, PushContext } from "./flow-context.js";
-import type { MutatorContext } from "./mutator.js";
 import {
   alreadyProcessed,
   checkWriter,
@@ -14,7 +15,6 @@ import {
   parseBatch,
   type RecordWith,
 } from "./push-answers.js";
-import { runMutator } from "./run-mutator.js";
 
 /**
  * Push in either dialect. The batch runs in one transaction and commits as one version; an

@@ -7,7 +7,6 @@ import { checkNotify } from "../auth/check-notify.js";
 import type { Claims } from "../auth/claims.js";
 import { resolveConfig } from "../config/resolve-config.js";
 import type { ResolvedConfig, WeirConfig } from "../config/weir-config.js";
-import { type TableInfo, tableInfos } from "../flows/column-codec.js";
 import { errorAnswer } from "../http/error-answer.js";
 import { HttpError, ShuttingDownError } from "../http/http-error.js";
 import { partsFromRequest, type RequestParts, type ResponseParts, toResponse } from "../http/http-parts.js";
@@ -22,6 +21,7 @@ import {
 import { matchRoute, type Route } from "../http/route.js";
 import { isIngestAction } from "../ingest/ingest-flow.js";
 import type { IngestEvent } from "../ingest/namespace-ingest.js";
+import { type TableInfo, tableInfos } from "../mutators/column-codec.js";
 import { type CounterFlushPolicy, DEFAULT_COUNTER_FLUSH } from "../namespace/counter-flush.js";
 import { type AcquireContext, NamespaceRegistry, type Unavailable } from "../namespace/namespace-registry.js";
 import { NamespaceService } from "../namespace/namespace-service.js";

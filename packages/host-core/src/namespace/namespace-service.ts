@@ -16,7 +16,6 @@ import type { MutateOutcome } from "../delegate/mutate-call.js";
 import { MutateDelegate } from "../delegate/mutate-delegate.js";
 import { runAdmin } from "../flows/admin-flow.js";
 import { CaughtUpPulls } from "../flows/caught-up-pulls.js";
-import type { TableInfo } from "../flows/column-codec.js";
 import type { Counters } from "../flows/counters.js";
 import { FaultError } from "../flows/fault.js";
 import type {
@@ -29,7 +28,6 @@ import type {
   QueryLimits,
 } from "../flows/flow-context.js";
 import type { Knobs } from "../flows/knobs.js";
-import type { Mutator } from "../flows/mutator.js";
 import { type PullFlowResult, runPull } from "../flows/pull-flow.js";
 import type { RecordWith } from "../flows/push-answers.js";
 import { runPush } from "../flows/push-flow.js";
@@ -37,6 +35,8 @@ import { HttpError } from "../http/http-error.js";
 import { type IngestAction, runIngestAdmin, runNotify } from "../ingest/ingest-flow.js";
 import type { IngestPassResult } from "../ingest/ingest-pass.js";
 import { type IngestEvent, NamespaceIngest } from "../ingest/namespace-ingest.js";
+import type { TableInfo } from "../mutators/column-codec.js";
+import type { Mutator } from "../mutators/mutator.js";
 import type { Clock } from "../ports/clock.js";
 import type { Logger } from "../ports/logger.js";
 import type { Scheduler } from "../ports/scheduler.js";

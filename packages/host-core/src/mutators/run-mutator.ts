@@ -1,5 +1,5 @@
 import type { MutationResult } from "@weir/protocol";
-import type { MutatorContextSource } from "./flow-context.js";
+import type { MutatorContextSource } from "../flows/flow-context.js";
 import type { MutatorContext } from "./mutator.js";
 import { MutatorError } from "./mutator-error.js";
 import { createMutatorTx, isConstraintError } from "./mutator-tx.js";
