@@ -6,9 +6,9 @@ import * as inspect from "./inspect";
 import { install as installSchema } from "./install";
 import * as pulls from "./pull";
 import * as push from "./push";
-import * as queries from "./query";
-import { setQueryLimits } from "./query-limits";
-import * as queryPulls from "./query-pull";
+import * as queries from "./query/evaluate";
+import { setQueryLimits } from "./query/limits";
+import * as queryPulls from "./query/pull";
 import * as retention from "./retention";
 import { parseSchema, Schema } from "./schema";
 import { commitPending } from "./state";
@@ -74,7 +74,7 @@ export function pull(
   );
 }
 
-/** What the next pull's queries may do: metered work (see query-limits.ts), caps of a group's queries. */
+/** What the next pull's queries may do: metered work (see query/limits.ts), caps of a group's queries. */
 export function queryLimits(metered: bool, maxGroupQueries: f64, maxGroupQueryBytes: f64): void {
   setQueryLimits(metered, <i64>maxGroupQueries, <i64>maxGroupQueryBytes);
 }

@@ -5,8 +5,8 @@
 import { INSTALL_CREATED, INSTALL_MIGRATED, INSTALL_UNCHANGED } from "../src/abi";
 import { fail } from "./errors";
 import { exec, queryRows } from "./host";
-import { GROUP_ROWS_TABLE, MEMBERSHIP_SQL, QUERY_ROWS_TABLE } from "./query-membership";
-import { PENDING_SQL, PENDING_TABLE } from "./query-pending";
+import { GROUP_ROWS_TABLE, MEMBERSHIP_SQL, QUERY_ROWS_TABLE } from "./query/membership";
+import { PENDING_SQL, PENDING_TABLE } from "./query/pending";
 import { QUIET_VERSIONS_TABLE } from "./retention";
 import {
   Column,

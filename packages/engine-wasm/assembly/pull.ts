@@ -34,7 +34,7 @@ import {
   Statement,
 } from "./host";
 import { delOp, keyMatch, putOp } from "./projection";
-import { queryPull } from "./query-pull";
+import { queryPull } from "./query/pull";
 import { PRIOR_SEQ, priorTableName, Schema, Table } from "./schema";
 import { firstSeq, WATERMARK } from "./state";
 import { ident, jsonString, params, parseI64 } from "./text";
@@ -61,7 +61,7 @@ class PullPlan {
   copied: i64 = 0;
   /** A query-aware answer left rows owed. */
   more: bool = false;
-  /** The followers that took the answer (query-follow.ts), and the length of its ids' JSON. */
+  /** The followers that took the answer (query/follow.ts), and the length of its ids' JSON. */
   followed: string = "";
   idsLength: i32 = 0;
 }
@@ -358,7 +358,7 @@ export function pull(
   const membership = state.substring(fourthTab + 1, fifthTab);
   const storedCookie: i64 = membership.length == 0 ? -2 : parseI64(membership);
   const sixthTab = state.indexOf(COLUMN_SEPARATOR, fifthTab + 1);
-  // The cookie a pull that lost the group's last answer resumes from (query-resume.ts); -2: none.
+  // The cookie a pull that lost the group's last answer resumes from (query/resume.ts); -2: none.
   const resumable = state.substring(fifthTab + 1, sixthTab);
   const resumeCookie: i64 = resumable.length == 0 ? -2 : parseI64(resumable);
   if (owner == "0") return fail("forbidden", "the client group belongs to another user");

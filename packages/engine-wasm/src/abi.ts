@@ -83,7 +83,7 @@ export const TRUE = "1";
 export const FALSE = "0";
 
 /**
- * A query plan (a checked query AST, see src/query-plan.ts and assembly/query-plan.ts): tokens
+ * A query plan (a checked query AST, see src/query-plan.ts and assembly/query/plan.ts): tokens
  * joined by "\x01". A column is "#<name>", a null "N", any other value "=<JSON>" (JSON text
  * escapes every control character, so no value holds the separator).
  */
@@ -104,5 +104,5 @@ export const PLAN_VALUE = "=";
 export const PLAN_GLOB = "GLOB";
 export const PLAN_NOT_GLOB = "NOT GLOB";
 
-/** The name of an index the engine derived from a query's plan starts so (assembly/query-indexes.ts). */
+/** The name of an index the engine derived from a query's plan starts so (assembly/query/indexes.ts). */
 export const DERIVED_INDEX_PREFIX = "_weir_qx:";

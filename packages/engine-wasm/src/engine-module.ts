@@ -37,7 +37,7 @@ export interface EngineModule {
     /** The extra parameter holding the identity the group's rows are answered under. */
     claimsExtra: number,
   ): string;
-  /** What the next pull's queries may do (see assembly/query-limits.ts). */
+  /** What the next pull's queries may do (see assembly/query/limits.ts). */
   queryLimits(metered: boolean, maxGroupQueries: number, maxGroupQueryBytes: number): void;
   claimGroup(groupID: string, userID: string): string;
   preflight(groupID: string, clientID: string, id: number): string;

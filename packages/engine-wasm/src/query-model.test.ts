@@ -23,7 +23,7 @@ const CAPS = [
 // rows from one another.
 describe.each(DATABASES)("query-aware pull against a model on $kind", ({ open }) => {
   describe.each(CAPS)("caps: $caps", ({ maxChangeRows, maxChangeBytes, lose }) => {
-    // Groups took query rows from one another (query-membership.ts) in the runs, each of which
+    // Groups took query rows from one another (assembly/query/membership.ts) in the runs, each of which
     // checks that they hold what an evaluation of their queries holds.
     let copied = 0;
     afterAll(() => expect(copied).toBeGreaterThan(0));

@@ -1,4 +1,4 @@
-// A query plan as the loader writes it (src/query-plan.ts, layout in src/abi.ts): a checked query
+// A query plan as the loader writes it (src/plan.ts, layout in src/abi.ts): a checked query
 // AST whose names are the schema's and whose values are JSON tokens, read here into a tree.
 import {
   PLAN_AND,
@@ -9,8 +9,8 @@ import {
   PLAN_START,
   PLAN_TOKEN_SEPARATOR,
   PLAN_WITNESS,
-} from "../src/abi";
-import { Schema, Table } from "./schema";
+} from "../../src/abi";
+import { Schema, Table } from "../schema";
 
 export const CONDITION_AND: i32 = 0;
 export const CONDITION_OR: i32 = 1;

@@ -1,7 +1,7 @@
 // The rows a query-aware group is owed: the rows whose patch its client has not received yet,
 // kept in the namespace's database so that an answer cut by the pull caps sends the rest later.
 //
-// A pull first computes the group's membership at the watermark (query-pull.ts), then adds to
+// A pull first computes the group's membership at the watermark (pull.ts), then adds to
 // the owed rows those whose membership moved and the held rows that changed since its cookie (on
 // a reset: every held row), and sends at most `maxChangeRows` rows / `maxChangeBytes` bytes of
 // them (at least one), in key order, removing them. An owed row is put with its current value
@@ -16,12 +16,12 @@
 // While rows are owed the group also has a `_weir_query_partial` row: the cookie its
 // `lastMutationIDChanges` were last complete at, so that the last part of a cut answer reports
 // every id the parts cover (and no earlier part reports an id before its rows arrive).
-import { exec, queryJoinedStatement, queryPayloadStatement, queryRows } from "./host";
-import { delOp, keyMatch, putOp } from "./projection";
-import { keepSent, SENT_TABLE } from "./query-resume";
-import { Schema } from "./schema";
-import { firstSeq } from "./state";
-import { ident, literal, params, parseI64 } from "./text";
+import { exec, queryJoinedStatement, queryPayloadStatement, queryRows } from "../host";
+import { delOp, keyMatch, putOp } from "../projection";
+import { Schema } from "../schema";
+import { firstSeq } from "../state";
+import { ident, literal, params, parseI64 } from "../text";
+import { keepSent, SENT_TABLE } from "./resume";
 
 export const PENDING_TABLE =
   "CREATE TABLE IF NOT EXISTS _weir_query_pending (group_key INTEGER NOT NULL, tbl TEXT NOT NULL, pk TEXT NOT NULL, " +
@@ -208,7 +208,7 @@ export class Sent {
 /**
  * Sends owed rows of the group up to the caps, in key order, and stops owing them. Leaves their
  * payloads with the host (queryPayload). `keep`: the rows sent are kept for a pull that lost the
- * answer (query-resume.ts).
+ * answer (resume.ts).
  */
 export function sendOwed(
   schema: Schema,

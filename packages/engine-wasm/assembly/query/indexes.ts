@@ -14,8 +14,10 @@
 // by its key), or lead an index already on the table (the app's own), is not needed: an index
 // costs every write. App-declared indexes stay as they are; these are named
 // `_weir_qx:<table>(<columns>)`, `-` after a descending column.
-import { DERIVED_INDEX_PREFIX, PLAN_COLUMN } from "../src/abi";
-import { exec, queryRows } from "./host";
+import { DERIVED_INDEX_PREFIX, PLAN_COLUMN } from "../../src/abi";
+import { exec, queryRows } from "../host";
+import { Table } from "../schema";
+import { ident, jsonString, params } from "../text";
 import {
   CONDITION_AND,
   CONDITION_COMPARE,
@@ -23,9 +25,7 @@ import {
   Condition,
   Correlation,
   QueryNode,
-} from "./query-plan";
-import { Table } from "./schema";
-import { ident, jsonString, params } from "./text";
+} from "./plan";
 
 /** Creates the indexes `root` needs that are not in the file yet; `done` names those made in this call. */
 export function ensureIndexes(root: QueryNode, done: Set<string>): void {

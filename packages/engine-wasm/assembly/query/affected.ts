@@ -17,14 +17,14 @@
 // A visibility filter is a condition on the row's own columns, so a row that passes none of the
 // query's conditions cannot matter to it either.
 
-import { queryRows } from "./host";
-import { keyMatch } from "./projection";
-import { CONDITION_EXISTS, Condition, Correlation, QueryNode, readTables } from "./query-plan";
-import { QuerySql } from "./query-sql";
-import { PRIOR_SEQ, priorTableName, Table } from "./schema";
-import { firstSeq } from "./state";
-import { ident, literal, params } from "./text";
-import { Visibility } from "./visibility";
+import { queryRows } from "../host";
+import { keyMatch } from "../projection";
+import { PRIOR_SEQ, priorTableName, Table } from "../schema";
+import { firstSeq } from "../state";
+import { ident, literal, params } from "../text";
+import { Visibility } from "../visibility";
+import { CONDITION_EXISTS, Condition, Correlation, QueryNode, readTables } from "./plan";
+import { QuerySql } from "./sql";
 
 function readsTouched(node: QueryNode, touched: Array<string>): bool {
   const tables: string[] = [];

@@ -1,10 +1,10 @@
 // A query-aware pull: the group's rows are those its active queries hold. The pull applies the
 // group's query patch, re-evaluates the queries the changes since its cookie can affect (see
-// query-affected.ts), and answers the rows whose membership moved, and the
+// affected.ts), and answers the rows whose membership moved, and the
 // rows still held that changed since the cookie, with their current values. A client whose
 // membership is not at its cookie (a null cookie, one below the floor, one the group's stored
 // membership was not answered at) gets `clear` and every row its queries hold. Those rows are
-// owed to the client (query-pending.ts) and an answer sends them up to the pull caps.
+// owed to the client (pending.ts) and an answer sends them up to the pull caps.
 import {
   COLUMN_SEPARATOR,
   NULL_COOKIE,
@@ -12,13 +12,18 @@ import {
   QUERY_OP_DEL,
   QUERY_OP_VERSION,
   ROW_SEPARATOR,
-} from "../src/abi";
-import { exec, queryRows } from "./host";
-import { affected, touchedTables } from "./query-affected";
-import { follow } from "./query-follow";
-import { ensureIndexes } from "./query-indexes";
-import { GroupCaps } from "./query-limits";
-import { groupKey, Membership } from "./query-membership";
+} from "../../src/abi";
+import { exec, queryRows } from "../host";
+import { noteQuietVersion } from "../retention";
+import { Schema } from "../schema";
+import { COMMIT_MARKER, firstSeq, readVersions } from "../state";
+import { extraParam, jsonString, params } from "../text";
+import { Visibility } from "../visibility";
+import { affected, touchedTables } from "./affected";
+import { follow } from "./follow";
+import { ensureIndexes } from "./indexes";
+import { GroupCaps } from "./limits";
+import { groupKey, Membership } from "./membership";
 import {
   completeQueries,
   idsSince,
@@ -29,16 +34,11 @@ import {
   sendChanges,
   sendHeld,
   sendOwed,
-} from "./query-pending";
-import { QueryNode, readPlan } from "./query-plan";
-import { forgetSent, NO_RESUME, resumeOwed } from "./query-resume";
-import { changedRowsPlan } from "./query-sql";
-import { StoredQuery, storedQueries } from "./query-stored";
-import { noteQuietVersion } from "./retention";
-import { Schema } from "./schema";
-import { COMMIT_MARKER, firstSeq, readVersions } from "./state";
-import { extraParam, jsonString, params } from "./text";
-import { Visibility } from "./visibility";
+} from "./pending";
+import { QueryNode, readPlan } from "./plan";
+import { forgetSent, NO_RESUME, resumeOwed } from "./resume";
+import { changedRowsPlan } from "./sql";
+import { StoredQuery, storedQueries } from "./stored";
 
 /** A stored cookie no client holds (-1 is the null cookie, -2 "never pulled with queries"). */
 const NO_CLIENT_COOKIE: i64 = -3;
@@ -56,7 +56,7 @@ export class QueryAnswer {
   gotQueries: string = "[]";
   evaluated: i64 = 0;
   recomputed: i64 = 0;
-  /** Of those, the ones whose rows another group lent (query-lend.ts). */
+  /** Of those, the ones whose rows another group lent (lend.ts). */
   copied: i64 = 0;
   /** The evaluations passed the pull's budget of rows: the pull is refused (and rolled back). */
   exceeded: bool = false;
@@ -126,7 +126,7 @@ function applyPatch(
 /**
  * Runs the query side of a pull for `groupID`; `storedCookie` is the cookie its membership is
  * at (-2: none); `owed`: rows are owed to it (an earlier answer was cut); `resumeCookie`: the
- * cookie a client that lost its last answer pulls from (-2: none, query-resume.ts); `visibilityParam`:
+ * cookie a client that lost its last answer pulls from (-2: none, resume.ts); `visibilityParam`:
  * the identity of `visibility` as a JSON parameter ("null": none, and no rows are lent).
  * Leaves the rows to send with the host (queryPayload) and answers what the body needs.
  */
@@ -157,7 +157,7 @@ export function queryPull(
   const membership = new Membership(schema, visibility, group, key, watermark, floor, visibilityParam);
   membership.budget = maxQueryRows;
   // A client that lost the group's last answer, which sent owed rows, resumes where the answer
-  // before it ended (query-resume.ts): the lost rows are owed again, and the group's membership
+  // before it ended (resume.ts): the lost rows are owed again, and the group's membership
   // is brought up to date from the cookie it is stored at.
   const resumed =
     resumeCookie != NO_RESUME &&
@@ -252,7 +252,7 @@ export function queryPull(
       sent = new Sent();
       sent.included = count;
       // A whole answer to a group that changed no query: the followers that hold the same state
-      // take it too (query-follow.ts), from the moved rows still in the scratch table.
+      // take it too (follow.ts), from the moved rows still in the scratch table.
       if (followersParam.length > 0 && !owing && cookie < watermark && !changesQueries(patchText)) {
         answer.followed = follow(
           group,

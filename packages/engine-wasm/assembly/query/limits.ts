@@ -1,9 +1,9 @@
 // What the host allows one pull's queries: whether it meters their work (it defined the SQL
 // functions below on its driver), and how many queries, and bytes of their arguments, one
 // group may hold. Set by the loader before each pull, inside its call.
-import { queryRows } from "./host";
-import { QueryNode } from "./query-plan";
-import { ident, params } from "./text";
+import { queryRows } from "../host";
+import { ident, params } from "../text";
+import { QueryNode } from "./plan";
 
 /** Whether this call's query evaluations are metered. */
 let metered = false;

@@ -7,16 +7,16 @@
 // each row whose count changed with whether the group held it before the pull (kind 1); the
 // pull empties it before it answers, inside its transaction.
 //
-// A query evaluated afresh first asks another group to lend its rows (query-lend.ts).
-import { exec, execStatement, queryRows, Statement } from "./host";
-import { Lending } from "./query-lend";
-import { meterQuery } from "./query-limits";
-import { QueryNode, readPlan } from "./query-plan";
-import { changedIn, QuerySql, querySql } from "./query-sql";
-import { StoredQuery } from "./query-stored";
-import { Schema, Table } from "./schema";
-import { literal, params } from "./text";
-import { Visibility } from "./visibility";
+// A query evaluated afresh first asks another group to lend its rows (lend.ts).
+import { exec, execStatement, queryRows, Statement } from "../host";
+import { Schema, Table } from "../schema";
+import { literal, params } from "../text";
+import { Visibility } from "../visibility";
+import { Lending } from "./lend";
+import { meterQuery } from "./limits";
+import { QueryNode, readPlan } from "./plan";
+import { changedIn, QuerySql, querySql } from "./sql";
+import { StoredQuery } from "./stored";
 
 export const QUERY_ROWS_TABLE =
   "CREATE TABLE IF NOT EXISTS _weir_query_rows (group_key INTEGER NOT NULL, hash TEXT NOT NULL, tbl TEXT NOT NULL, " +
@@ -30,7 +30,7 @@ export const MEMBERSHIP_SQL: Array<string> = [
   // the query transform its ASTs were resolved with, and the visibility its rows were all built
   // under (the host's identity of filters and values; NULL when they may mix several, and only a
   // group with one lends its rows).
-  // The last two: where a client that loses the group's last answer resumes (query-resume.ts).
+  // The last two: where a client that loses the group's last answer resumes (resume.ts).
   "CREATE TABLE IF NOT EXISTS _weir_query_groups (group_id TEXT PRIMARY KEY, cookie INTEGER NOT NULL, " +
     "transform_version TEXT, visibility TEXT, resume_cookie INTEGER, resume_since INTEGER) WITHOUT ROWID",
   "CREATE TABLE IF NOT EXISTS _weir_queries (group_id TEXT NOT NULL, hash TEXT NOT NULL, name TEXT NOT NULL, " +
@@ -75,7 +75,7 @@ export class Membership {
     return this.evaluated > this.budget;
   }
 
-  /** Where rows lent to this group come from (query-lend.ts). */
+  /** Where rows lent to this group come from (lend.ts). */
   lending: Lending;
 
   /**

@@ -1,10 +1,10 @@
 // Evaluating a query plan: the rows it holds, from scratch.
-import { query } from "./host";
-import { readPlan } from "./query-plan";
-import { querySql } from "./query-sql";
-import { Schema } from "./schema";
-import { params } from "./text";
-import { parseVisibility } from "./visibility";
+import { query } from "../host";
+import { Schema } from "../schema";
+import { params } from "../text";
+import { parseVisibility } from "../visibility";
+import { readPlan } from "./plan";
+import { querySql } from "./sql";
 
 /** "<node>\t<table>\t<key>" lines (see QuerySql.statement): the rows the plan holds for a caller of `visibilityText`, the root's in order. */
 export function evaluateQuery(schema: Schema, plan: string, visibilityText: string): string {

@@ -10,8 +10,8 @@
 // what its queries hold at version c (the invariant every pull keeps, checked by the model test),
 // so a follower's rows before the pull are the leader's, and the rows the leader's pull moved
 // are the only ones where the two can differ after it.
-import { COLUMN_SEPARATOR, execStatement, queryStatement, ROW_SEPARATOR, Statement } from "./host";
-import { jsonString, params } from "./text";
+import { COLUMN_SEPARATOR, execStatement, queryStatement, ROW_SEPARATOR, Statement } from "../host";
+import { jsonString, params } from "../text";
 
 /** Scratch kind of a follower: tbl is empty and pk the group's id. */
 const FOLLOWER = "2";
@@ -76,7 +76,7 @@ const COPY_GROUP_ROWS = new Statement(
     " WHERE m.kind = 1",
 );
 // A follower pulled under another visibility than the leader's would hold rows of both: it lends
-// none then (query-membership.ts).
+// none then (membership.ts).
 const MOVE_COOKIES = new Statement(
   "UPDATE _weir_query_groups SET cookie = ?, resume_cookie = NULL, visibility = CASE WHEN visibility = ? THEN visibility END " +
     "WHERE group_id IN (SELECT pk FROM _weir_query_scratch WHERE kind = " +

@@ -1,7 +1,7 @@
 // A client group's stored queries, as its query-aware pulls read them back: each one's hash (as
 // a JSON parameter), its plan and the tables the plan reads (",a,b,").
-import { queryRows } from "./host";
-import { params } from "./text";
+import { queryRows } from "../host";
+import { params } from "../text";
 
 export class StoredQuery {
   constructor(

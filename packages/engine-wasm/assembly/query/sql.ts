@@ -8,8 +8,11 @@
 // parent's rows, its limit applied per parent (a window partitioned by the correlated columns:
 // parents with equal keys share their children); a node's condition witnesses are one more CTE
 // that reads the node's once (`witnessesOf`).
-import { PLAN_COLUMN, PLAN_GLOB, PLAN_NOT_GLOB, PLAN_NULL } from "../src/abi";
-import { workTerm } from "./query-limits";
+import { PLAN_COLUMN, PLAN_GLOB, PLAN_NOT_GLOB, PLAN_NULL } from "../../src/abi";
+import { Table } from "../schema";
+import { ident, literal, unionAll } from "../text";
+import { Visibility } from "../visibility";
+import { workTerm } from "./limits";
 import {
   CONDITION_AND,
   CONDITION_COMPARE,
@@ -17,11 +20,8 @@ import {
   Condition,
   Correlation,
   QueryNode,
-} from "./query-plan";
-import { columnList, correlated, keyArray, limitValue, ordering } from "./query-sql-terms";
-import { Table } from "./schema";
-import { ident, literal, unionAll } from "./text";
-import { Visibility } from "./visibility";
+} from "./plan";
+import { columnList, correlated, keyArray, limitValue, ordering } from "./sql-terms";
 
 export class QuerySql {
   params: Array<string> = [] as string[];

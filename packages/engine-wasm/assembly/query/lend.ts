@@ -4,7 +4,7 @@
 // the query's result at the cookie its membership is stored at (the invariant every pull
 // keeps, checked by the model test). A lender at the watermark lends them as they are; one
 // behind it lends them when none of the changes since its cookie can affect the query (the test
-// an incremental pull makes, query-affected.ts, with the lender's rows), so that groups pulled a
+// an incremental pull makes, affected.ts, with the lender's rows), so that groups pulled a
 // few writes ago still lend while writes go on. Copying answers what evaluating would, at a
 // fraction of the work. A reset of a group whose queries a lender holds all of, and no other,
 // copies that group's rows whole, with their counts, when none of its queries is affected.
@@ -15,13 +15,13 @@
 // are found among the first LENDER_CANDIDATES groups holding the query's hash, the one with
 // the newest membership first, so a hydration never scans every group that holds a popular
 // query. A lender's cookie is at or above the floor: the log still holds every change since.
-import { COLUMN_SEPARATOR, execStatement, queryStatement, Statement } from "./host";
-import { affected, touchedTables } from "./query-affected";
-import { readPlan } from "./query-plan";
-import { StoredQuery } from "./query-stored";
-import { Schema } from "./schema";
-import { firstSeq } from "./state";
-import { params, parseI64 } from "./text";
+import { COLUMN_SEPARATOR, execStatement, queryStatement, Statement } from "../host";
+import { Schema } from "../schema";
+import { firstSeq } from "../state";
+import { params, parseI64 } from "../text";
+import { affected, touchedTables } from "./affected";
+import { readPlan } from "./plan";
+import { StoredQuery } from "./stored";
 
 const LENDER_CANDIDATES = 32;
 

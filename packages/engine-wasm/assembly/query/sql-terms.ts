@@ -1,7 +1,8 @@
 // Pieces of a query's SQL that depend on a node alone: its ordering, its key, its correlation.
-import { Correlation, QueryNode } from "./query-plan";
-import { Table } from "./schema";
-import { ident } from "./text";
+
+import { Table } from "../schema";
+import { ident } from "../text";
+import { Correlation, QueryNode } from "./plan";
 
 /** The node's limit as an integer literal (a plan's limit is a non-negative safe integer). */
 export function limitValue(node: QueryNode): string {

@@ -7,8 +7,8 @@
 // pull goes on from the group's membership as an incremental pull does. So a lost part costs that
 // part again, never the parts the client already holds. Any other pull forgets the kept rows: its
 // cookie says the client got them, or it resets.
-import { exec } from "./host";
-import { params } from "./text";
+import { exec } from "../host";
+import { params } from "../text";
 
 export const SENT_TABLE =
   "CREATE TABLE IF NOT EXISTS _weir_query_sent (group_key INTEGER NOT NULL, tbl TEXT NOT NULL, pk TEXT NOT NULL, " +
