@@ -1,6 +1,6 @@
 import { statSync } from "node:fs";
 import { join } from "node:path";
-import { type ConformanceTarget, connectZero, NativeClient } from "@weir/conformance";
+import { type ConformanceTarget, connectZero, NativeClient, until } from "@weir/conformance";
 import { type Schema, type TableIndex, tableIndexes } from "@weir/engine-wasm";
 import { betterSqliteAdapter } from "@weir/engine-wasm/better-sqlite3";
 import type { QueryDefinition } from "@weir/host-core";
@@ -245,6 +245,52 @@ describe("a group's queries are capped and charged", () => {
     expect(statuses).toEqual([200, 200, 429]);
     // Another user's pull is answered.
     expect((await new NativeClient(target, "victim-ns", "victor").pull()).status).toBe(200);
+  });
+});
+
+describe("a flood of desired queries", () => {
+  it("refuses a frame's puts past maxGroupQueries in one answer, and another namespace's pull is answered", async () => {
+    const { target } = await start({ maxGroupQueries: 40 });
+    await seeded(target, "a", 100);
+    const client = await victim(target);
+    const socket = await connectZero(target.url, "a", { user: "mallory" });
+    await socket.next("pokeEnd");
+    const puts = Array.from({ length: 1_000 }, (_, i) => ({
+      op: "put",
+      hash: `p${i}`,
+      name: "allItems",
+      args: [i],
+    }));
+    socket.ws.send(JSON.stringify(["changeDesiredQueries", { desiredQueriesPatch: puts }]));
+    const victimPull = await client.pull();
+    expect(victimPull.status).toBe(200);
+    // A poke applies 32 new queries; the next 32 would pass the cap of 40, and they and every put
+    // queued behind them are refused together, in one transformError.
+    const refusals = () =>
+      socket.messages
+        .filter((m) => m[0] === "transformError")
+        .map((m) => m[1] as Array<{ id: string; message: string }>);
+    await until(() => refusals().flat().length >= 1_000 - 32);
+    const refused = refusals();
+    expect(refused).toHaveLength(1);
+    expect(refused[0]!.map((r) => r.id)).toEqual(puts.slice(32).map((p) => p.hash));
+    expect(refused[0]![0]!.message).toMatch(/more than 40 queries .*maxGroupQueries/);
+    // The group holds the 32 it was answered, and the socket stays open.
+    socket.ws.send(JSON.stringify(["ping", {}]));
+    await socket.next("pong");
+    const held = socket.messages
+      .filter((m) => m[0] === "pokePart")
+      .flatMap(
+        (m) => (m[1] as { gotQueriesPatch?: Array<{ op: string; hash: string }> }).gotQueriesPatch ?? [],
+      )
+      .filter((op) => op.op === "put");
+    expect(held.map((op) => op.hash).sort()).toEqual(
+      puts
+        .slice(0, 32)
+        .map((p) => p.hash)
+        .sort(),
+    );
+    socket.ws.close();
   });
 });
 

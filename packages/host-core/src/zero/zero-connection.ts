@@ -9,6 +9,14 @@ import { parseZeroMessage, type ZeroPushBody, type ZeroQueryOp, type ZeroUpstrea
 import type { ZeroMessageCost } from "./zero-meter.js";
 import { CLOSE_NORMAL, CLOSE_PROTOCOL_ERROR, type ZeroSocket } from "./zero-socket.js";
 
+/**
+ * Frames, and their characters, a connection holds received and not yet handled (they wait while a
+ * frame before them does, such as a push waiting on the app): past either the socket is closed
+ * with ServerOverloaded, and the client reconnects and sends what it still needs.
+ */
+export const MAX_WAITING_FRAMES = 1_000;
+export const MAX_WAITING_CHARS = 16 * 1024 * 1024;
+
 /** What a connection asks of its namespace's hub. */
 export interface ZeroConnectionHost {
   readonly logger: Logger;
@@ -43,8 +51,9 @@ export class ZeroConnection {
   private authToken: string | null;
   private open = true;
   private queue: Promise<void> = Promise.resolve();
-  /** Frames received and not yet handled. */
+  /** Frames received and not yet handled, and their characters. */
   private waiting = 0;
+  private waitingChars = 0;
   /** A change of queries was taken and its poke waits for the frames queued behind it. */
   private pokeOwed = false;
   private pokeScheduled = false;
@@ -98,9 +107,21 @@ export class ZeroConnection {
 
   /** A text frame from the client. */
   receive(frame: string): void {
+    if (!this.open) return;
     this.waiting++;
+    this.waitingChars += frame.length;
+    if (this.waiting > MAX_WAITING_FRAMES || this.waitingChars > MAX_WAITING_CHARS) {
+      this.fail(
+        new ZeroError(
+          "ServerOverloaded",
+          `more than ${MAX_WAITING_FRAMES} frames or ${MAX_WAITING_CHARS} characters wait to be handled; reconnect`,
+        ),
+      );
+      return;
+    }
     this.queue = this.queue.then(async () => {
       this.waiting--;
+      this.waitingChars -= frame.length;
       if (this.open) await this.handle(frame);
       // Changes of queries queued together are applied by one poke, after the frames the socket
       // has read since (a macrotask: they come in with the next read): a flood of frames costs

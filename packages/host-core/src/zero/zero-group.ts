@@ -194,6 +194,19 @@ export class ZeroGroup {
   }
 
   /**
+   * Takes the pending puts up to the first pending del (none after it: a del may make room), for
+   * the group's caps refused the puts before them: the client hears of them all in one answer
+   * instead of one refused pull per slice. Their clients desire them no more (`dropPuts`).
+   */
+  takeCappedPuts(): { hash: string; name: string }[] {
+    const end = this.enginePatch.findIndex((op) => op.op !== "put");
+    const taken = end < 0 ? this.enginePatch : this.enginePatch.slice(0, end);
+    const puts = taken.flatMap((op) => (op.op === "put" ? [{ hash: op.hash, name: op.name }] : []));
+    this.dropPuts(new Set(puts.map((put) => put.hash)));
+    return puts;
+  }
+
+  /**
    * Whether the next pull has nothing of the group's own to carry: no query change for the
    * engine, nothing for the store to write.
    */

@@ -25,6 +25,23 @@ export class ZeroPokes {
     private readonly meter: ZeroMeter,
   ) {}
 
+  /** Groups a poke is scheduled for (pokeLater). */
+  private readonly later = new Set<ZeroGroup>();
+
+  /**
+   * Pokes the group once the event loop has had its turn (one poke, however often asked for
+   * before it runs): what a refusal dropped, or the next slice of a flood of puts, never runs in
+   * the same turn as the poke before it.
+   */
+  private pokeLater(group: ZeroGroup): void {
+    if (this.later.has(group)) return;
+    this.later.add(group);
+    setTimeout(() => {
+      this.later.delete(group);
+      this.poke(group);
+    }, 0);
+  }
+
   /** Computes the group's pull and sends it to each of its connections as one poke. */
   poke(group: ZeroGroup): void {
     const connections = this.members.pokeable(group);
@@ -42,7 +59,7 @@ export class ZeroPokes {
     // A poke evaluates at most PUTS_PER_POKE new queries; the rest go in pokes of their own, each
     // after the event loop had its turn: a flood of puts delays others by one slice, not all of it.
     const patch = group.takeEnginePatch(PUTS_PER_POKE);
-    if (group.hasPendingPatch()) setTimeout(() => this.poke(group), 0);
+    if (group.hasPendingPatch()) this.pokeLater(group);
     const changes = group.takeStoreChanges();
     const claims = connections[connections.length - 1]!.claims;
     this.members.subscribe(group, claims);
@@ -88,16 +105,21 @@ export class ZeroPokes {
         }
         group.restoreEnginePatch(put ? patch : [...patch, { op: "del", hash: named }]);
         group.dropPuts(new Set([named]));
-        this.poke(group);
+        this.pokeLater(group);
         return;
       }
       if (puts.length > 0 && (code === "bad_request" || code === "query_budget_exceeded")) {
         // A query the server cannot answer fails alone: the client hears why, the rest go on.
-        const refused = new Set(puts.map((op) => op.hash));
+        // Puts the group's caps refuse (a budget refusal that names no query) take the puts queued
+        // right behind them along, in the same answer: those would only meet the caps again, each
+        // slice in a pull of its own.
+        group.restoreEnginePatch(patch.filter((op) => op.op !== "put"));
+        const capped = code === "query_budget_exceeded" ? group.takeCappedPuts() : [];
+        const refused = [...puts, ...capped];
         for (const connection of connections) {
           connection.send([
             "transformError",
-            puts.map((op) => ({
+            refused.map((op) => ({
               error: "app",
               id: op.hash,
               name: op.name,
@@ -105,9 +127,8 @@ export class ZeroPokes {
             })),
           ]);
         }
-        group.restoreEnginePatch(patch.filter((op) => op.op !== "put"));
-        group.dropPuts(refused);
-        this.poke(group);
+        group.dropPuts(new Set(puts.map((op) => op.hash)));
+        this.pokeLater(group);
         return;
       }
       group.restoreEnginePatch(patch);

@@ -1,0 +1,68 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { testService } from "../../test/test-host.js";
+import { config, recorder, settle } from "../../test/zero-hub-fixtures.js";
+import type { NamespaceService } from "../namespace/namespace-service.js";
+import { MAX_WAITING_FRAMES } from "./zero-connection.js";
+
+const services: NamespaceService[] = [];
+afterEach(() => {
+  for (const service of services.splice(0)) service.close();
+});
+
+describe("ZeroConnection's frames waiting to be handled", () => {
+  it("are bounded: a client that sends more at once than the bound is closed with ServerOverloaded", async () => {
+    const { service } = await testService(config);
+    services.push(service);
+    const socket = recorder();
+    const closes: Array<{ code: number; reason: string }> = [];
+    socket.close = (code: number, reason: string) => closes.push({ code, reason });
+    const connection = service.zero.connect(
+      {
+        clientID: "c1",
+        clientGroupID: "g1",
+        baseCookie: null,
+        lmid: 0,
+        wsid: "w1",
+        init: { desiredQueriesPatch: [] },
+        authToken: "alice",
+        protocol: null,
+      },
+      { userID: "alice" },
+      socket,
+    );
+    await settle();
+    // Frames read in one go wait for each other; past the bound the socket is closed, and none
+    // of those waiting is handled.
+    for (let i = 0; i <= MAX_WAITING_FRAMES; i++) connection.receive(JSON.stringify(["ping", {}]));
+    await settle();
+    expect(closes).toEqual([{ code: 1002, reason: "ServerOverloaded" }]);
+    expect(socket.frames.find((f) => f[0] === "error")?.[1]).toMatchObject({ kind: "ServerOverloaded" });
+    expect(socket.frames.filter((f) => f[0] === "pong")).toHaveLength(0);
+    expect(connection.isOpen).toBe(false);
+  });
+
+  it("below the bound are all handled, in order", async () => {
+    const { service } = await testService(config);
+    services.push(service);
+    const socket = recorder();
+    const connection = service.zero.connect(
+      {
+        clientID: "c1",
+        clientGroupID: "g1",
+        baseCookie: null,
+        lmid: 0,
+        wsid: "w1",
+        init: { desiredQueriesPatch: [] },
+        authToken: "alice",
+        protocol: null,
+      },
+      { userID: "alice" },
+      socket,
+    );
+    await settle();
+    for (let i = 0; i < MAX_WAITING_FRAMES; i++) connection.receive(JSON.stringify(["ping", {}]));
+    await settle();
+    expect(socket.frames.filter((f) => f[0] === "pong")).toHaveLength(MAX_WAITING_FRAMES);
+    expect(connection.isOpen).toBe(true);
+  });
+});
