@@ -104,7 +104,6 @@ export {
 export type { Wake, WakeTarget } from "./ports/wake.js";
 export {
   parseZeroConnect,
-  ZERO_PROTOCOL_VERSIONS,
   type ZeroConnectRequest,
 } from "./zero/zero-connect-request.js";
 export type { ZeroConnection } from "./zero/zero-connection.js";

@@ -1,6 +1,8 @@
 // What the Zero hub's tests share: a todo namespace's config, a socket that records its frames,
 // a native push, and readers of the frames.
 
+import { ZERO_DOWNSTREAM_BODIES } from "@weir/protocol";
+import * as v from "valibot";
 import type { WeirConfig } from "../src/config/weir-config.js";
 import type { NamespaceService } from "../src/namespace/namespace-service.js";
 import type { ZeroConnectionState } from "../src/zero/zero-connection-state.js";
@@ -30,12 +32,27 @@ export const config: WeirConfig = {
   authenticate: headerUser,
 };
 
+/**
+ * A frame weir sent, checked against Zero's wire as `@weir/protocol` declares it: a message of
+ * another type or shape fails the test that sent it.
+ */
+export function downstream(frame: string): unknown[] {
+  const message = JSON.parse(frame) as unknown[];
+  const type = String(message[0]);
+  if (message.length !== 2 || !Object.hasOwn(ZERO_DOWNSTREAM_BODIES, type)) {
+    throw new Error(`not a Zero message: ${frame.slice(0, 200)}`);
+  }
+  const body = v.safeParse(ZERO_DOWNSTREAM_BODIES[type as keyof typeof ZERO_DOWNSTREAM_BODIES], message[1]);
+  if (!body.success) throw new Error(`${type} off the wire: ${v.summarize(body.issues)}`);
+  return message;
+}
+
 /** A socket recording what is sent on it and the state it was last asked to keep. */
 export function recorder(): ZeroSocket & { frames: unknown[][]; saved: ZeroConnectionState | null } {
   const socket = {
     frames: [] as unknown[][],
     saved: null as ZeroConnectionState | null,
-    send: (frame: string) => socket.frames.push(JSON.parse(frame) as unknown[]),
+    send: (frame: string) => socket.frames.push(downstream(frame)),
     close: () => {},
     save: (state: ZeroConnectionState) => {
       socket.saved = state;

@@ -27,3 +27,4 @@ export * from "./upstream-snapshot-response.js";
 export * from "./upstream-watermark.js";
 export * from "./version.js";
 export * from "./wire-error.js";
+export * from "./zero/index.js";

@@ -18,17 +18,39 @@ const FINGERPRINTS: Record<number, string> = {
   5: "aa6e00c872932f309b5f3a70402363ed5e4b510f4822beb8b716e9c6aaa86f97",
   6: "574562be6d4dd7b29f2d7bea3153644b249d0f31c317af515df1c7289095f5bb",
   7: "0827cf2285e88f637f5b76697b7d4a341636a1c963d932aee9e40e5dc443757a",
+  8: "1e023e5c27a7399a83cacd540c5433fcceb6b80053eec0cb95aed285cac90e6d",
 };
 
 function isSchema(value: unknown): value is GenericSchema {
   return typeof value === "object" && value !== null && (value as { kind?: unknown }).kind === "schema";
 }
 
+/** A table of schemas by message type (Zero's `[type, body]` messages, up and down). */
+function isSchemaTable(value: unknown): value is Record<string, GenericSchema> {
+  return (
+    typeof value === "object" &&
+    value !== null &&
+    !isSchema(value) &&
+    Object.values(value).length > 0 &&
+    Object.values(value).every(isSchema)
+  );
+}
+
+/**
+ * Every exported schema, and every exported table of them by message type (so a message added
+ * to or dropped from a dialect's unions changes it too).
+ */
 function fingerprint(): string {
-  const entries = Object.entries(protocol as Record<string, unknown>)
-    .filter((entry): entry is [string, GenericSchema] => isSchema(entry[1]))
-    .sort(([a], [b]) => a.localeCompare(b))
-    .map(([name, schema]) => [name, toJsonSchema(schema, { errorMode: "ignore" })]);
+  const entries: Array<[string, unknown]> = [];
+  for (const [name, value] of Object.entries(protocol as Record<string, unknown>)) {
+    if (isSchema(value)) entries.push([name, toJsonSchema(value, { errorMode: "ignore" })]);
+    else if (isSchemaTable(value)) {
+      for (const [type, schema] of Object.entries(value).sort(([a], [b]) => a.localeCompare(b))) {
+        entries.push([`${name}.${type}`, toJsonSchema(schema, { errorMode: "ignore" })]);
+      }
+    }
+  }
+  entries.sort(([a], [b]) => a.localeCompare(b));
   return createHash("sha256").update(JSON.stringify(entries)).digest("hex");
 }
 

@@ -13,5 +13,7 @@
  *   answer's `gotQueries` and `unknownQueries`; the queries admin knob (`QueriesRequest`).
  * - 7: integers beyond 2^53 in rows (pulls, pokes) are decimal strings; `breaker/reopen` takes
  *   `{ resnapshot }` (`BreakerReopenRequest`) and answers the generation's pass.
+ * - 8: Zero's wire (sync protocol v51) as schemas: each message up (`ZERO_UPSTREAM_BODIES`) and
+ *   down (`ZERO_DOWNSTREAM_BODIES`), pokes, refusals and `transformError` included.
  */
-export const PROTOCOL_VERSION = 7;
+export const PROTOCOL_VERSION = 8;

@@ -1,8 +1,8 @@
 // Admitting a client's messages: each is charged to its user's quota, and desired queries must
 // name queries the server knows.
+import type { ZeroQueryOp, ZeroTransformErrorBody } from "@weir/protocol";
 import type { ZeroConnection } from "./zero-connection.js";
 import { ZeroError } from "./zero-error.js";
-import type { ZeroQueryOp } from "./zero-messages.js";
 import type { ZeroMessageCost, ZeroMeter } from "./zero-meter.js";
 import type { ZeroNamespace } from "./zero-namespace.js";
 
@@ -42,7 +42,7 @@ export function admitQueries(
   ops: readonly ZeroQueryOp[],
 ): ZeroQueryOp[] {
   const accepted: ZeroQueryOp[] = [];
-  const refused: Array<Record<string, unknown>> = [];
+  const refused: ZeroTransformErrorBody = [];
   for (const op of ops) {
     if (op.op !== "put") {
       accepted.push(op);

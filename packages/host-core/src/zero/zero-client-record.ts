@@ -1,3 +1,4 @@
+import type { ZeroDownstream, ZeroPullRequestBody } from "@weir/protocol";
 import type { Claims } from "../auth/claims.js";
 import type { ZeroConnectRequest } from "./zero-connect-request.js";
 import { formatZeroCookie } from "./zero-cookie.js";
@@ -22,13 +23,6 @@ export function checkLastMutationID(ns: ZeroNamespace, request: ZeroConnectReque
   }
 }
 
-/** The body of Zero's `pull` message: mutation recovery of another client group of the user. */
-export interface ZeroPullBody {
-  clientGroupID: string;
-  cookie: string | null;
-  requestID: string;
-}
-
 /**
  * The answer to a `pull` (Zero's mutation recovery: the client asks which mutations of an old
  * client group of the same browser profile the server confirmed, to drop them from its queue):
@@ -36,7 +30,11 @@ export interface ZeroPullBody {
  * its confirmed id. A group the server does not know, or another user's, has none. The cookie is
  * the namespace's version the ids were read at (the client does not use it).
  */
-export function recoveryPullAnswer(ns: ZeroNamespace, body: ZeroPullBody, claims: Claims): unknown[] {
+export function recoveryPullAnswer(
+  ns: ZeroNamespace,
+  body: ZeroPullRequestBody,
+  claims: Claims,
+): ZeroDownstream {
   const version = ns.watermark();
   const lastMutationIDChanges = ns.groupMutationIDs(body.clientGroupID, claims.userID);
   return [

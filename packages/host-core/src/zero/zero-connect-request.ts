@@ -1,10 +1,6 @@
-import { IdString, parse } from "@weir/protocol";
+import { IdString, parse, ZERO_PROTOCOL_VERSIONS, ZeroInitConnectionBody } from "@weir/protocol";
 import * as v from "valibot";
 import { ZeroError } from "./zero-error.js";
-import { InitConnectionBody } from "./zero-messages.js";
-
-/** Zero's sync protocol versions weir speaks (the `v<N>` of `/sync/v<N>/connect`). */
-export const ZERO_PROTOCOL_VERSIONS: readonly number[] = [51];
 
 /** What a client's connect request says: its URL's parameters and its Sec-WebSocket-Protocol. */
 export interface ZeroConnectRequest {
@@ -16,7 +12,7 @@ export interface ZeroConnectRequest {
   lmid: number;
   wsid: string;
   /** The first message, when the client put it in the protocol header. */
-  init: v.InferOutput<typeof InitConnectionBody> | null;
+  init: ZeroInitConnectionBody | null;
   /** The client's `auth` option, the credential its connection is authenticated with. */
   authToken: string | null;
   /** The Sec-WebSocket-Protocol value, which the answer must echo; null when it sent none. */
@@ -24,7 +20,7 @@ export interface ZeroConnectRequest {
 }
 
 const SecProtocol = v.object({
-  initConnectionMessage: v.optional(v.tuple([v.literal("initConnection"), InitConnectionBody])),
+  initConnectionMessage: v.optional(v.tuple([v.literal("initConnection"), ZeroInitConnectionBody])),
   authToken: v.optional(v.string()),
 });
 

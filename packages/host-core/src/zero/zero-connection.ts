@@ -1,11 +1,17 @@
+import type {
+  ZeroDownstream,
+  ZeroPullRequestBody,
+  ZeroPushBody,
+  ZeroQueryOp,
+  ZeroUpstream,
+} from "@weir/protocol";
 import type { Claims } from "../auth/claims.js";
 import type { Logger } from "../ports/logger.js";
-import type { ZeroPullBody } from "./zero-client-record.js";
 import type { ZeroConnectionState } from "./zero-connection-state.js";
 import { formatZeroCookie, parseZeroCookie, type ZeroCookie } from "./zero-cookie.js";
 import { ZeroError } from "./zero-error.js";
-import type { ZeroGroup } from "./zero-group.js";
-import { parseZeroMessage, type ZeroPushBody, type ZeroQueryOp, type ZeroUpstream } from "./zero-messages.js";
+import type { ZeroGroup, ZeroPokePart } from "./zero-group.js";
+import { parseZeroMessage } from "./zero-messages.js";
 import type { ZeroMessageCost } from "./zero-meter.js";
 import { CLOSE_NORMAL, CLOSE_PROTOCOL_ERROR, type ZeroSocket } from "./zero-socket.js";
 
@@ -26,7 +32,7 @@ export interface ZeroConnectionHost {
   poke(group: ZeroGroup): void;
   push(connection: ZeroConnection, body: ZeroPushBody): Promise<void>;
   /** The answer to a `pull` message (mutation recovery of another client group). */
-  recoveryPull(connection: ZeroConnection, body: ZeroPullBody): unknown[];
+  recoveryPull(connection: ZeroConnection, body: ZeroPullRequestBody): ZeroDownstream;
   /** Authenticates a new credential (`updateAuth`): the claims, or a rejection. */
   reauthenticate(token: string): Promise<Claims>;
   /** The connection acts with new claims now: its group's rows follow them. */
@@ -161,13 +167,14 @@ export class ZeroConnection {
   }
 
   /** Sends one poke: its start (from this client's cookie), its parts, its end at `cookie`. */
-  sendPoke(parts: Array<Record<string, unknown>>, cookie: ZeroCookie): void {
+  sendPoke(parts: readonly ZeroPokePart[], cookie: ZeroCookie): void {
     if (!this.open) return;
     const pokeID = `${this.wsid}:${++this.pokes}`;
     const baseCookie = this.cookie === null ? null : formatZeroCookie(this.cookie);
-    const frames = [JSON.stringify(["pokeStart", { pokeID, baseCookie, timestamp: Date.now() }])];
-    for (const part of parts) frames.push(JSON.stringify(["pokePart", { pokeID, ...part }]));
-    frames.push(JSON.stringify(["pokeEnd", { pokeID, cookie: formatZeroCookie(cookie) }]));
+    const messages: ZeroDownstream[] = [["pokeStart", { pokeID, baseCookie, timestamp: Date.now() }]];
+    for (const part of parts) messages.push(["pokePart", { pokeID, ...part }]);
+    messages.push(["pokeEnd", { pokeID, cookie: formatZeroCookie(cookie) }]);
+    const frames = messages.map((message) => JSON.stringify(message));
     if (this.socket.sendAll) this.socket.sendAll(frames);
     else for (const frame of frames) this.socket.send(frame);
     this.cookie = cookie;
@@ -175,7 +182,7 @@ export class ZeroConnection {
   }
 
   /** Sends a message as it is. */
-  send(message: unknown): void {
+  send(message: ZeroDownstream): void {
     if (this.open) this.socket.send(JSON.stringify(message));
   }
 

@@ -3,7 +3,7 @@
 // `baseCookie` must be the cookie its client is at.
 import type { ZeroConnection } from "./zero-connection.js";
 import { nextZeroCookie, type ZeroCookie } from "./zero-cookie.js";
-import type { ZeroGroup } from "./zero-group.js";
+import type { ZeroGroup, ZeroPokePart } from "./zero-group.js";
 import { pokeParts, type QueryPullAnswer } from "./zero-poke.js";
 
 /** Sends the group's answer to each of its connections as one poke (none if it changes nothing). */
@@ -27,11 +27,8 @@ export function deliver(
 /** Row ops past which a poke is not kept for a replay (a reset costs about as much). */
 const MAX_KEPT_ROW_OPS = 1_000;
 
-function keepLastPoke(group: ZeroGroup, parts: Array<Record<string, unknown>> | null, to: ZeroCookie): void {
-  const rows = (parts ?? []).reduce(
-    (n, part) => n + ((part.rowsPatch as unknown[] | undefined)?.length ?? 0),
-    0,
-  );
+function keepLastPoke(group: ZeroGroup, parts: ZeroPokePart[] | null, to: ZeroCookie): void {
+  const rows = (parts ?? []).reduce((n, part) => n + (part.rowsPatch?.length ?? 0), 0);
   group.lastPoke =
     parts !== null && group.cookie !== null && rows <= MAX_KEPT_ROW_OPS
       ? { from: group.cookie, parts, to }

@@ -1,15 +1,11 @@
-/** The error kinds of Zero's protocol that weir sends (the client acts on each as named). */
-export type ZeroErrorKind =
-  | "Unauthorized"
-  | "InvalidConnectionRequest"
-  | "InvalidConnectionRequestBaseCookie"
-  | "InvalidConnectionRequestLastMutationID"
-  | "InvalidMessage"
-  | "InvalidPush"
-  | "PushFailed"
-  | "VersionNotSupported"
-  | "ServerOverloaded"
-  | "Internal";
+import type { ZeroErrorBody, ZeroErrorKind, ZeroPushFailedBody } from "@weir/protocol";
+
+export type { ZeroErrorKind } from "@weir/protocol";
+
+/** A body of another shape than `{ kind, message, origin }`, without its message. */
+type ZeroErrorExtra =
+  | (ZeroPushFailedBody extends infer B ? (B extends unknown ? Omit<B, "message"> : never) : never)
+  | { kind: "ServerOverloaded"; origin: "zeroCache"; minBackoffMs: number };
 
 /**
  * A refusal sent as `["error", { kind, message, origin: "zeroCache" }]`; the connection then
@@ -20,18 +16,22 @@ export class ZeroError extends Error {
   constructor(
     readonly kind: ZeroErrorKind,
     message: string,
-    /** A body of another shape than `{ kind, message, origin }` (PushFailed's). */
-    private readonly body?: Record<string, unknown>,
+    /** A body of another shape than `{ kind, message, origin }` (PushFailed's, ServerOverloaded's). */
+    private readonly body?: ZeroErrorExtra,
   ) {
     super(message);
     this.name = "ZeroError";
   }
 
+  /** The message's body as it goes on the wire. */
+  wireBody(): ZeroErrorBody {
+    return this.body
+      ? ({ ...this.body, message: this.message } as ZeroErrorBody)
+      : { kind: this.kind, message: this.message, origin: "zeroCache" };
+  }
+
   /** The message as it goes on the wire. */
   frame(): string {
-    const body = this.body
-      ? { ...this.body, message: this.message }
-      : { kind: this.kind, message: this.message, origin: "zeroCache" };
-    return JSON.stringify(["error", body]);
+    return JSON.stringify(["error", this.wireBody()]);
   }
 }

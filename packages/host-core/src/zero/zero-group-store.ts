@@ -1,3 +1,4 @@
+import type { ZeroMutationResult } from "@weir/protocol";
 import type { NamespaceStore } from "../ports/storage.js";
 import type { MutationResult } from "./zero-mutation-results.js";
 
@@ -56,7 +57,7 @@ export class ZeroGroupStore {
       .map(([clientID, id, result]) => ({
         clientID: String(clientID),
         id: Number(id),
-        result: JSON.parse(String(result)) as unknown,
+        result: JSON.parse(String(result)) as ZeroMutationResult,
       }));
   }
 

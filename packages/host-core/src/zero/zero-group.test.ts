@@ -42,7 +42,7 @@ describe("ZeroGroup", () => {
 
   it("pokes a refused mutation's result once, and deletes it once acknowledged", () => {
     const group = new ZeroGroup("g", "u");
-    const result = { error: "app", message: "no" };
+    const result = { error: "app" as const, message: "no" };
     group.refused({ clientID: "c1", id: 3, result });
     group.refused({ clientID: "c1", id: 5, result });
     expect(group.takeContent(false).results).toEqual([
@@ -57,7 +57,7 @@ describe("ZeroGroup", () => {
 
   it("puts every result not yet acknowledged again in a full poke, and stores what was acknowledged", () => {
     const group = new ZeroGroup("g", "u");
-    const result = { error: "app", message: "no" };
+    const result = { error: "app" as const, message: "no" };
     group.refused({ clientID: "c1", id: 3, result });
     group.refused({ clientID: "c2", id: 1, result });
     expect(group.takeContent(false).results).toHaveLength(2);

@@ -1,8 +1,13 @@
-import type { QueryPatchOperation } from "@weir/protocol";
+import type {
+  QueryPatchOperation,
+  ZeroMutationsPatchOp,
+  ZeroPokePartBody,
+  ZeroPokeQueryOp,
+  ZeroQueryOp,
+} from "@weir/protocol";
 import type { ZeroCookie } from "./zero-cookie.js";
 import type { ZeroGroupChanges } from "./zero-group-store.js";
-import type { ZeroQueryOp } from "./zero-messages.js";
-import { type MutationResult, MutationResults, type MutationsPatchOp } from "./zero-mutation-results.js";
+import { type MutationResult, MutationResults } from "./zero-mutation-results.js";
 
 /** A desired query as a client named it. */
 export interface DesiredQuery {
@@ -12,12 +17,12 @@ export interface DesiredQuery {
 
 /** What a poke carries besides the engine's answer. */
 export interface PokeContent {
-  desired: Record<string, PokeQueryOp[]>;
-  results: MutationsPatchOp[];
+  desired: Record<string, ZeroPokeQueryOp[]>;
+  results: ZeroMutationsPatchOp[];
 }
 
-/** A queries patch op as pokes carry it (desiredQueriesPatches, gotQueriesPatch). */
-export type PokeQueryOp = { op: "put"; hash: string } | { op: "del"; hash: string } | { op: "clear" };
+/** A poke's part as the server computes it: the pokeID is the connection's. */
+export type ZeroPokePart = Omit<ZeroPokePartBody, "pokeID">;
 
 /**
  * Holds, after a restart, the queries the engine stored for the group that no client is known to
@@ -44,14 +49,14 @@ export class ZeroGroup {
    * whose socket dropped as it went out comes back at `from`, and gets it again instead of a
    * reset.
    */
-  lastPoke: { from: ZeroCookie; parts: Array<Record<string, unknown>>; to: ZeroCookie } | null = null;
+  lastPoke: { from: ZeroCookie; parts: ZeroPokePart[]; to: ZeroCookie } | null = null;
   /** Whether the next poke must be a full one (clear, then everything). */
   reset = true;
   /** A push of the group is running: its poke waits for the push's results. */
   pushing = false;
   private readonly desired = new Map<string, Map<string, DesiredQuery>>();
   private enginePatch: QueryPatchOperation[] = [];
-  private desiredEcho = new Map<string, PokeQueryOp[]>();
+  private desiredEcho = new Map<string, ZeroPokeQueryOp[]>();
   private readonly results = new MutationResults();
   /** Results acknowledged, and clients gone, since the group was last stored. */
   private acknowledgedSince: Array<{ clientID: string; id: number }> = [];
@@ -264,7 +269,7 @@ export class ZeroGroup {
    * acknowledged).
    */
   takeContent(full: boolean): PokeContent {
-    const desired: Record<string, PokeQueryOp[]> = {};
+    const desired: Record<string, ZeroPokeQueryOp[]> = {};
     if (full) {
       for (const [clientID, mine] of this.desired) {
         if (clientID !== UNCLAIMED && mine.size > 0)
@@ -306,7 +311,7 @@ export class ZeroGroup {
     return false;
   }
 
-  private echo(clientID: string, op: PokeQueryOp): void {
+  private echo(clientID: string, op: ZeroPokeQueryOp): void {
     const ops = this.desiredEcho.get(clientID) ?? [];
     ops.push(op);
     this.desiredEcho.set(clientID, ops);

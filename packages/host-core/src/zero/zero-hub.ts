@@ -1,4 +1,5 @@
 import type { AudienceProbe } from "@weir/engine-wasm";
+import type { ZeroPushBody } from "@weir/protocol";
 import { EVERYONE, type WakeAudience } from "../audience/wake-audience.js";
 import type { Claims } from "../auth/claims.js";
 import type { Logger } from "../ports/logger.js";
@@ -12,7 +13,6 @@ import { laterCookie } from "./zero-delivery.js";
 import { ZeroError } from "./zero-error.js";
 import { ZeroGroup } from "./zero-group.js";
 import { ZeroMembers } from "./zero-members.js";
-import type { ZeroPushBody } from "./zero-messages.js";
 import type { ZeroMeter } from "./zero-meter.js";
 import type { ZeroNamespace } from "./zero-namespace.js";
 import { ZeroPokes } from "./zero-pokes.js";

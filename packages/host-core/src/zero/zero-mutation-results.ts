@@ -1,13 +1,10 @@
-/** A `mutationsPatch` entry of Zero's pokes. */
-export type MutationsPatchOp =
-  | { op: "put"; mutation: { id: { clientID: string; id: number }; result: unknown } }
-  | { op: "del"; id: { clientID: string; id: number } };
+import type { ZeroMutationResult, ZeroMutationsPatchOp } from "@weir/protocol";
 
 /** A mutation's application error, as stored and as a poke carries it. */
 export interface MutationResult {
   clientID: string;
   id: number;
-  result: unknown;
+  result: ZeroMutationResult;
 }
 
 /**
@@ -18,8 +15,8 @@ export interface MutationResult {
  */
 export class MutationResults {
   /** Not yet acknowledged, by client and id. */
-  private readonly unacked = new Map<string, Map<number, unknown>>();
-  private patch: MutationsPatchOp[] = [];
+  private readonly unacked = new Map<string, Map<number, ZeroMutationResult>>();
+  private patch: ZeroMutationsPatchOp[] = [];
 
   /** A mutation's application error, for the next poke. */
   add({ clientID, id, result }: MutationResult): void {
@@ -49,7 +46,7 @@ export class MutationResults {
   }
 
   /** Takes the next poke's mutationsPatch. */
-  take(full: boolean): MutationsPatchOp[] {
+  take(full: boolean): ZeroMutationsPatchOp[] {
     let patch = this.patch;
     this.patch = [];
     if (full) {

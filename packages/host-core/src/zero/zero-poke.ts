@@ -1,4 +1,5 @@
-import type { PokeContent, PokeQueryOp } from "./zero-group.js";
+import type { RowPatchOp, ZeroPokeQueryOp } from "@weir/protocol";
+import type { PokeContent, ZeroPokePart } from "./zero-group.js";
 
 /** A native query-aware pull's answer, as the dialect reads it. */
 export interface QueryPullAnswer {
@@ -6,7 +7,7 @@ export interface QueryPullAnswer {
   unchanged?: boolean;
   lastMutationIDChanges?: Record<string, number>;
   gotQueries?: string[];
-  rowsPatch?: Array<Record<string, unknown>>;
+  rowsPatch?: RowPatchOp[];
 }
 
 /** How many row ops one pokePart carries at most: a big catch-up spans several parts. */
@@ -23,17 +24,17 @@ export function pokeParts(
   moved: boolean,
   got: Set<string>,
   content: PokeContent,
-): Array<Record<string, unknown>> | null {
+): ZeroPokePart[] | null {
   const rows = (answer.rowsPatch ?? []).filter((op) => op.op !== "clear");
   const gotPatch = gotQueriesPatch(answer, full, got);
   const lmids = answer.lastMutationIDChanges ?? {};
-  const first: Record<string, unknown> = {};
+  const first: ZeroPokePart = {};
   if (Object.keys(lmids).length > 0) first.lastMutationIDChanges = lmids;
   if (Object.keys(content.desired).length > 0) first.desiredQueriesPatches = content.desired;
   if (gotPatch.length > 0) first.gotQueriesPatch = gotPatch;
   if (content.results.length > 0) first.mutationsPatch = content.results;
   if (!full && !moved && rows.length === 0 && Object.keys(first).length === 0) return null;
-  const parts: Array<Record<string, unknown>> = [];
+  const parts: ZeroPokePart[] = [];
   // A clear empties the client's whole store (its desired and got queries too), so it comes in
   // a part of its own, before the part that puts them back.
   if (full) parts.push({ rowsPatch: [{ op: "clear" }] });
@@ -46,10 +47,10 @@ export function pokeParts(
 }
 
 /** The got-queries change from what the clients hold to the engine's complete set; updates `got`. */
-function gotQueriesPatch(answer: QueryPullAnswer, full: boolean, got: Set<string>): PokeQueryOp[] {
+function gotQueriesPatch(answer: QueryPullAnswer, full: boolean, got: Set<string>): ZeroPokeQueryOp[] {
   if (answer.gotQueries === undefined) return [];
   const now = new Set(answer.gotQueries);
-  const patch: PokeQueryOp[] = [];
+  const patch: ZeroPokeQueryOp[] = [];
   if (full) got.clear();
   for (const hash of got) {
     if (!now.has(hash)) {

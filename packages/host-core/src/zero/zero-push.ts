@@ -1,3 +1,4 @@
+import type { ZeroMutationID, ZeroMutationResult, ZeroPushBody, ZeroPushFailedBody } from "@weir/protocol";
 import type { Claims } from "../auth/claims.js";
 import type { FlowResult } from "../flows/flow-context.js";
 import type { RecordWith } from "../flows/push-answers.js";
@@ -5,7 +6,6 @@ import { HttpError } from "../http/http-error.js";
 import { loneSurrogateMessage, loneSurrogatePath } from "../http/lone-surrogate.js";
 import { ZeroError } from "./zero-error.js";
 import type { ZeroGroup } from "./zero-group.js";
-import type { ZeroPushBody } from "./zero-messages.js";
 import type { MutationResult } from "./zero-mutation-results.js";
 import type { ZeroNamespace } from "./zero-namespace.js";
 
@@ -14,14 +14,22 @@ interface NativeEntry {
   result: { error?: string; message?: string; details?: unknown };
 }
 
+/** A native push's PushFailed, or the app's own (a delegated push), as weir reads it. */
 interface NativePushFailed {
   kind: "PushFailed";
   origin?: string;
-  reason?: string;
+  reason?: Extract<ZeroPushFailedBody, { origin: "server" }>["reason"];
   message?: string;
-  mutationIDs?: unknown;
+  mutationIDs?: ZeroMutationID[];
   details?: unknown;
 }
+
+/** A PushFailed's body, but for its kind and message. */
+type PushFailedFields = ZeroPushFailedBody extends infer B
+  ? B extends unknown
+    ? Omit<B, "kind" | "message">
+    : never
+  : never;
 
 /** How much of an app's refusal a PushFailed quotes (`bodyPreview`). */
 const BODY_PREVIEW_CHARS = 512;
@@ -104,7 +112,11 @@ export async function runZeroPush(
 function appErrors(entries: readonly NativeEntry[]): MutationResult[] {
   return entries
     .filter((entry) => entry.result.error === "app")
-    .map((entry) => ({ clientID: entry.id.clientID, id: entry.id.id, result: entry.result }));
+    .map((entry) => ({
+      clientID: entry.id.clientID,
+      id: entry.id.id,
+      result: entry.result as ZeroMutationResult,
+    }));
 }
 
 /**
@@ -150,7 +162,7 @@ async function delegatedPush(
   });
 }
 
-function pushFailed(message: string, body: Record<string, unknown>): ZeroError {
+function pushFailed(message: string, body: PushFailedFields): ZeroError {
   return new ZeroError("PushFailed", message, { kind: "PushFailed", ...body });
 }
 
