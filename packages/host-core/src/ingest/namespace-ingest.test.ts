@@ -253,6 +253,46 @@ describe("a namespace with an upstream", () => {
     await host.close();
   });
 
+  it("lifts a stop for schema drift when the namespace opens under another schema, and keeps it under the same one", async () => {
+    const { upstream, host, store } = await setup();
+    upstream.commit([{ id: "a", n: 1 }]);
+    await notify(host);
+    upstream.log.push({
+      watermark: 2n,
+      tableName: "item",
+      op: "INSERT",
+      rowData: { id: "c", n: 3, color: "red" },
+      oldData: null,
+    });
+    upstream.watermark = 2;
+    expect((await notify(host)).status).toBe(409);
+    await host.close();
+    const reopened = async (weirConfig: WeirConfig) => {
+      const again = await testHost(weirConfig, { storage: memoryStorage(() => store) });
+      const answer = await notify(again);
+      const status = (await send(again, "GET", "/ns/admin/status", { headers: ADMIN })).json.upstream;
+      await again.close();
+      return { answer, status };
+    };
+    // Restarted under the same schema, it stays stopped.
+    const same = await reopened(config(upstream));
+    expect(same.answer.status).toBe(409);
+    expect(same.status).toMatchObject({ cursor: "1", stopped: { code: "schema_drift" } });
+    // Under a schema that declares the column (the fix), the next pass applies the batch.
+    const declared = config(upstream);
+    declared.schema = {
+      tables: {
+        item: {
+          columns: { id: "string", n: "integer", color: { type: "string", nullable: true } },
+          primaryKey: ["id"],
+        },
+      },
+    };
+    const fixed = await reopened(declared);
+    expect(fixed.answer.status).toBe(200);
+    expect(fixed.status).toMatchObject({ cursor: "2", stopped: null });
+  });
+
   it("runs a pass and a new snapshot generation from the admin routes, and clients reset after it", async () => {
     const { upstream, host, pull } = await setup();
     upstream.commit([

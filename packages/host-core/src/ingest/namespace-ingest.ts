@@ -12,6 +12,7 @@ import {
   assertIngestNotStopped,
   type IngestRecord,
   ingestRecord,
+  liftStopForNewSchema,
   runRecordedIngestPass,
   storedBreaker,
   updateIngestRecord,
@@ -75,6 +76,14 @@ export class NamespaceIngest {
 
   constructor(private readonly init: NamespaceIngestInit) {
     const { control, clock, store, engine } = init;
+    const lifted = liftStopForNewSchema(control, init.schema);
+    if (lifted) {
+      init.logger.log("info", {
+        msg: "ingest resumed: the schema changed since it stopped for drift",
+        ns: init.hash,
+        stopped: lifted.message,
+      });
+    }
     this.breaker = storedBreaker(control, init.upstream.breaker, clock.now());
     // Fresh since the last pass that caught up, as stored: a restart does not force a pass.
     const caughtUpAt = this.record.caughtUpAt;

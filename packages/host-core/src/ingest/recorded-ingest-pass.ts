@@ -1,4 +1,4 @@
-import { EngineError } from "@weir/engine-wasm";
+import { EngineError, type Schema } from "@weir/engine-wasm";
 import type { ControlStore } from "../namespace/control-store.js";
 import {
   type BreakerLimits,
@@ -22,8 +22,12 @@ export interface IngestRecord {
     rows: number;
     error?: string;
   } | null;
-  /** Set when ingest stopped itself (schema drift): no pass runs until an operator reopens it. */
-  stopped: { code: "schema_drift"; message: string; at: number } | null;
+  /**
+   * Set when ingest stopped itself (schema drift): no pass runs until an operator reopens it, or
+   * the namespace opens under another schema than `schema` (a fingerprint of the one it stopped
+   * under; absent in records stored before it existed).
+   */
+  stopped: { code: "schema_drift"; message: string; at: number; schema?: string } | null;
   /**
    * Rows left out because a value did not fit its column (counted since the namespace was
    * made), and the last one's table and reason. Absent in records stored before it existed.
@@ -55,6 +59,29 @@ export function storedBreaker(control: ControlStore, limits: BreakerLimits, now:
   );
 }
 
+/** A short fingerprint of a schema (FNV-1a of its JSON): whether a stop was under another one. */
+export function schemaFingerprint(schema: Schema): string {
+  const text = JSON.stringify(schema.tables);
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) {
+    hash ^= text.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193) >>> 0;
+  }
+  return `${text.length.toString(16)}-${hash.toString(16).padStart(8, "0")}`;
+}
+
+/**
+ * A stop for schema drift under another schema than `schema` is lifted: the schema was changed
+ * to fix it (a column declared), and the next pass tries again (it stops again if it still
+ * drifts). Answers the stop lifted, or null.
+ */
+export function liftStopForNewSchema(control: ControlStore, schema: Schema): IngestRecord["stopped"] {
+  const stopped = ingestRecord(control).stopped;
+  if (!stopped?.schema || stopped.schema === schemaFingerprint(schema)) return null;
+  updateIngestRecord(control, { stopped: null });
+  return stopped;
+}
+
 /** Throws IngestStoppedError once ingest stopped itself (schema drift), until an operator reopens it. */
 export function assertIngestNotStopped(control: ControlStore): void {
   const stopped = ingestRecord(control).stopped;
@@ -72,6 +99,7 @@ export async function runRecordedIngestPass(
   control: ControlStore,
   input: Omit<IngestPassInput, "onAttempt">,
 ): Promise<IngestPassResult> {
+  liftStopForNewSchema(control, input.schema);
   assertIngestNotStopped(control);
   try {
     const result = await runIngestPass({
@@ -103,7 +131,9 @@ export async function runRecordedIngestPass(
       const now = input.now();
       const message = (error as Error).message;
       if (error instanceof EngineError && error.code === "schema_drift") {
-        updateIngestRecord(control, { stopped: { code: "schema_drift", message, at: now } });
+        updateIngestRecord(control, {
+          stopped: { code: "schema_drift", message, at: now, schema: schemaFingerprint(input.schema) },
+        });
       }
       if (!input.stopped?.()) {
         updateIngestRecord(control, {
