@@ -101,21 +101,7 @@ export class ChangeBuffer {
     }
     const configKey = this.meta("config");
     if (configKey !== null && configKey !== identity.configKey && this.initializedValue) {
-      // Rows encoded for other tables or columns would be misread: drop them, and raise the
-      // floor above every cursor a namespace may hold (a cursor is at most `through`, the end of
-      // the stream read less one), caught up ones included: each then gets 410 and takes a
-      // fresh snapshot under the new options. The head stays, so that a commit that starts
-      // right at the end of the stream read is still buffered when PostgreSQL sends it.
-      this.db.transaction(() => {
-        this.db.exec("DELETE FROM change; DELETE FROM route; DELETE FROM tx;");
-        const stream = this.endLsnValue ?? 0n;
-        this.floorValue = this.headValue + 1n;
-        if (stream > this.floorValue) this.floorValue = stream;
-        this.setMeta("floor", this.floorValue);
-        this.setMeta("total", 0n);
-      })();
-      this.totalValue = 0n;
-      this.resetReason = "the tables, columns or tenant rules changed: buffered changes were dropped";
+      this.dropAll("the tables, columns or tenant rules changed: buffered changes were dropped");
     }
     this.db.transaction(() => {
       this.setMeta("slot", identity.slot);
@@ -123,6 +109,38 @@ export class ChangeBuffer {
       this.setMeta("config", identity.configKey);
     })();
     this.markDurable();
+  }
+
+  /**
+   * Rows encoded for other tables or columns would be misread: drops them, and raises the floor
+   * above every cursor a namespace may hold (a cursor is at most `through`, the end of the stream
+   * read less one), caught up ones included: each then gets 410 and takes a fresh snapshot under
+   * the new options. The head stays, so that a commit that starts right at the end of the stream
+   * read is still buffered when PostgreSQL sends it.
+   */
+  private dropAll(reason: string): void {
+    this.db.transaction(() => {
+      this.db.exec("DELETE FROM change; DELETE FROM route; DELETE FROM tx;");
+      const stream = this.endLsnValue ?? 0n;
+      this.floorValue = this.headValue + 1n;
+      if (stream > this.floorValue) this.floorValue = stream;
+      this.setMeta("floor", this.floorValue);
+      this.setMeta("total", 0n);
+    })();
+    this.totalValue = 0n;
+    this.resetReason = reason;
+  }
+
+  /**
+   * The tables were read again while the reader runs (a column was added upstream): when what the
+   * rows are encoded under changed, the buffer resets as at an open under other options. Call it
+   * with the reader disconnected and every decoded commit flushed. Answers whether it reset.
+   */
+  reencode(configKey: string, reason: string): boolean {
+    if (this.meta("config") === configKey) return false;
+    if (this.initializedValue) this.dropAll(reason);
+    this.setMeta("config", configKey);
+    return true;
   }
 
   /** What the file holds is what a power loss keeps (at open, or after a start over). */

@@ -50,7 +50,7 @@ export interface PostgresUpstream {
   /** The upstream as `namespace` sees it (its tenant's rows only, when tables have a tenant column). */
   source(namespace: string): UpstreamSource;
   status(): Promise<UpstreamStatus>;
-  /** The followed tables in weir's types, for the namespace's schema. */
+  /** The followed tables in weir's types, for the namespace's schema (as of the last column added). */
   readonly schema: UpstreamSchema;
   /** Prometheus series (`weir_upstream_*`), in a registry of their own. */
   readonly metrics: Registry;
@@ -154,6 +154,31 @@ export async function postgresUpstream(input: PostgresUpstreamOptions): Promise<
     statusIntervalMs: options.statusIntervalMs,
     random: options.random ?? Math.random,
     logger,
+    async reloadTables(drift) {
+      // The same checks as at start, on the catalog as it is now (a type weir cannot carry is
+      // drift after all). The reader is disconnected meanwhile, as across a restart.
+      const client = new pg.Client({ connectionString: options.databaseUrl, options: SESSION_OPTIONS });
+      await client.connect();
+      try {
+        const fresh = await readTables(client, options.schema, tables, false);
+        const reason = `the columns of ${drift.table} changed (${drift.table}.${drift.column} was added): buffered changes were dropped`;
+        if (buffer.reencode(configKey(fresh), reason)) {
+          // As at start: an empty transaction takes the raised floor's place.
+          await client.query("SELECT txid_current()");
+          logger.log("warn", {
+            msg: "buffer reset",
+            reason,
+            floor: encodeWatermark(buffer.floor),
+            hint: "every namespace gets 410 for its cursor and takes a fresh snapshot",
+          });
+        }
+        plans = fresh;
+        planByName.clear();
+        for (const plan of fresh) planByName.set(plan.name, plan);
+      } finally {
+        await client.end().catch(() => {});
+      }
+    },
     onCommitted(batch) {
       committed.transactions += batch.transactions;
       committed.changes += batch.changes;
@@ -283,21 +308,24 @@ export async function postgresUpstream(input: PostgresUpstreamOptions): Promise<
   return {
     source,
     status,
-    schema: {
-      tables: Object.fromEntries(
-        plans.map((plan) => [
-          plan.name,
-          {
-            columns: Object.fromEntries(
-              plan.columns.map((c) => [
-                c.name,
-                c.nullable ? { type: c.codec.weirType, nullable: true as const } : c.codec.weirType,
-              ]),
-            ),
-            primaryKey: plan.primaryKey,
-          },
-        ]),
-      ),
+    // Read again when a column is added upstream.
+    get schema(): UpstreamSchema {
+      return {
+        tables: Object.fromEntries(
+          plans.map((plan) => [
+            plan.name,
+            {
+              columns: Object.fromEntries(
+                plan.columns.map((c) => [
+                  c.name,
+                  c.nullable ? { type: c.codec.weirType, nullable: true as const } : c.codec.weirType,
+                ]),
+              ),
+              primaryKey: plan.primaryKey,
+            },
+          ]),
+        ),
+      };
     },
     metrics: upstreamMetrics(status),
     close,

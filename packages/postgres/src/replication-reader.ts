@@ -5,13 +5,17 @@ import type { BufferedChange, CommittedTransaction, Retention } from "./change-b
 import { formatLsn, parseLsn } from "./lsn.js";
 import type { TablePlan } from "./read-tables.js";
 import { rowChange } from "./row-change.js";
-import { type SchemaDrift, schemaDrift } from "./schema-drift.js";
+import { type RelationShape, type SchemaDrift, schemaDrift } from "./schema-drift.js";
 import { SESSION_OPTIONS } from "./session-options.js";
 
 /** A large transaction is written to the buffer in parts of this many changes (memory stays bounded). */
 const PENDING_CHUNK = 5_000;
 
-export type ReaderState = "starting" | "streaming" | "reconnecting" | "drift" | "stopped";
+/**
+ * `reloading`: a column was added to a followed table; the reader disconnected to read the tables
+ * again and goes on under them.
+ */
+export type ReaderState = "starting" | "streaming" | "reconnecting" | "reloading" | "drift" | "stopped";
 
 /** What a flush committed: the namespaces it touches, for the wake. */
 export interface CommittedBatch {
@@ -35,6 +39,11 @@ export interface ReaderOptions {
   random: () => number;
   logger: Logger;
   onCommitted(batch: CommittedBatch): void;
+  /**
+   * A column was added to a table whose every column is sent: reads the tables again into
+   * `plans` (and resets the buffer). Without it, such a change is drift.
+   */
+  reloadTables?(drift: SchemaDrift): Promise<void>;
 }
 
 interface OpenTransaction {
@@ -90,6 +99,8 @@ export class ReplicationReader {
   private running: Promise<void> | null = null;
   private started = false;
   private firstStart: { resolve: () => void; reject: (error: Error) => void } | null = null;
+  /** The Relation message that showed an added column, while the tables are read again. */
+  private addedColumn: { relation: RelationShape; drift: SchemaDrift } | null = null;
 
   constructor(private readonly options: ReaderOptions) {
     this.confirmed = options.buffer.durableLsn() ?? 0n;
@@ -112,9 +123,17 @@ export class ReplicationReader {
     while (!this.stopped) {
       try {
         await this.stream();
+        if (this.state === "reloading" && !this.stopped) {
+          if (await this.reload()) continue;
+          break;
+        }
         if (this.stopped || this.state === "drift") break;
         throw new Error("the replication connection closed");
       } catch (error) {
+        if (this.state === "reloading" && !this.stopped) {
+          if (await this.reload()) continue;
+          break;
+        }
         if (this.stopped || this.state === "drift") break;
         if (!this.started) {
           this.stopped = true;
@@ -139,6 +158,7 @@ export class ReplicationReader {
     }
     if (this.state !== "drift") {
       this.state = "stopped";
+      this.addedColumn = null;
       if (this.started) this.options.logger.log("info", { msg: "stopped", slot: this.options.slot });
     }
     // A drift before the first start still ends `start()`: the caller sees it in status.
@@ -193,7 +213,7 @@ export class ReplicationReader {
     service.on("heartbeat", (lsn: string, _time: number, shouldRespond: boolean) => {
       // With no transaction open or waiting, every commit before this point is durable. After
       // drift it is not: the drifted transaction lies before it and must be sent again.
-      if (this.state !== "drift" && this.open === null) {
+      if (!this.halted && this.open === null) {
         const at = parseLsn(lsn);
         // Commits received before it are still waiting for their flush: the position holds once
         // they are durable (PostgreSQL may send no other keepalive before the next write, and a
@@ -223,7 +243,7 @@ export class ReplicationReader {
   // biome-ignore lint/suspicious/noExplicitAny: pgoutput messages are checked by tag
   private handle(message: any): void {
     // After drift nothing more is read: a later commit confirmed past the drifted one would lose it.
-    if (this.state === "drift") return;
+    if (this.halted) return;
     switch (message.tag) {
       case "begin": {
         const watermark = parseLsn(message.commitLsn);
@@ -242,7 +262,8 @@ export class ReplicationReader {
         const plan =
           message.schema === this.options.schema ? this.options.plans.get(message.name) : undefined;
         const drift = schemaDrift(message, plan);
-        if (drift) this.stopForDrift(drift);
+        if (drift?.kind === "added" && this.options.reloadTables) this.stopToReload(message, drift);
+        else if (drift) this.stopForDrift(drift);
         return;
       }
       case "insert":
@@ -333,7 +354,7 @@ export class ReplicationReader {
     const held = this.heldKeepalive;
     this.heldKeepalive = 0n;
     if (transactions.length === 0) {
-      if (held > 0n && this.state !== "drift") this.passKeepalive(held);
+      if (held > 0n && !this.halted) this.passKeepalive(held);
       return;
     }
     this.ready = [];
@@ -346,7 +367,7 @@ export class ReplicationReader {
       return;
     }
     // Transactions after the held keepalive commit later than it, so it holds whatever came since.
-    if (held > 0n && this.state !== "drift") this.passKeepalive(held);
+    if (held > 0n && !this.halted) this.passKeepalive(held);
     const last = transactions[transactions.length - 1]!;
     const tenants = new Set<string>();
     let shared = false;
@@ -381,6 +402,59 @@ export class ReplicationReader {
     // The library reports the LSN it is given plus one (the "next byte" convention): pass one
     // less, so that PostgreSQL resumes exactly at the end of the last durable commit.
     this.service.acknowledge(formatLsn(this.confirmed - 1n)).catch(() => {});
+  }
+
+  /** Drift or a reload: the drifted transaction lies ahead, so nothing past it is read or confirmed. */
+  private get halted(): boolean {
+    return this.state === "drift" || this.state === "reloading";
+  }
+
+  /**
+   * A column was added to a table whose every column is sent: nothing of this transaction is
+   * buffered or confirmed; the connection closes, and `reload` reads the tables again before the
+   * slot sends the transaction again.
+   */
+  private stopToReload(relation: RelationShape, drift: SchemaDrift): void {
+    this.options.logger.log("info", {
+      msg: "column added",
+      slot: this.options.slot,
+      table: drift.table,
+      column: drift.column,
+      hint: "reading the tables again; every namespace takes a fresh snapshot",
+    });
+    this.addedColumn = { relation, drift };
+    this.state = "reloading";
+    this.open = null;
+    this.skipping = true;
+    this.service?.stop().catch(() => {});
+  }
+
+  /**
+   * Flushes what was decoded before the added column, reads the tables again (the caller resets
+   * the buffer), and goes on (true) when the Relation message now matches; else it is drift after
+   * all (a column of another type than the catalog's, a type weir cannot carry).
+   */
+  private async reload(): Promise<boolean> {
+    const { relation, drift } = this.addedColumn!;
+    this.addedColumn = null;
+    if (this.flushScheduled) this.flush();
+    await this.durable;
+    try {
+      await this.options.reloadTables!(drift);
+    } catch (error) {
+      this.stopForDrift({
+        ...drift,
+        message: `${drift.message}, and reading it failed: ${(error as Error).message}`,
+      });
+      return false;
+    }
+    const still = schemaDrift(relation, this.options.plans.get(relation.name));
+    if (still) {
+      this.stopForDrift(still);
+      return false;
+    }
+    this.state = "reconnecting";
+    return true;
   }
 
   private stopForDrift(drift: SchemaDrift): void {

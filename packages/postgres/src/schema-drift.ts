@@ -4,6 +4,11 @@ import type { TablePlan } from "./read-tables.js";
 export interface SchemaDrift {
   table: string;
   column: string | null;
+  /**
+   * `added`: a column added to a table whose every column is sent (the upstream follows it
+   * without a restart, see `ReplicationReader`); the others stop the reader.
+   */
+  kind: "unconfigured" | "dropped" | "retyped" | "added";
   message: string;
 }
 
@@ -26,6 +31,7 @@ export function schemaDrift(relation: RelationShape, plan: TablePlan | undefined
     return {
       table,
       column: null,
+      kind: "unconfigured",
       message: `table ${table} is in the publication but not configured: add it to tables, or remove it from the publication`,
     };
   }
@@ -36,6 +42,7 @@ export function schemaDrift(relation: RelationShape, plan: TablePlan | undefined
       return {
         table,
         column: column.name,
+        kind: "dropped",
         message: `column ${table}.${column.name} was dropped or renamed upstream`,
       };
     }
@@ -43,6 +50,7 @@ export function schemaDrift(relation: RelationShape, plan: TablePlan | undefined
       return {
         table,
         column: column.name,
+        kind: "retyped",
         message: `column ${table}.${column.name} changed type upstream (it was ${column.typeName})`,
       };
     }
@@ -53,7 +61,8 @@ export function schemaDrift(relation: RelationShape, plan: TablePlan | undefined
         return {
           table,
           column: column.name,
-          message: `column ${table}.${column.name} was added upstream: restart to include it, or list the table's columns`,
+          kind: "added",
+          message: `column ${table}.${column.name} was added upstream`,
         };
       }
     }

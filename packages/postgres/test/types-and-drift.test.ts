@@ -166,16 +166,17 @@ describe("schema drift", () => {
       const start = BigInt((await upstream.status()).buffer.newestWatermark);
       await db.sql("INSERT INTO drifting VALUES (1, 'a', 1)");
       await waitFor(async () => (await source.changes(start, 10)).changes.length === 1);
-      await db.sql("ALTER TABLE drifting ADD COLUMN extra text");
-      await db.sql("INSERT INTO drifting VALUES (2, 'b', 2, 'new')");
+      await db.sql("ALTER TABLE drifting ALTER COLUMN w TYPE bigint");
+      await db.sql("INSERT INTO drifting VALUES (2, 'b', 2)");
       await waitFor(async () => (await upstream.status()).state === "drift", 20_000, "drift");
       const status = await upstream.status();
       expect(status.drift).toEqual({
         table: "drifting",
-        column: "extra",
-        message: expect.stringContaining("column drifting.extra was added upstream"),
+        column: "w",
+        kind: "retyped",
+        message: expect.stringContaining("column drifting.w changed type upstream"),
       });
-      expect(status.lastError).toContain("drifting.extra");
+      expect(status.lastError).toContain("drifting.w");
       expect((await source.changes(start, 10)).changes).toHaveLength(1);
       const metrics = await upstream.metrics.metrics();
       expect(metrics).toContain("weir_upstream_schema_drift 1");
