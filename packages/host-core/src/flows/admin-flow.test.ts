@@ -78,7 +78,7 @@ describe("the admin flow", () => {
       );
     const answer = json(service.admin("retention", "POST", { retainChanges: 2 }));
     expect(answer).toMatchObject({ retainChanges: 2, pruned: { floor: 3 } });
-    expect(service.retainChanges).toBe(2);
+    expect(service.contexts.admin.retainChanges()).toBe(2);
   });
 
   it("resets every client when visibility is switched, and wakes them", async () => {
@@ -89,7 +89,7 @@ describe("the admin flow", () => {
       invalidated: true,
     });
     expect(service.engine.state(service.store.db).floor).toBeGreaterThan(before);
-    expect(service.visibilityFor({ userID: "u" })).toBeUndefined();
+    expect(service.contexts.pull.visibilityFor({ userID: "u" })).toBeUndefined();
     expect(json(service.admin("visibility", "POST", { enabled: false }))).toEqual({
       enabled: false,
       invalidated: false,
@@ -107,6 +107,6 @@ describe("the admin flow", () => {
     expect(() => service.admin("invalidate", "POST", { surprise: 1 })).toThrow(
       expect.objectContaining({ status: 400 }),
     );
-    expect(service.retainChanges).toBe(1_000);
+    expect(service.contexts.admin.retainChanges()).toBe(1_000);
   });
 });

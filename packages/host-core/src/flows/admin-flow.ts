@@ -33,8 +33,8 @@ export function runAdmin(
       return ok({ enabled: knobs.writerEnabled });
     case "retention": {
       ctx.setKnob("retainChanges", check(RetentionRequest, body).retainChanges);
-      const pruned = store.transaction(() => engine.prune(store.db, ctx.retainChanges, PRUNE_NOW_LIMIT));
-      return ok({ retainChanges: ctx.retainChanges, pruned });
+      const pruned = store.transaction(() => engine.prune(store.db, ctx.retainChanges(), PRUNE_NOW_LIMIT));
+      return ok({ retainChanges: ctx.retainChanges(), pruned });
     }
     case "visibility": {
       // What a client may see changes with the switch: every client resets once on its next
@@ -78,7 +78,7 @@ function status(ctx: AdminContext) {
     writer: { enabled: knobs.writerEnabled },
     visibility: { enabled: knobs.visibilityEnabled },
     queries: { enabled: knobs.queriesEnabled },
-    retainChanges: ctx.retainChanges,
+    retainChanges: ctx.retainChanges(),
     faults: knobs.faults,
     dropNextPushResponse: knobs.dropNextPushResponse,
     counters: ctx.counters,

@@ -21,12 +21,20 @@ export interface FlowResult {
   log: Partial<RequestRecord>;
 }
 
-/** What every flow reads of its namespace. The namespace service implements the contexts below. */
+/*
+ * A flow never sees the namespace service: it takes a context, and each context is a few of the
+ * parts below, which the service assembles once from what it owns (`namespace/flow-contexts.ts`).
+ * A flow that needs more adds a part (or widens one), not members of the service.
+ */
+
+/** What every flow reads of its namespace. */
 export interface NamespaceData {
   readonly namespace: string;
   readonly engine: Engine;
   /** The namespace's database; every transaction on it forgets the caught-up answers. */
   readonly store: NamespaceStore;
+  /** Caught-up pulls answered from memory; forgotten by every transaction of `store`. */
+  readonly caughtUp: CaughtUpPulls;
   readonly knobs: Readonly<Knobs>;
   readonly counters: Counters;
   readonly clock: Clock;
@@ -37,13 +45,13 @@ export interface KnobWriter {
   setKnob<K extends keyof Knobs>(key: K, value: Knobs[K]): void;
 }
 
-export interface PullContext extends NamespaceData {
-  readonly caughtUp: CaughtUpPulls;
+/** What a pull reads besides the data: the config's queries and caps, visibility as switched. */
+export interface QueryReads {
   /** The config's named queries and whether an unknown name is tolerated. */
   readonly queries: Readonly<Record<string, QueryDefinition>> | undefined;
   readonly tolerateUnknownQueries: boolean;
   readonly queryTransformVersion: number | ((claims: Claims) => number) | undefined;
-  readonly caps: { readonly maxChangeRows: number; readonly maxChangeBytes: number };
+  readonly caps: ChangeCaps;
   /** A query-aware pull's budget of rows its evaluations may produce. */
   readonly maxQueryRows: number;
   /** Each query's work budget and the caps of a group's queries (see WeirConfig). */
@@ -58,21 +66,21 @@ export interface MutatorContextSource {
   readonly tables: ReadonlyMap<string, TableInfo>;
 }
 
-export interface PushContext extends NamespaceData, KnobWriter, MutatorContextSource {
-  readonly caughtUp: CaughtUpPulls;
-  /** Runs effects queued with `tx.defer`, after their commit. */
-  runDeferred(effects: Array<() => void | Promise<void>>): void;
+/** What follows a commit: the clients it concerns are woken, effects run, retention paces. */
+export interface CommitEffects {
   /** Wakes the clients a commit concerns, but for these writers' own sockets. */
   committed(writers: Iterable<string>, scope?: CommitScope): void;
+  /** Runs effects queued with `tx.defer`, after their commit. */
+  runDeferred(effects: Array<() => void | Promise<void>>): void;
   /** Retention after these many new versions (it runs now and then). */
   retention(newVersions: number): void;
 }
 
-export interface AdminContext extends NamespaceData, KnobWriter {
+/** What the status route and the retention knob read. */
+export interface NamespaceStatus {
   /** The effective change-log retention: the admin knob, else the config. */
-  readonly retainChanges: number;
-  readonly caps: { readonly maxChangeRows: number; readonly maxChangeBytes: number };
-  committed(writers: Iterable<string>, scope?: CommitScope): void;
+  retainChanges(): number;
+  readonly caps: ChangeCaps;
   /** Open wake sockets, the database's size, process memory: for the status route. */
   wakeSockets(): number;
   sizeBytes(): number | null;
@@ -98,9 +106,8 @@ export interface IngestContext {
   };
 }
 
-/** What a delegated push uses: the app's mutate endpoint, and ingest of what it wrote. */
-export interface DelegatedPushContext extends NamespaceData {
-  readonly caughtUp: CaughtUpPulls;
+/** The app's mutate endpoint, and ingest of what it wrote (delegated push). */
+export interface MutateForwarding {
   /** Calls the app's mutate endpoint with the caller's Authorization (retrying as it may). */
   forward(body: MutateRequest, authorization: string | null): Promise<MutateOutcome>;
   /**
@@ -108,8 +115,20 @@ export interface DelegatedPushContext extends NamespaceData {
    * `watermark` (one pass without one). Rejects with an HttpError when it cannot.
    */
   ingestEffects(watermark: bigint | undefined): Promise<void>;
-  committed(writers: Iterable<string>, scope?: CommitScope): void;
-  retention(newVersions: number): void;
+}
+
+export interface PullContext extends NamespaceData, QueryReads {}
+
+export interface PushContext extends NamespaceData, KnobWriter, MutatorContextSource, CommitEffects {}
+
+export interface AdminContext extends NamespaceData, KnobWriter, NamespaceStatus, CommitEffects {}
+
+export interface DelegatedPushContext extends NamespaceData, MutateForwarding, CommitEffects {}
+
+/** A pull's caps on the changes one answer carries. */
+export interface ChangeCaps {
+  readonly maxChangeRows: number;
+  readonly maxChangeBytes: number;
 }
 
 /** What one group's queries may cost: a work budget per query, caps on what a group holds. */

@@ -67,7 +67,7 @@ describe("the push flow", () => {
     await new Promise((resolve) => setTimeout(resolve, 0));
     // The first run was rolled back and run again with a savepoint each: effects only of the second.
     expect(effects).toEqual(["put a", "put b"]);
-    expect(service.counters).toMatchObject({ pushes: 1, mutations: 2, appErrors: 1 });
+    expect(service.contexts.admin.counters).toMatchObject({ pushes: 1, mutations: 2, appErrors: 1 });
     // All three ids advanced, in one version.
     expect(service.engine.state(service.store.db).watermark).toBe(1);
     const replay = service.push("native", push([{ id: 3, name: "put", args: { id: "c", text: "C" } }]), {
@@ -121,7 +121,7 @@ describe("the push flow", () => {
 
   it("refuses a push while the writer is disabled, storing nothing", async () => {
     const { service } = await testService(config);
-    service.setKnob("writerEnabled", false);
+    service.contexts.admin.setKnob("writerEnabled", false);
     expect(() =>
       service.push("native", push([{ id: 1, name: "put", args: { id: "a", text: "A" } }]), { userID: "u" }),
     ).toThrow(expect.objectContaining({ code: "writer_disabled" }));

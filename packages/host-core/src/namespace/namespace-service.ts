@@ -1,42 +1,20 @@
-import {
-  type ChangeAudience,
-  type Engine,
-  EngineError,
-  type SqlAdapter,
-  type Visibility,
-} from "@weir/engine-wasm";
-import type { AdminAction, Dialect, MutateRequest } from "@weir/protocol";
-import { type Subscription, subscriptionFor } from "../audience/subscription.js";
-import { EVERYONE, type WakeAudience } from "../audience/wake-audience.js";
-import { authenticateRequest } from "../auth/authenticate-request.js";
+import type { Engine, SqlAdapter } from "@weir/engine-wasm";
+import type { AdminAction, Dialect } from "@weir/protocol";
 import type { Claims } from "../auth/claims.js";
-import type { QueryDefinition, ResolvedConfig } from "../config/weir-config.js";
+import type { ResolvedConfig } from "../config/weir-config.js";
 import { runDelegatedPush } from "../delegate/delegated-push-flow.js";
-import type { MutateOutcome } from "../delegate/mutate-call.js";
-import { MutateDelegate } from "../delegate/mutate-delegate.js";
 import { runAdmin } from "../flows/admin-flow.js";
 import { CaughtUpPulls } from "../flows/caught-up-pulls.js";
-import type { Counters } from "../flows/counters.js";
 import { FaultError } from "../flows/fault.js";
-import type {
-  AdminContext,
-  DelegatedPushContext,
-  FlowResult,
-  IngestContext,
-  PullContext,
-  PushContext,
-  QueryLimits,
-} from "../flows/flow-context.js";
-import type { Knobs } from "../flows/knobs.js";
+import type { FlowResult, NamespaceData } from "../flows/flow-context.js";
 import { type PullFlowResult, runPull } from "../flows/pull-flow.js";
 import type { RecordWith } from "../flows/push-answers.js";
 import { runPush } from "../flows/push-flow.js";
 import { HttpError } from "../http/http-error.js";
 import { type IngestAction, runIngestAdmin, runNotify } from "../ingest/ingest-flow.js";
 import type { IngestPassResult } from "../ingest/ingest-pass.js";
-import { type IngestEvent, NamespaceIngest } from "../ingest/namespace-ingest.js";
+import type { IngestEvent, NamespaceIngest } from "../ingest/namespace-ingest.js";
 import type { TableInfo } from "../mutators/column-codec.js";
-import type { Mutator } from "../mutators/mutator.js";
 import type { Clock } from "../ports/clock.js";
 import type { Logger } from "../ports/logger.js";
 import type { Scheduler } from "../ports/scheduler.js";
@@ -49,9 +27,23 @@ import type { ZeroMeter } from "../zero/zero-meter.js";
 import type { ZeroNamespace } from "../zero/zero-namespace.js";
 import { ControlStore } from "./control-store.js";
 import { CounterFlush, type CounterFlushPolicy } from "./counter-flush.js";
+import {
+  assembleContexts,
+  changeCaps,
+  cursorReader,
+  type FlowContexts,
+  forwardingPart,
+  ingestPart,
+  knobWriter,
+  queryReads,
+  retainChanges,
+} from "./flow-contexts.js";
 import { NamespaceUsage } from "./namespace-usage.js";
 import { RetentionPacer } from "./retention-pacer.js";
-import { type CommitScope, WakeCoalescer, type WakeRound } from "./wake-coalescer.js";
+import { upstreamParts } from "./upstream-parts.js";
+import { type CommitScope, WakeCoalescer } from "./wake-coalescer.js";
+import { WakeRouter } from "./wake-router.js";
+import { zeroNamespace, zeroReauthenticate } from "./zero-parts.js";
 
 export interface NamespaceServiceInit {
   namespace: string;
@@ -77,13 +69,12 @@ export interface NamespaceServiceInit {
 }
 
 /**
- * One namespace: its database, knobs, counters and wake window, and the flows that run on them
- * (each takes the narrow context it needs, which this class implements). Flows are synchronous
- * between reading the body and answering, so one namespace's transactions never interleave.
+ * One namespace: its database, knobs, counters and wake window, and the flows that run on them.
+ * A flow never sees the service: each takes a context, which the service assembles once from
+ * parts of what it owns (`flow-contexts.ts`). Flows are synchronous between reading the body and
+ * answering, so one namespace's transactions never interleave.
  */
-export class NamespaceService
-  implements PullContext, PushContext, AdminContext, IngestContext, DelegatedPushContext, ZeroNamespace
-{
+export class NamespaceService {
   readonly namespace: string;
   /** The namespace as it appears in logs. */
   readonly hash: string;
@@ -92,23 +83,12 @@ export class NamespaceService
   readonly clock: Clock;
   /** Caught-up pulls answered from memory; forgotten by every transaction of `store`. */
   readonly caughtUp = new CaughtUpPulls();
-  readonly caps: { readonly maxChangeRows: number; readonly maxChangeBytes: number };
-  readonly mutators: Readonly<Record<string, Mutator>>;
-  readonly tables: ReadonlyMap<string, TableInfo>;
-  readonly queries: Readonly<Record<string, QueryDefinition>> | undefined;
-  readonly tolerateUnknownQueries: boolean;
-  readonly maxQueryRows: number;
-  readonly queryLimits: QueryLimits;
-  readonly queryTransformVersion: number | ((claims: Claims) => number) | undefined;
-  private readonly config: ResolvedConfig;
+  /** Each flow's context (and Zero's view of the namespace), assembled from parts. */
+  readonly contexts: FlowContexts & { readonly zero: ZeroNamespace };
   private readonly control: ControlStore;
-  private readonly wake: Wake;
   private readonly logger: Logger;
   private readonly waitUntil: (promise: Promise<unknown>) => void;
-  private readonly processMemory: () => Record<string, number>;
   private readonly coalescer: WakeCoalescer;
-  /** The version up to which commits were routed to the sockets they concern. */
-  private routed: number;
   /** The namespace's Zero connections (Zero's sync protocol over WebSocket). */
   readonly zero: ZeroHub;
   /** What the Zero dialect keeps of each client group with the data (ZeroNamespace). */
@@ -116,157 +96,115 @@ export class NamespaceService
   private readonly counterFlush: CounterFlush;
   /** Ingest from the upstream, when the namespace has one. */
   private readonly ingester: NamespaceIngest | null;
-  /** The app's mutate endpoint, when pushes are delegated to it. */
-  private readonly delegate: MutateDelegate | null;
   /** Requests being served, so an idle close never pulls the database from under one. */
   readonly usage: NamespaceUsage;
   private readonly retentionPacer: RetentionPacer;
   private closed = false;
 
   constructor(init: NamespaceServiceInit) {
+    const { config, engine, clock, logger } = init;
     this.namespace = init.namespace;
     this.hash = init.hash;
-    this.store = this.caughtUp.forgettingStore(init.store);
-    this.engine = init.engine;
-    this.config = init.config;
-    this.caps = { maxChangeRows: init.config.maxChangeRows, maxChangeBytes: init.config.maxChangeBytes };
-    this.mutators = init.config.mutators;
-    this.queries = init.config.queries;
-    this.tolerateUnknownQueries = init.config.tolerateUnknownQueries ?? false;
-    this.maxQueryRows = init.config.maxQueryRows;
-    this.queryLimits = {
-      queryBudgetMs: init.config.queryBudgetMs,
-      maxGroupQueries: init.config.maxGroupQueries,
-      maxGroupQueryBytes: init.config.maxGroupQueryBytes,
-    };
-    this.queryTransformVersion = init.config.queryTransformVersion;
-    this.tables = init.tables;
-    this.wake = init.wake;
-    this.clock = init.clock;
-    this.logger = init.logger;
+    const store = this.caughtUp.forgettingStore(init.store);
+    this.store = store;
+    this.engine = engine;
+    this.clock = clock;
+    this.logger = logger;
     this.waitUntil = init.waitUntil;
-    this.processMemory = init.memory ?? (() => ({}));
-    this.usage = new NamespaceUsage(init.clock);
-    this.store.transaction(() => this.engine.install(this.store.db, this.config.schema));
-    this.control = ControlStore.open(this.store);
-    this.routed = this.engine.state(this.store.db).watermark;
-    this.coalescer = new WakeCoalescer(init.namespace, init.config.wakeWindowMs, init.scheduler, (round) =>
-      this.route(round),
-    );
-    this.zeroStore = new ZeroGroupStore(this.store);
-    this.zero = new ZeroHub(
-      this,
-      this.logger,
-      (token) =>
-        Promise.resolve(
-          authenticateRequest(this.config, this.logger, {
-            method: "GET",
-            url: "http://zero/",
-            headers: new Headers({ authorization: `Bearer ${token}` }),
-          }),
-        ),
-      init.zeroMeter,
-    );
+    this.usage = new NamespaceUsage(clock);
+    store.transaction(() => engine.install(store.db, config.schema));
+    const control = ControlStore.open(store);
+    this.control = control;
+    const data: NamespaceData = {
+      namespace: init.namespace,
+      engine,
+      store,
+      caughtUp: this.caughtUp,
+      knobs: control.knobs,
+      counters: control.counters,
+      clock,
+    };
+    const retain = retainChanges(config, control);
+    const upstreamCursor = cursorReader(engine, store);
+    const wakeSockets = () => init.wake.count(init.namespace);
+    this.zeroStore = new ZeroGroupStore(store);
     this.counterFlush = new CounterFlush(init.counterFlush, () => this.saveCounters(), this.usage.lastUsed);
     this.retentionPacer = new RetentionPacer({
-      engine: this.engine,
-      store: this.store,
-      retainChanges: () => this.retainChanges,
-      logger: this.logger,
+      engine,
+      store,
+      retainChanges: retain,
+      logger,
       hash: this.hash,
     });
-    const upstream = init.config.upstream;
-    this.ingester =
-      upstream && init.upstream
-        ? new NamespaceIngest({
-            namespace: init.namespace,
-            hash: init.hash,
-            engine: this.engine,
-            store: this.store,
-            schema: init.config.schema,
-            source: init.upstream,
-            upstream,
-            control: this.control,
-            clock: this.clock,
-            logger: this.logger,
-            scheduler: init.pollScheduler,
-            wakeSockets: () => this.wakeSockets(),
-            committed: () => this.committed([]),
-            enter: () => this.enter(),
-            leave: () => this.leave(),
-            waitUntil: this.waitUntil,
-            ...(init.observeIngest ? { observe: init.observeIngest } : {}),
-          })
-        : null;
-    const ingester = this.ingester;
-    const url = ingester ? (init.config.mutate?.url(init.namespace) ?? null) : null;
-    this.delegate =
-      ingester && url !== null
-        ? new MutateDelegate({
-            namespace: init.namespace,
-            url,
-            mutate: init.config.mutate!,
-            clock: this.clock,
-            catchUp: (watermark, waitMs) => ingester.catchUp(watermark, waitMs),
-            building: () => this.upstreamCursor() === null,
-          })
-        : null;
-  }
-
-  get knobs(): Readonly<Knobs> {
-    return this.control.knobs;
-  }
-
-  get counters(): Counters {
-    return this.control.counters;
-  }
-
-  setKnob<K extends keyof Knobs>(key: K, value: Knobs[K]): void {
-    this.control.set(key, value);
-  }
-
-  /** The effective change-log retention: the admin knob, else the config. */
-  get retainChanges(): number {
-    return this.control.knobs.retainChanges ?? this.config.retainChanges;
-  }
-
-  /** The visibility filters for these claims, unless an operator switched visibility off. */
-  visibilityFor(claims: Claims): Visibility | undefined {
-    if (!this.config.visibility || !this.control.knobs.visibilityEnabled) return undefined;
-    return this.config.visibility(claims);
-  }
-
-  subscriptionFor(claims: Claims): Subscription {
-    return subscriptionFor(this.config.schema, this.config.visibility, claims);
-  }
-
-  wakeSockets(): number {
-    return this.wake.count(this.namespace);
-  }
-
-  sizeBytes(): number | null {
-    return this.store.sizeBytes?.() ?? null;
-  }
-
-  memory(): Record<string, number> {
-    return this.processMemory();
+    const { ingester, delegate } = upstreamParts({
+      ...init,
+      source: init.upstream,
+      store,
+      control,
+      wakeSockets,
+      committed: () => this.committed([]),
+      enter: () => this.enter(),
+      leave: () => this.leave(),
+      upstreamCursor,
+    });
+    this.ingester = ingester;
+    const flows = assembleContexts({
+      data,
+      knobs: knobWriter(control),
+      queries: queryReads(config, control),
+      mutators: { store, mutators: config.mutators, tables: init.tables },
+      commits: {
+        committed: (writers, scope) => this.committed(writers, scope),
+        runDeferred: (effects) => this.runDeferred(effects),
+        retention: (newVersions) => this.retentionPacer.committed(newVersions),
+      },
+      status: {
+        retainChanges: retain,
+        caps: changeCaps(config),
+        wakeSockets,
+        sizeBytes: () => store.sizeBytes?.() ?? null,
+        memory: init.memory ?? (() => ({})),
+        upstreamStatus: () => ingester?.status() ?? null,
+      },
+      ingest: ingestPart(ingester, upstreamCursor),
+      forwarding: forwardingPart(delegate),
+    });
+    const zero = zeroNamespace(this, {
+      config,
+      engine,
+      store,
+      zeroStore: this.zeroStore,
+      delegates: !!delegate,
+    });
+    this.contexts = { ...flows, zero };
+    this.zero = new ZeroHub(zero, logger, zeroReauthenticate(config, logger), init.zeroMeter);
+    const router = new WakeRouter({
+      ...init,
+      store,
+      zero: this.zero,
+      counters: control.counters,
+      filtering: () => config.visibility !== undefined && control.knobs.visibilityEnabled,
+    });
+    this.coalescer = new WakeCoalescer(init.namespace, config.wakeWindowMs, init.scheduler, (round) =>
+      router.route(round),
+    );
   }
 
   pull(dialect: Dialect, body: unknown, claims: Claims, followers?: readonly string[]): PullFlowResult {
-    return this.guard(false, () => runPull(this, dialect, body, claims, followers));
+    return this.guard(false, () => runPull(this.contexts.pull, dialect, body, claims, followers));
   }
 
   push(dialect: Dialect, body: unknown, claims: Claims, recordWith?: RecordWith): FlowResult {
-    return this.guard(true, () => runPush(this, dialect, body, claims, recordWith));
+    return this.guard(true, () => runPush(this.contexts.push, dialect, body, claims, recordWith));
   }
 
   admin(action: Exclude<AdminAction, IngestAction>, method: string, body: unknown): FlowResult {
-    return this.guard(method !== "GET", () => runAdmin(this, action, method, body));
+    return this.guard(method !== "GET", () => runAdmin(this.contexts.admin, action, method, body));
   }
 
   /** Whether pushes go to the app's own server (delegated push). */
   get delegates(): boolean {
-    return this.delegate !== null;
+    return this.contexts.delegatedPush !== null;
   }
 
   /** A push, delegated to the app's mutate endpoint (see runDelegatedPush). */
@@ -278,56 +216,27 @@ export class NamespaceService
     recordWith?: RecordWith,
   ): Promise<FlowResult> {
     try {
-      return await runDelegatedPush(this, dialect, body, claims, authorization, recordWith);
+      const ctx = this.contexts.delegatedPush!;
+      return await runDelegatedPush(ctx, dialect, body, claims, authorization, recordWith);
     } finally {
       this.counterFlush.changed(true, this.clock.monotonic());
     }
   }
 
-  forward(body: MutateRequest, authorization: string | null): Promise<MutateOutcome> {
-    return this.delegate!.forward(body, authorization);
-  }
-
-  ingestEffects(watermark: bigint | undefined): Promise<void> {
-    return this.delegate!.ingestEffects(watermark);
-  }
-
   /** `POST /<ns>/notify`: ingest what the upstream committed, then answer. */
   notify(body: unknown): Promise<FlowResult> {
     this.ingester?.upstreamMoved();
-    return runNotify(this, body, this.clock.now());
+    return runNotify(this.contexts.ingest, body, this.clock.now());
   }
 
   /** The admin routes of ingest (a pass now, a new snapshot, reopening the breaker). */
   ingestAdmin(action: IngestAction, body: unknown): Promise<FlowResult> {
-    return runIngestAdmin(this, action, body, this.clock.now());
+    return runIngestAdmin(this.contexts.ingest, action, body, this.clock.now());
   }
 
   /** Whether the namespace replicates an upstream. */
   get hasUpstream(): boolean {
     return this.ingester !== null;
-  }
-
-  watermark(): number {
-    return this.engine.state(this.store.db).watermark;
-  }
-
-  lastMutationID(clientGroupID: string, clientID: string): number {
-    return this.engine.preflight(this.store.db, { clientGroupID, clientID, mutationID: 1 }).lastMutationID;
-  }
-
-  claimGroup(clientGroupID: string, userID: string): boolean {
-    try {
-      this.store.transaction(() => this.engine.claimGroup(this.store.db, clientGroupID, userID));
-      return true;
-    } catch (error) {
-      if (error instanceof EngineError && error.code === "forbidden") return false;
-      throw error;
-    }
-  }
-
-  groupMutationIDs(clientGroupID: string, userID: string): Record<string, number> {
-    return this.engine.groupMutationIDs(this.store.db, clientGroupID, userID);
   }
 
   /**
@@ -348,20 +257,6 @@ export class NamespaceService
     }
   }
 
-  storedQueries(clientGroupID: string): readonly { hash: string; name: string; args: unknown }[] {
-    return this.engine.groupQueries(this.store.db, clientGroupID).queries;
-  }
-
-  upstreamCursor(): string | null {
-    return this.store.transaction(() => this.engine.upstreamState(this.store.db)).cursor;
-  }
-
-  /** A pass for notify or the admin routes, answered within `upstream.answerWithinMs`. */
-  ingest(options: { resnapshot?: boolean }): Promise<IngestPassResult> {
-    if (!this.ingester) return Promise.reject(new HttpError("not_found", "this namespace has no upstream"));
-    return this.ingester.answer(options);
-  }
-
   /** The upstream committed changes for this namespace while it was not open. */
   upstreamCommittedWhileClosed(): void {
     this.ingester?.committedWhileClosed();
@@ -374,21 +269,9 @@ export class NamespaceService
     return this.ingester.run({});
   }
 
-  reopenBreaker(options: { resnapshot?: boolean }): {
-    wasOpen: boolean;
-    pass: Promise<IngestPassResult> | null;
-  } {
-    if (!this.ingester) throw new HttpError("not_found", "this namespace has no upstream");
-    return this.ingester.reopen(options);
-  }
-
   /** Why this namespace's ingest stopped (`schema_drift`), or null: pulls carry it in a header. */
   ingestStopped(): string | null {
     return this.ingester?.stoppedCode ?? null;
-  }
-
-  upstreamStatus(): Record<string, unknown> | null {
-    return this.ingester?.status() ?? null;
   }
 
   /**
@@ -414,11 +297,6 @@ export class NamespaceService
     this.ingester?.close();
   }
 
-  /** Retention after pushes: a pass once the log has grown enough (see RetentionPacer). */
-  retention(newVersions: number): void {
-    this.retentionPacer.committed(newVersions);
-  }
-
   /**
    * Writes to the modelled tables outside a push (an alarm task, the host's own jobs): runs `fn`
    * in a transaction that then commits what it wrote as one new version, so incremental pulls see
@@ -439,48 +317,6 @@ export class NamespaceService
    */
   committed(writers: Iterable<string>, scope: CommitScope = {}): void {
     this.coalescer.notify(writers, scope);
-  }
-
-  /**
-   * Sends one wake round: to the wake sockets and Zero groups the commits since the last round
-   * concern. The engine reads the span's changes once and answers the probes of every listener's
-   * filters (`changeAudience`); the indexes then pick the listeners out by what it found, so a
-   * round costs what the commits changed and whom they concern, not how many listen.
-   */
-  private route(round: WakeRound): void {
-    let audience: WakeAudience;
-    const visibilityOff = !this.config.visibility || !this.control.knobs.visibilityEnabled;
-    const probes =
-      round.everyone || visibilityOff
-        ? new Map()
-        : this.zero.probes(new Map(this.wake.probes(this.namespace)));
-    let found: ChangeAudience;
-    try {
-      found = this.engine.changeAudience(this.store.db, this.routed, [...probes.values()]);
-    } catch (error) {
-      // A filter the probes could not evaluate on their own (it names what only its table
-      // has): this round wakes everyone, and the next starts from the watermark.
-      this.logger.log("error", { msg: "wake routing failed", ns: this.hash, error: String(error) });
-      this.routed = this.watermark();
-      found = { everyone: true, tables: new Set(), answers: [], through: this.routed };
-    }
-    this.routed = found.through;
-    if (round.everyone || visibilityOff) {
-      audience = EVERYONE;
-    } else {
-      const ids = [...probes.keys()];
-      const keys = new Map<string, ReadonlySet<string>>();
-      const passed = new Set<string>();
-      found.answers.forEach((answer, index) => {
-        if (answer === true) passed.add(ids[index]!);
-        else if (answer !== false && answer.size > 0) keys.set(ids[index]!, answer);
-      });
-      audience = found.everyone
-        ? EVERYONE
-        : { everyone: false, tables: found.tables, keys, passed, users: round.users };
-    }
-    this.control.counters.wakeFrames += this.wake.send(this.namespace, audience, round.except);
-    this.zero.changed(audience);
   }
 
   /** Runs effects queued with `tx.defer`, after their commit; a failing one is logged, not thrown. */

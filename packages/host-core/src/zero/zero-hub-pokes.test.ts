@@ -52,14 +52,14 @@ describe("ZeroHub with many groups alike", () => {
     const connections = all.map((g) => connectGroup(service.zero, g.socket, g.user, g.id, null));
     await settle();
     // Alice's later groups took the query rows of her first instead of evaluating (Bob may not).
-    expect(service.counters.queriesCopied).toBe(2);
-    const recomputed = service.counters.queriesRecomputed;
+    expect(service.contexts.admin.counters.queriesCopied).toBe(2);
+    const recomputed = service.contexts.admin.counters.queriesRecomputed;
     push(service, "alice", 1, "a1");
     push(service, "bob", 1, "b-row");
     service.zero.changed();
     await settle();
     // Alice's three groups took one pull's answer, Bob's group a pull of its own.
-    expect(service.counters.queriesRecomputed - recomputed).toBe(2);
+    expect(service.contexts.admin.counters.queriesRecomputed - recomputed).toBe(2);
     for (const { socket } of groups) {
       const rows = rowsOf(socket).join();
       expect(rows).toContain('"a1"');
@@ -72,7 +72,9 @@ describe("ZeroHub with many groups alike", () => {
 
     // A new process: every group is back with the cookie of its last poke, and the next write
     // reaches each incrementally (no clear), as their stored state moved with the shared pull.
-    const restarted = new ZeroHub(service, { log() {} }, () => Promise.reject(new Error("unused")));
+    const restarted = new ZeroHub(service.contexts.zero, { log() {} }, () =>
+      Promise.reject(new Error("unused")),
+    );
     const resumed = all.map((g, i) => ({ ...g, socket: recorder(), cookie: cookies[i]! }));
     for (const g of resumed) connectGroup(restarted, g.socket, g.user, g.id, g.cookie);
     await settle();

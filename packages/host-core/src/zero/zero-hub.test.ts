@@ -79,7 +79,7 @@ describe("ZeroHub.restore", () => {
     expect(saved.cookie).toBe((ends(first.frames)[0]![1] as { cookie: string }).cookie);
     // The process goes; the socket stays open, and a new process builds a hub of its own.
     connection.socketClosed();
-    const hub = new ZeroHub(service, { log() {} }, () => Promise.reject(new Error("unused")));
+    const hub = new ZeroHub(service.contexts.zero, { log() {} }, () => Promise.reject(new Error("unused")));
     const second = recorder();
     hub.restore(saved, second);
     expect(second.frames).toEqual([]);
@@ -104,7 +104,7 @@ describe("ZeroHub.restore", () => {
   it("refuses a saved state of another user's client group, and one ahead of the namespace", async () => {
     const { service } = await testService(config);
     services.push(service);
-    const hub = new ZeroHub(service, { log() {} }, () => Promise.reject(new Error("unused")));
+    const hub = new ZeroHub(service.contexts.zero, { log() {} }, () => Promise.reject(new Error("unused")));
     const state: ZeroConnectionState = {
       clientID: "c1",
       clientGroupID: "g1",
@@ -142,7 +142,9 @@ describe("ZeroHub.connect after a restart", () => {
     connection.socketClosed();
 
     // A new process, and the client back with the cookie of the last poke it got.
-    const restarted = new ZeroHub(service, { log() {} }, () => Promise.reject(new Error("unused")));
+    const restarted = new ZeroHub(service.contexts.zero, { log() {} }, () =>
+      Promise.reject(new Error("unused")),
+    );
     const resumed = recorder();
     connectAlice(restarted, resumed, { baseCookie: latest, wsid: "w2" });
     await settle();
@@ -158,7 +160,7 @@ describe("ZeroHub.connect after a restart", () => {
 
     // Another new process, and a client that missed the poke of a2: it is reset, and then holds
     // every row.
-    const again = new ZeroHub(service, { log() {} }, () => Promise.reject(new Error("unused")));
+    const again = new ZeroHub(service.contexts.zero, { log() {} }, () => Promise.reject(new Error("unused")));
     const behind = recorder();
     connectAlice(again, behind, { baseCookie: missed, wsid: "w3" });
     await settle();
@@ -195,7 +197,9 @@ describe("ZeroHub after a restart, with two clients in a group", () => {
     c2.socketClosed();
 
     // A new process; both clients come back at the group's cookie with nothing changed.
-    const restarted = new ZeroHub(service, { log() {} }, () => Promise.reject(new Error("unused")));
+    const restarted = new ZeroHub(service.contexts.zero, { log() {} }, () =>
+      Promise.reject(new Error("unused")),
+    );
     const first = recorder();
     connectAlice(restarted, first, { clientID: "c1", baseCookie: cookie, wsid: "w-c1-first", queries: [] });
     await settle();
@@ -213,13 +217,13 @@ describe("ZeroHub after a restart, with two clients in a group", () => {
     push(service, "alice", 3, "a3");
     restarted.changed();
     await settle();
-    expect(service.storedQueries("g1").map((q) => q.hash)).toEqual(["all"]);
+    expect(service.contexts.zero.storedQueries("g1").map((q) => q.hash)).toEqual(["all"]);
     const patches = patchesOf(second.frames, "rowsPatch");
     expect(patches.filter((op) => op.op === "del")).toEqual([]);
     expect(JSON.stringify(patches)).toContain('"a3"');
 
     // And a client reset after the restart is told its own queries only.
-    const again = new ZeroHub(service, { log() {} }, () => Promise.reject(new Error("unused")));
+    const again = new ZeroHub(service.contexts.zero, { log() {} }, () => Promise.reject(new Error("unused")));
     const reset = recorder();
     connectAlice(again, reset, { clientID: "c2", baseCookie: null, wsid: "w-c2-reset", queries: [] });
     await settle();
@@ -248,7 +252,9 @@ describe("ZeroHub after a restart, with two clients in a group", () => {
       service.zeroStore.write("g1", { desired: new Map(), acknowledged: [], forgotten: [] }),
     );
 
-    const restarted = new ZeroHub(service, { log() {} }, () => Promise.reject(new Error("unused")));
+    const restarted = new ZeroHub(service.contexts.zero, { log() {} }, () =>
+      Promise.reject(new Error("unused")),
+    );
     const back = recorder();
     const c2 = connectAlice(restarted, back, {
       clientID: "c2",
@@ -259,12 +265,12 @@ describe("ZeroHub after a restart, with two clients in a group", () => {
     await settle();
     restarted.changed();
     await settle();
-    expect(service.storedQueries("g1").map((q) => q.hash)).toEqual(["one"]);
+    expect(service.contexts.zero.storedQueries("g1").map((q) => q.hash)).toEqual(["one"]);
     c2.receive(
       JSON.stringify(["changeDesiredQueries", { desiredQueriesPatch: [{ op: "del", hash: "one" }] }]),
     );
     await settle();
-    expect(service.storedQueries("g1")).toEqual([]);
+    expect(service.contexts.zero.storedQueries("g1")).toEqual([]);
     expect(patchesOf(back.frames, "rowsPatch")).toContainEqual(expect.objectContaining({ op: "del" }));
   });
 });
@@ -304,7 +310,9 @@ describe("ZeroHub and mutation results", () => {
     connection.socketClosed();
 
     // The client never acknowledged it; after a restart the next poke puts it again.
-    const restarted = new ZeroHub(service, { log() {} }, () => Promise.reject(new Error("unused")));
+    const restarted = new ZeroHub(service.contexts.zero, { log() {} }, () =>
+      Promise.reject(new Error("unused")),
+    );
     const second = recorder();
     const back = connectAlice(restarted, second, { baseCookie: cookie, wsid: "w2" });
     await settle();
@@ -326,7 +334,7 @@ describe("ZeroHub and mutation results", () => {
     back.socketClosed();
 
     // Acknowledged: a later restart puts it no more.
-    const again = new ZeroHub(service, { log() {} }, () => Promise.reject(new Error("unused")));
+    const again = new ZeroHub(service.contexts.zero, { log() {} }, () => Promise.reject(new Error("unused")));
     const third = recorder();
     connectAlice(again, third, { baseCookie: null, wsid: "w3" });
     await settle();
@@ -345,7 +353,7 @@ describe("ZeroHub and a push that fails after its commit", () => {
     const cookie = cookieOf(socket);
     // a1 exists: the insert fails, an application error. The push commits, then fails before
     // it answers (as a process that dies there would).
-    service.setKnob("faults", { push_after_commit_before_response: "error" });
+    service.contexts.admin.setKnob("faults", { push_after_commit_before_response: "error" });
     connection.receive(
       JSON.stringify([
         "push",
@@ -362,12 +370,14 @@ describe("ZeroHub and a push that fails after its commit", () => {
     );
     await settle();
     await settle();
-    expect(service.lastMutationID("g1", "c1")).toBe(1);
+    expect(service.contexts.zero.lastMutationID("g1", "c1")).toBe(1);
     expect(service.zeroStore.readResults("g1")).toEqual([
       { clientID: "c1", id: 1, result: expect.objectContaining({ error: "app" }) },
     ]);
     // A new process: the client comes back and its next poke carries the error.
-    const restarted = new ZeroHub(service, { log() {} }, () => Promise.reject(new Error("unused")));
+    const restarted = new ZeroHub(service.contexts.zero, { log() {} }, () =>
+      Promise.reject(new Error("unused")),
+    );
     const back = recorder();
     connectAlice(restarted, back, { baseCookie: cookie, wsid: "w2" });
     await settle();
@@ -395,7 +405,7 @@ describe("ZeroHub and the user's request budget", () => {
       () => {},
     );
     const hub = new ZeroHub(
-      service,
+      service.contexts.zero,
       { log() {} },
       () => Promise.reject(new Error("unused")),
       (userID, cost) => budgets.chargeZeroMessage(userID, cost),
@@ -427,7 +437,7 @@ describe("ZeroHub and the user's request budget", () => {
     await settle();
     const todos = () => service.store.db.query("SELECT id FROM todo ORDER BY id", []).map((row) => row[0]);
     expect(todos()).toEqual(["q1", "q2"]);
-    expect(service.lastMutationID("g1", "c1")).toBe(2);
+    expect(service.contexts.zero.lastMutationID("g1", "c1")).toBe(2);
     expect(socket.frames.filter((f) => f[0] === "error")).toEqual([
       [
         "error",
@@ -457,6 +467,6 @@ describe("ZeroHub and the user's request budget", () => {
       },
     ]);
     expect(closed).toBe(true);
-    expect(service.storedQueries("g1").map((q) => q.hash)).toEqual(["all"]);
+    expect(service.contexts.zero.storedQueries("g1").map((q) => q.hash)).toEqual(["all"]);
   });
 });
