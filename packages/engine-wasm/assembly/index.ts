@@ -1,5 +1,7 @@
-// The engine's exports, named as the loader's Engine methods that call them. Each returns plain
-// values or text; a refusal comes back as "!<code>\t<message>" (see errors.ts), not as a trap.
+// The engine's exports, declared once with their parameters by name in src/engine-calls.ts, from
+// which the loader's glue is derived (engine-calls.test.ts fails when these drift from it). Each
+// returns plain values or text; a refusal comes back as "!<code>\t<message>" (see errors.ts), not
+// as a trap.
 // Numbers cross the boundary as f64 (the host holds them as JS numbers, all safe integers),
 // which spares the host a BigInt per call; the modules take them as i64.
 import * as inspect from "./inspect";

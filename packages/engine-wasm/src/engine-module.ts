@@ -3,6 +3,8 @@
  * AssemblyScript strings are UTF-16 in linear memory, preceded by their byte length.
  */
 
+import { type CallDeclaration, ENGINE_CALLS, type EngineCalls } from "./engine-calls.js";
+
 /** What the engine imports: a synchronous SQL adapter by statement number (see assembly/host.ts). */
 export interface EngineHost {
   prepare(sql: string): number;
@@ -12,63 +14,11 @@ export interface EngineHost {
   exec(statement: number, params: string): number;
 }
 
-/** The engine's exports, with strings as JS strings and numbers as safe-integer JS numbers. */
-export interface EngineModule {
-  engineVersion(): string;
-  registerSchema(text: string): number;
-  install(schema: number): string;
-  pull(
-    schema: number,
-    groupID: string,
-    userID: string,
-    cookie: number,
-    format: number,
-    maxRows: number,
-    maxBytes: number,
-    visibility: string,
-    caughtUpOnly: boolean,
-    queriesSupplied: boolean,
-    queryPatch: string,
-    maxQueryRows: number,
-    /** The extra parameter holding the followers' ids as a JSON array (-1: none). */
-    followersExtra: number,
-    /** The extra parameter holding the visibility's identity (-1: none; no rows are copied). */
-    visibilityExtra: number,
-    /** The extra parameter holding the identity the group's rows are answered under. */
-    claimsExtra: number,
-  ): string;
-  /** What the next pull's queries may do (see assembly/query/limits.ts). */
-  queryLimits(metered: boolean, maxGroupQueries: number, maxGroupQueryBytes: number): void;
-  claimGroup(groupID: string, userID: string): string;
-  preflight(groupID: string, clientID: string, id: number): string;
-  finalize(groupID: string, clientID: string, id: number): void;
-  /** The batch's client ids go as the host's extra parameters; `plan` has a line of ids per client. */
-  preflightBatch(groupID: string, plan: string): string;
-  /** The batch's client ids go as the host's extra parameters; `lastIDs` has a line per client. */
-  finalizeBatch(groupID: string, lastIDs: string): void;
-  prune(retain: number, limit: number): string;
-  /** Commits the changes pending in the caller's transaction: "<watermark>\t<committed 1|0>". */
-  commit(): string;
-  invalidate(): void;
-  upstreamState(): string;
-  claimFence(): number;
-  applyUpstream(
-    schema: number,
-    plan: string,
-    watermark: string,
-    fence: number,
-    intoSnapshot: boolean,
-  ): string;
-  beginSnapshot(schema: number, watermark: string, fence: number): string;
-  applySnapshotPage(schema: number, table: string, nextCursor: string, last: boolean, fence: number): string;
-  finalizeSnapshot(schema: number, fence: number): string;
-  groupQueries(groupID: string): string;
-  /** "<table>\t<key>" lines; the visibility's values are the host's extra parameters. */
-  evaluateQuery(schema: number, plan: string, visibility: string): string;
-  state(): string;
-  listChanges(since: number, limit: number): string;
-  clients(): string;
-  groupMutationIDs(groupID: string, userID: string): string;
+/**
+ * The engine's exports, with strings as JS strings and numbers as safe-integer JS numbers: the
+ * calls declared in engine-calls.ts, each taking its parameters by name.
+ */
+export interface EngineModule extends EngineCalls {
   /** Frees what the engine allocated and no longer uses; call between engine calls. */
   collect(): void;
   memoryBytes(): number;
@@ -93,38 +43,16 @@ const STRING_CLASS_ID = 2;
 // Below this many characters a loop beats setting up a decoder.
 const DECODE_THRESHOLD = 32;
 
-/** An instance's exports, as functions of numbers. */
-function exportsOf(instance: WebAssembly.Instance) {
+/** An instance's exports: its memory and allocator, and each declared call as a function of numbers. */
+function exportsOf(instance: WebAssembly.Instance): { raw: RawExports; calls: Map<string, RawFunction> } {
   const raw = instance.exports as unknown as RawExports;
-  const fn = (name: string) => raw[name] as RawFunction;
-  return {
-    raw,
-    engineVersion: fn("engineVersion"),
-    registerSchema: fn("registerSchema"),
-    install: fn("install"),
-    pull: fn("pull"),
-    queryLimits: fn("queryLimits"),
-    claimGroup: fn("claimGroup"),
-    preflight: fn("preflight"),
-    finalize: fn("finalize"),
-    preflightBatch: fn("preflightBatch"),
-    finalizeBatch: fn("finalizeBatch"),
-    prune: fn("prune"),
-    invalidate: fn("invalidate"),
-    state: fn("state"),
-    evaluateQuery: fn("evaluateQuery"),
-    groupQueries: fn("groupQueries"),
-    listChanges: fn("listChanges"),
-    clients: fn("clients"),
-    groupMutationIDs: fn("groupMutationIDs"),
-    commit: fn("commit"),
-    upstreamState: fn("upstreamState"),
-    claimFence: fn("claimFence"),
-    applyUpstream: fn("applyUpstream"),
-    beginSnapshot: fn("beginSnapshot"),
-    applySnapshotPage: fn("applySnapshotPage"),
-    finalizeSnapshot: fn("finalizeSnapshot"),
-  };
+  const calls = new Map<string, RawFunction>();
+  for (const name of Object.keys(ENGINE_CALLS)) {
+    const fn = raw[name];
+    if (typeof fn !== "function") throw new EngineFailure(`the engine does not export ${name}`);
+    calls.set(name, fn as RawFunction);
+  }
+  return { raw, calls };
 }
 
 export async function instantiateEngine(
@@ -187,104 +115,33 @@ export async function instantiateEngine(
   };
   wasm = exportsOf(await WebAssembly.instantiate(module, imports));
 
+  /**
+   * A declared call as the loader offers it: its named parameters lowered in declared order
+   * (strings into the engine's memory, booleans to 0 or 1), its answer lifted. The minimal runtime
+   * collects only when asked, so the lowered strings need no pinning.
+   */
+  const glue = (name: string, declaration: CallDeclaration) => {
+    const names = Object.keys(declaration.params);
+    const kinds = names.map((param) => declaration.params[param]!);
+    const answer = declaration.answer;
+    const args = new Array<number>(names.length);
+    return (named?: Record<string, unknown>) => {
+      for (let i = 0; i < names.length; i++) {
+        const value = named![names[i]!];
+        const kind = kinds[i];
+        args[i] =
+          kind === "string" ? lower(value as string) : kind === "bool" ? (value ? 1 : 0) : (value as number);
+      }
+      const result = wasm!.calls.get(name)!(...args);
+      if (answer === "string") return lift(result);
+      return answer === "void" ? undefined : result;
+    };
+  };
+  const calls: Record<string, unknown> = {};
+  for (const [name, declaration] of Object.entries(ENGINE_CALLS)) calls[name] = glue(name, declaration);
+
   return {
-    engineVersion: () => lift(wasm!.engineVersion()),
-    registerSchema: (text) => wasm!.registerSchema(lower(text)),
-    install: (schema) => lift(wasm!.install(schema)),
-    pull: (
-      schema,
-      groupID,
-      userID,
-      cookie,
-      format,
-      maxRows,
-      maxBytes,
-      visibility,
-      caughtUpOnly,
-      queriesSupplied,
-      queryPatch,
-      maxQueryRows,
-      followersExtra,
-      visibilityExtra,
-      claimsExtra,
-    ) => {
-      // The minimal runtime collects only when asked, so arguments need no pinning.
-      const group = lower(groupID);
-      const user = lower(userID);
-      const filters = lower(visibility);
-      const patch = lower(queryPatch);
-      return lift(
-        wasm!.pull(
-          schema,
-          group,
-          user,
-          cookie,
-          format,
-          maxRows,
-          maxBytes,
-          filters,
-          caughtUpOnly ? 1 : 0,
-          queriesSupplied ? 1 : 0,
-          patch,
-          maxQueryRows,
-          followersExtra,
-          visibilityExtra,
-          claimsExtra,
-        ),
-      );
-    },
-    queryLimits: (metered, maxGroupQueries, maxGroupQueryBytes) => {
-      wasm!.queryLimits(metered ? 1 : 0, maxGroupQueries, maxGroupQueryBytes);
-    },
-    claimGroup: (groupID, userID) => {
-      const group = lower(groupID);
-      return lift(wasm!.claimGroup(group, lower(userID)));
-    },
-    preflight: (groupID, clientID, id) => {
-      const group = lower(groupID);
-      return lift(wasm!.preflight(group, lower(clientID), id));
-    },
-    finalize: (groupID, clientID, id) => {
-      const group = lower(groupID);
-      wasm!.finalize(group, lower(clientID), id);
-    },
-    preflightBatch: (groupID, plan) => {
-      const group = lower(groupID);
-      return lift(wasm!.preflightBatch(group, lower(plan)));
-    },
-    finalizeBatch: (groupID, lastIDs) => {
-      const group = lower(groupID);
-      wasm!.finalizeBatch(group, lower(lastIDs));
-    },
-    prune: (retain, limit) => lift(wasm!.prune(retain, limit)),
-    commit: () => lift(wasm!.commit()),
-    upstreamState: () => lift(wasm!.upstreamState()),
-    claimFence: () => wasm!.claimFence(),
-    applyUpstream: (schema, plan, watermark, fence, intoSnapshot) => {
-      const planText = lower(plan);
-      return lift(wasm!.applyUpstream(schema, planText, lower(watermark), fence, intoSnapshot ? 1 : 0));
-    },
-    beginSnapshot: (schema, watermark, fence) => lift(wasm!.beginSnapshot(schema, lower(watermark), fence)),
-    applySnapshotPage: (schema, table, nextCursor, last, fence) => {
-      const tableText = lower(table);
-      return lift(wasm!.applySnapshotPage(schema, tableText, lower(nextCursor), last ? 1 : 0, fence));
-    },
-    finalizeSnapshot: (schema, fence) => lift(wasm!.finalizeSnapshot(schema, fence)),
-    invalidate: () => {
-      wasm!.invalidate();
-    },
-    state: () => lift(wasm!.state()),
-    groupQueries: (groupID) => lift(wasm!.groupQueries(lower(groupID))),
-    evaluateQuery: (schema, plan, visibility) => {
-      const planText = lower(plan);
-      return lift(wasm!.evaluateQuery(schema, planText, lower(visibility)));
-    },
-    listChanges: (since, limit) => lift(wasm!.listChanges(since, limit)),
-    clients: () => lift(wasm!.clients()),
-    groupMutationIDs: (groupID, userID) => {
-      const group = lower(groupID);
-      return lift(wasm!.groupMutationIDs(group, lower(userID)));
-    },
+    ...(calls as unknown as EngineCalls),
     collect: () => wasm!.raw.__collect(),
     memoryBytes: () => wasm!.raw.memory.buffer.byteLength,
     renew: () => {
