@@ -3,6 +3,7 @@
 // columns migrates (and every client resets once to receive the new shape); anything else
 // would lose or reinterpret data and is refused.
 import { INSTALL_CREATED, INSTALL_MIGRATED, INSTALL_UNCHANGED } from "../src/abi";
+import { CHANGE_KEYS_SQL, captureChanges, dropKeys, keyedColumns } from "./change-keys";
 import { fail } from "./errors";
 import { exec, queryRows } from "./host";
 import { GROUP_ROWS_TABLE, MEMBERSHIP_SQL, QUERY_ROWS_TABLE } from "./query/membership";
@@ -30,14 +31,13 @@ function execAll(statements: Array<string>): void {
 function installTable(table: Table): void {
   exec(createTableSql(table));
   exec(createPriorTableSql(table));
-  execAll(dropTriggersSql(table));
-  execAll(createTriggersSql(table));
+  captureChanges(table);
 }
 
 /** Re-creates a table's change capture where an earlier engine wrote it otherwise. */
 function refreshTriggers(table: Table): void {
   exec(createPriorTableSql(table));
-  const wanted = createTriggersSql(table);
+  const wanted = createTriggersSql(table, keyedColumns(table));
   const stored = queryRows(
     "SELECT sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name = ?",
     params([jsonString(table.name)]),
@@ -128,8 +128,10 @@ function migrate(current: Schema, next: Schema): bool {
     const table = next.tables[i];
     const was = current.table(table.name);
     if (was != null) {
-      // The change capture names every column: it goes first, and comes back below.
+      // The change capture names every column: it goes first, and comes back below. Its keyed
+      // columns are keyed again by the pulls that follow (every client resets).
       execAll(dropTriggersSql(was));
+      dropKeys(was.name);
       for (let j = 0; j < was.columns.length; j++) {
         const column = was.columns[j];
         const now = table.column(column.name);
@@ -258,6 +260,7 @@ export function install(schemaText: string, engineVersion: string): string {
   execAll(MEMBERSHIP_SQL);
   execAll(PENDING_SQL);
   exec(QUIET_VERSIONS_TABLE);
+  execAll(CHANGE_KEYS_SQL);
   const upgraded = upgradeLogLayout();
   upgradePriorKeys();
   upgradeQueryGroups();

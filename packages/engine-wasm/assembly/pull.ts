@@ -22,23 +22,17 @@ import {
   ROWS_HERE,
   TRUE,
 } from "../src/abi";
+import { keyReads } from "./change-keys";
 import { fail } from "./errors";
-import {
-  COLUMN_SEPARATOR,
-  exec,
-  queryJoinedPayloads,
-  queryPayload,
-  queryRows,
-  queryStatement,
-  ROW_SEPARATOR,
-  Statement,
-} from "./host";
-import { delOp, keyMatch, putOp } from "./projection";
+import { COLUMN_SEPARATOR, exec, queryRows, queryStatement, ROW_SEPARATOR, Statement } from "./host";
+import { planChanges } from "./pull-changes";
+import { PullPlan } from "./pull-plan";
+import { planReset } from "./pull-reset";
 import { queryPull } from "./query/pull";
-import { PRIOR_SEQ, priorTableName, Schema, Table } from "./schema";
-import { firstSeq, WATERMARK } from "./state";
-import { ident, jsonString, params, parseI64 } from "./text";
-import { Filter, parseVisibility, Visibility } from "./visibility";
+import { Schema } from "./schema";
+import { WATERMARK } from "./state";
+import { jsonString, params, parseI64 } from "./text";
+import { parseVisibility } from "./visibility";
 
 // The group's visibility is compared last: its column stays NULL for a group not yet pulled.
 const PULL_STATE = new Statement(
@@ -49,22 +43,6 @@ const PULL_STATE = new Statement(
     "AS g ON g.id = ? LEFT JOIN _weir_query_groups AS q ON q.group_id = g.id LEFT JOIN _weir_query_partial AS o " +
     "ON o.group_id = g.id WHERE s.id = 1",
 );
-
-class PullPlan {
-  cookie: i64 = 0;
-  reset: bool = false;
-  included: i64 = 0;
-  lastMutationIDs: i32 = 0;
-  patch: string = "";
-  evaluated: i64 = 0;
-  recomputed: i64 = 0;
-  copied: i64 = 0;
-  /** A query-aware answer left rows owed. */
-  more: bool = false;
-  /** The followers that took the answer (query/follow.ts), and the length of its ids' JSON. */
-  followed: string = "";
-  idsLength: i32 = 0;
-}
 
 /** Checks that the group belongs to the user (registering it on first use). "" or a failure. */
 export function claimGroup(groupID: string, userID: string): string {
@@ -83,137 +61,6 @@ export function claimGroup(groupID: string, userID: string): string {
   return "";
 }
 
-function fullResetSql(schema: Schema, visibility: Visibility, format: i32, bound: Array<string>): string {
-  const parts: string[] = [];
-  for (let i = 0; i < schema.tables.length; i++) {
-    const table = schema.tables[i];
-    const filter = visibility.filterFor(table.name);
-    parts.push(
-      "SELECT " +
-        putOp(table, format) +
-        " AS patch FROM " +
-        quoteTable(table) +
-        " WHERE " +
-        filter.condition(),
-    );
-    filter.addParams(bound);
-  }
-  return parts.join(" UNION ALL ");
-}
-
-function quoteTable(table: Table): string {
-  return ident(table.name);
-}
-
-// For each row changed after the cookie: its first version after the cookie (which orders the
-// answer and decides where caps cut it), and the operation that brings the client up to date.
-// The live row, if visible, is put. Otherwise the row is deleted if the client may hold it: not
-// only as it was at the cookie, since an earlier answer cut by a cap may have sent a later
-// state, so if any state the row had since the cookie was visible. Those states are the prior
-// values of the row's first change in each version since the cookie (intermediate states inside
-// a transaction were never committed, so no client saw them), so keys of rows the client could
-// never see are not sent either.
-function changesSql(
-  schema: Schema,
-  visibility: Visibility,
-  format: i32,
-  cookie: i64,
-  watermark: i64,
-  bound: Array<string>,
-): string {
-  const parts: string[] = [];
-  for (let i = 0; i < schema.tables.length; i++) {
-    const table = schema.tables[i];
-    const filter: Filter = visibility.filterFor(table.name);
-    const live =
-      "(SELECT " +
-      putOp(table, format) +
-      " FROM " +
-      quoteTable(table) +
-      " WHERE " +
-      keyMatch(table, "_weir_pk") +
-      " AND " +
-      filter.condition() +
-      ")";
-    filter.addParams(bound);
-    const range = "seq >= ? AND seq < ? AND tbl = ?";
-    const rangeParams = [
-      firstSeq(cookie + 1).toString(),
-      firstSeq(watermark + 1).toString(),
-      jsonString(table.name),
-    ];
-    let seen: string;
-    if (filter.isAll()) {
-      // Every state was visible: the client may hold the row if it existed at any of them.
-      seen =
-        "SELECT pk AS _weir_pk, min(version) AS _weir_first, max(existed) AS _weir_seen " +
-        "FROM _weir_changes WHERE " +
-        range +
-        " GROUP BY pk";
-      for (let p = 0; p < rangeParams.length; p++) bound.push(rangeParams[p]);
-    } else {
-      // The prior table is aliased as the app's table, so the filter reads its columns by name
-      // and with their types; the subquery's other columns are named _weir_*, which no app
-      // column can be.
-      const firsts =
-        "SELECT pk, version, min(seq) AS s FROM _weir_changes WHERE " + range + " GROUP BY pk, version";
-      const states =
-        "SELECT c.pk AS _weir_pk, c.version AS _weir_version, " +
-        quoteTable(table) +
-        "." +
-        PRIOR_SEQ +
-        " IS NOT NULL AS _weir_existed, " +
-        priorColumns(table) +
-        " FROM (" +
-        firsts +
-        ") AS c LEFT JOIN " +
-        priorTableName(table) +
-        " AS " +
-        quoteTable(table) +
-        " ON " +
-        quoteTable(table) +
-        "." +
-        PRIOR_SEQ +
-        " = c.s";
-      seen =
-        "SELECT _weir_pk, min(_weir_version) AS _weir_first, max(_weir_existed AND " +
-        filter.condition() +
-        ") AS _weir_seen FROM (" +
-        states +
-        ") AS " +
-        quoteTable(table) +
-        " GROUP BY _weir_pk";
-      // Parameters bind in the order their `?` appear: the filter, then the range.
-      filter.addParams(bound);
-      for (let p = 0; p < rangeParams.length; p++) bound.push(rangeParams[p]);
-    }
-    parts.push(
-      "SELECT _weir_first, coalesce(" +
-        live +
-        ", CASE WHEN _weir_seen THEN " +
-        delOp(table, format, "_weir_pk") +
-        " END) AS patch FROM (" +
-        seen +
-        ")",
-    );
-  }
-  return (
-    "SELECT _weir_first, octet_length(patch), patch FROM (" +
-    parts.join(" UNION ALL ") +
-    ") WHERE patch IS NOT NULL ORDER BY _weir_first"
-  );
-}
-
-/** The prior table's columns, qualified by the app table's name it is aliased as. */
-function priorColumns(table: Table): string {
-  const parts: string[] = [];
-  for (let i = 0; i < table.columns.length; i++) {
-    const name = ident(table.columns[i].name);
-    parts.push(quoteTable(table) + "." + name + " AS " + name);
-  }
-  return parts.join(", ");
-}
-
 /** `"clientID":lastMutationID` members for the group's clients whose ids moved in (after, upTo]. */
 function lastMutationIDs(groupID: string, after: i64, upTo: i64, plan: PullPlan): string {
   const rows = queryRows(
@@ -224,96 +71,6 @@ function lastMutationIDs(groupID: string, after: i64, upTo: i64, plan: PullPlan)
   for (let i = 0; i < rows.length; i++) members.push(rows[i][0] + ":" + rows[i][1]);
   plan.lastMutationIDs = members.length;
   return "{" + members.join(",") + "}";
-}
-
-function planReset(
-  schema: Schema,
-  visibility: Visibility,
-  format: i32,
-  watermark: i64,
-  plan: PullPlan,
-): void {
-  const bound: string[] = [];
-  const sql = fullResetSql(schema, visibility, format, bound);
-  plan.reset = true;
-  plan.cookie = watermark;
-  plan.included =
-    schema.tables.length == 0
-      ? 0
-      : // count(*), not count(patch): SQLite flattens the subquery into both aggregates, and
-        // each would render every row's JSON (a patch is never NULL).
-        queryJoinedPayloads("SELECT count(*), group_concat(patch, ',') FROM (" + sql + ")", params(bound));
-  plan.patch = '{"op":"clear"}' + ROWS_AFTER_OP_HERE;
-}
-
-// A pull far behind reads only the versions that can fill its row cap, not every change since
-// its cookie: they end with the version of the (maxRows + 1)-th change logged after the cookie
-// (a version is read whole). Distinct rows are at most the logged changes, so the cap can still
-// cut inside them; when it does not, the answer ends at that version, as if a cap had cut it
-// there, and the client pulls again. A row's states after that version are judged by the pull
-// that reads them: each such state is the prior value of a later change (or the live row).
-const WINDOW_END = new Statement(
-  "SELECT version FROM _weir_changes WHERE seq >= ? AND seq < ? AND tbl <> '' ORDER BY seq LIMIT 1 OFFSET ?",
-);
-
-/** Caps beyond this read every change since the cookie (an OFFSET that large finds nothing). */
-const WINDOWED_ROWS: i64 = 1_000_000_000;
-
-function windowEnd(cookie: i64, watermark: i64, maxRows: i64): i64 {
-  if (maxRows >= WINDOWED_ROWS) return watermark;
-  const found = queryStatement(
-    WINDOW_END,
-    params([firstSeq(cookie + 1).toString(), firstSeq(watermark + 1).toString(), maxRows.toString()]),
-  );
-  return found.length == 0 ? watermark : parseI64(found);
-}
-
-// Caps cut the answer only between versions: the changes of one version (one transaction)
-// arrive together, and the first version is always included so that a pull always progresses.
-// A version is included only if all of it fits, so each is measured whole before it is taken.
-function planChanges(
-  schema: Schema,
-  visibility: Visibility,
-  format: i32,
-  cookie: i64,
-  watermark: i64,
-  maxRows: i64,
-  maxBytes: i64,
-  plan: PullPlan,
-): void {
-  const bound: string[] = [];
-  const end = windowEnd(cookie, watermark, maxRows);
-  const sql = changesSql(schema, visibility, format, cookie, end, bound);
-  const text = schema.tables.length == 0 ? "" : queryPayload(sql, params(bound));
-  plan.cookie = end;
-  let rows: i64 = 0;
-  let bytes: i64 = 0;
-  let position = 0;
-  while (position < text.length) {
-    // The next version: its rows are consecutive (the answer is ordered by version).
-    const version = parseI64(text.substring(position, text.indexOf(COLUMN_SEPARATOR, position)));
-    let versionRows: i64 = 0;
-    let versionBytes: i64 = 0;
-    let next = position;
-    while (next < text.length) {
-      let lineEnd = text.indexOf(ROW_SEPARATOR, next);
-      if (lineEnd < 0) lineEnd = text.length;
-      const tab = text.indexOf(COLUMN_SEPARATOR, next);
-      if (parseI64(text.substring(next, tab)) != version) break;
-      versionRows++;
-      versionBytes += parseI64(text.substring(tab + 1, lineEnd));
-      next = lineEnd + 1;
-    }
-    if (rows > 0 && (rows + versionRows > maxRows || bytes + versionBytes > maxBytes)) {
-      plan.cookie = version - 1;
-      break;
-    }
-    rows += versionRows;
-    bytes += versionBytes;
-    position = next;
-  }
-  plan.included = rows;
-  plan.patch = ROWS_HERE;
 }
 
 /**
@@ -456,8 +213,11 @@ export function pull(
   } else {
     const visibility = parseVisibility(visibilityText);
     const reset = cookie == NULL_COOKIE || cookie < floor || claimsMoved;
-    if (reset) planReset(schema, visibility, format, watermark, plan);
-    else planChanges(schema, visibility, format, cookie, watermark, maxRows, maxBytes, plan);
+    if (reset) {
+      // Keys the columns the filters narrow by, so that the pulls that follow read by them.
+      keyReads(schema, visibility);
+      planReset(schema, visibility, format, watermark, plan);
+    } else planChanges(schema, visibility, format, cookie, watermark, maxRows, maxBytes, plan);
     const ids = lastMutationIDs(groupID, reset ? NULL_COOKIE : cookie, plan.cookie, plan);
     body =
       '{"cookie":' +

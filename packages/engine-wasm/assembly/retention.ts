@@ -1,4 +1,5 @@
 // Retention: the change log keeps the newest versions only; older cookies get a full reset.
+import { pruneKeys } from "./change-keys";
 import { exec, queryRows } from "./host";
 import { PRIOR_SEQ, parseSchema, priorTableName } from "./schema";
 import { firstSeq, raiseFloorToWatermark, readVersions } from "./state";
@@ -69,6 +70,7 @@ export function prune(retain: i64, limit: i64): string {
     const prior = priorTableName(installed.tables[i]);
     exec("DELETE FROM " + prior + " WHERE " + PRIOR_SEQ + " " + bound + " ?", params([upTo]));
   }
+  pruneKeys(bound, upTo);
   const more =
     full &&
     queryRows("SELECT 1 FROM _weir_changes WHERE seq < ? AND tbl <> '' LIMIT 1", params([below])).length > 0;

@@ -1,5 +1,5 @@
 // Row filters built by the host from the caller's claims. The loader passes them as
-// "<table>\x01<param count>\x01<sql>" entries joined by "\x02"; their values stay on the host
+// "<table>\x01<param count>\x01<sql>[\x01<column>:<param>,...]" entries joined by "\x02"; their values stay on the host
 // side and are referred to by position (`{"$":k}`), so no value is ever spliced into SQL.
 
 import { FILTER_ENTRY_SEPARATOR, FILTER_FIELD_SEPARATOR } from "../src/abi";
@@ -7,7 +7,21 @@ import { extraParam } from "./text";
 
 const ALL_ROWS = "1";
 
+/** A `column = ?` key that narrows a filter: its column, and its value as an extra parameter. */
+export class FilterKey {
+  constructor(
+    public column: string,
+    public param: i32,
+  ) {}
+}
+
 export class Filter {
+  /**
+   * The keys one of which every row the filter admits holds (see src/visibility-terms.ts); empty
+   * when the filter cannot be narrowed so.
+   */
+  keys: Array<FilterKey> = [] as FilterKey[];
+
   constructor(
     public sql: string,
     public firstParam: i32,
@@ -51,7 +65,16 @@ export function parseVisibility(text: string): Visibility {
     const fields = entries[i].split(FILTER_FIELD_SEPARATOR);
     const count = I32.parseInt(fields[1], 10);
     visibility.names.push(fields[0]);
-    visibility.filters.push(new Filter(fields[2], next, count));
+    const filter = new Filter(fields[2], next, count);
+    if (fields.length > 3 && fields[3].length > 0) {
+      const keys = fields[3].split(",");
+      for (let k = 0; k < keys.length; k++) {
+        const colon = keys[k].lastIndexOf(":");
+        const param = I32.parseInt(keys[k].substring(colon + 1), 10);
+        filter.keys.push(new FilterKey(keys[k].substring(0, colon), next + param));
+      }
+    }
+    visibility.filters.push(filter);
     next += count;
   }
   return visibility;

@@ -44,23 +44,36 @@ describe.each(DATABASES)("pull correctness on $kind", ({ open }) => {
     expect([...copy.keys()]).toEqual(["S"]);
   });
 
-  it("takes back a row a capped answer gave, once it leaves the user's view", async () => {
-    const ns = new Namespace(await testEngine(), open(), todoSchema);
-    const alice = { userID: "alice", visibility: ownerFilter("alice"), maxChangeRows: 1 };
-    ns.sql(insert, ["x", "bob", "x"]);
-    const copy = new Map<string, unknown>();
-    const cookie = catchUp(ns, copy, null, alice);
-    // x changes while still bob's, then becomes alice's after another version.
-    ns.sql("UPDATE todo SET text = 'still bob' WHERE id = 'x'");
-    ns.sql(insert, ["y", "alice", "y"]);
-    ns.sql("UPDATE todo SET owner = 'alice' WHERE id = 'x'");
-    const capped = ns.pull({ cookie, ...alice });
-    expect(capped.json.rowsPatch?.map((op) => (op as Op).value?.id)).toEqual(["x"]);
-    copy.set("x", (capped.json.rowsPatch![0] as Op).value);
-    ns.sql("UPDATE todo SET owner = 'bob' WHERE id = 'x'");
-    catchUp(ns, copy, capped.cookie, alice);
-    expect([...copy.keys()]).toEqual(["y"]);
-  });
+  // A filter keys do not narrow (`owner IN (?)`) reads every change since the cookie; `owner = ?`
+  // reads only those whose images were alice's, so x's change while bob's is not read: the
+  // capped answer gives y first, and x the next.
+  it.each([
+    { filter: "owner IN (?)", first: "x" },
+    { filter: "owner = ?", first: "y" },
+  ])(
+    "takes back a row a capped answer gave, once it leaves the user's view ($filter)",
+    async ({ filter, first }) => {
+      const ns = new Namespace(await testEngine(), open(), todoSchema);
+      const alice = {
+        userID: "alice",
+        visibility: { todo: { sql: filter, params: ["alice"] } },
+        maxChangeRows: 1,
+      };
+      ns.sql(insert, ["x", "bob", "x"]);
+      const copy = new Map<string, unknown>();
+      const cookie = catchUp(ns, copy, null, alice);
+      // x changes while still bob's, then becomes alice's after another version.
+      ns.sql("UPDATE todo SET text = 'still bob' WHERE id = 'x'");
+      ns.sql(insert, ["y", "alice", "y"]);
+      ns.sql("UPDATE todo SET owner = 'alice' WHERE id = 'x'");
+      const capped = ns.pull({ cookie, ...alice });
+      expect(capped.json.rowsPatch?.map((op) => (op as Op).value?.id)).toEqual([first]);
+      copy.set(first, (capped.json.rowsPatch![0] as Op).value);
+      ns.sql("UPDATE todo SET owner = 'bob' WHERE id = 'x'");
+      catchUp(ns, copy, capped.cookie, alice);
+      expect([...copy.keys()]).toEqual(["y"]);
+    },
+  );
 
   it("cuts between versions wherever a version would pass the caps, not only at its first row", async () => {
     const ns = new Namespace(await testEngine(), open(), todoSchema);

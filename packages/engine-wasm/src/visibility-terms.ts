@@ -28,7 +28,13 @@ export function visibilityTerms(schema: Schema, visibility: Visibility | undefin
       terms.push({ table, kind: "any" });
       continue;
     }
-    terms.push(...filterTerms(schema, table, filter.sql, filter.params ?? []));
+    for (const term of filterTerms(schema, table, filter.sql, filter.params ?? [])) {
+      if (term.kind !== "key") terms.push(term);
+      else {
+        const { param: _param, ...key } = term;
+        terms.push(key);
+      }
+    }
   }
   return terms;
 }
@@ -48,12 +54,33 @@ export function columnType(schema: Schema, table: string, column: string): Colum
   return typeof declared === "string" ? declared : declared.type;
 }
 
-function filterTerms(
+/**
+ * The `column = ?` keys a table's filter is narrowed by, each with the position of its parameter
+ * among the filter's own, when every OR branch of the filter has one: a row the filter admits
+ * then has one of these columns equal to its parameter. Null when some branch has none (a
+ * predicate, or what cannot be narrowed): the filter may admit a row whatever its keys hold.
+ */
+export function narrowingKeys(
   schema: Schema,
   table: string,
   sql: string,
   params: readonly SqlValue[],
-): VisibilityTerm[] {
+): Array<{ column: string; param: number }> | null {
+  const terms = filterTerms(schema, table, sql, params);
+  const keys: Array<{ column: string; param: number }> = [];
+  for (const term of terms) {
+    if (term.kind !== "key") return null;
+    keys.push({ column: term.column, param: term.param });
+  }
+  return keys.length > 0 ? keys : null;
+}
+
+/** A term as read, a key term with the position of its parameter. */
+type TermAt =
+  | (Extract<VisibilityTerm, { kind: "key" }> & { param: number })
+  | Exclude<VisibilityTerm, { kind: "key" }>;
+
+function filterTerms(schema: Schema, table: string, sql: string, params: readonly SqlValue[]): TermAt[] {
   const tokens = tokenize(sql);
   // Unreadable SQL, numbered or named parameters, or words whose AND is not a conjunction
   // (BETWEEN ... AND, CASE ... END): the filter is taken whole.
@@ -72,30 +99,39 @@ function filterTerms(
   ) {
     return [wholeTerm(table, sql, params)];
   }
-  const terms: VisibilityTerm[] = [];
+  const terms: TermAt[] = [];
   let param = 0;
   for (const conjuncts of disjuncts) {
-    let key: { column: string; key: string } | null = null;
+    let key: { column: string; key: string; param: number } | null = null;
     const rest: string[] = [];
     let bound = false;
     for (const conjunct of conjuncts) {
       const uses = conjunct.filter((t) => t.text === "?").length;
       const found: { column: string; key: string } | null =
         key === null && uses === 1 ? keyConjunct(schema, table, unwrap(conjunct), params[param]!) : null;
-      if (found) key = found;
+      if (found) key = { ...found, param };
       else if (uses === 0) rest.push(`(${text(sql, conjunct)})`);
       else bound = true;
       param += uses;
     }
     const where = rest.join(" AND ");
-    if (key) terms.push({ table, kind: "key", column: key.column, key: key.key, where, exact: !bound });
-    else if (!bound) terms.push({ table, kind: "predicate", where });
+    if (key) {
+      terms.push({
+        table,
+        kind: "key",
+        column: key.column,
+        key: key.key,
+        where,
+        exact: !bound,
+        param: key.param,
+      });
+    } else if (!bound) terms.push({ table, kind: "predicate", where });
     else return [{ table, kind: "any" }];
   }
   return terms;
 }
 
-function wholeTerm(table: string, sql: string, params: readonly SqlValue[]): VisibilityTerm {
+function wholeTerm(table: string, sql: string, params: readonly SqlValue[]): TermAt {
   return params.length === 0 && !/[?:@$]/.test(stripQuoted(sql))
     ? { table, kind: "predicate", where: `(${sql})` }
     : { table, kind: "any" };

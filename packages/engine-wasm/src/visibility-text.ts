@@ -1,6 +1,7 @@
 import { FILTER_ENTRY_SEPARATOR, FILTER_FIELD_SEPARATOR } from "./abi.js";
 import { EngineError } from "./engine-error.js";
 import type { Schema, SqlValue, Visibility } from "./types.js";
+import { narrowingKeys } from "./visibility-terms.js";
 
 export interface VisibilityText {
   text: string;
@@ -10,7 +11,12 @@ export interface VisibilityText {
 
 export const NO_VISIBILITY: VisibilityText = { text: "", values: [] };
 
-/** Checks the filters against the schema and writes them in the engine's compact form. */
+/**
+ * Checks the filters against the schema and writes them in the engine's compact form. Each
+ * filter that `column = ?` keys narrow carries them too, as `column:param` (the parameter's
+ * position among the filter's own) joined by commas: the engine reads the changes such a table
+ * concerns through its change keys (assembly/change-keys.ts) instead of all of them.
+ */
 export function visibilityText(schema: Schema, visibility: Visibility | undefined): VisibilityText {
   if (!visibility) return NO_VISIBILITY;
   for (const [table, filter] of Object.entries(visibility)) {
@@ -26,19 +32,31 @@ export function visibilityText(schema: Schema, visibility: Visibility | undefine
       throw new EngineError("internal", `the visibility filter of ${table} is not a usable SQL expression`);
     }
   }
-  return compactVisibility(visibility);
+  return compactVisibility(visibility, schema);
 }
 
-function compactVisibility(visibility: Visibility | undefined): VisibilityText {
+function compactVisibility(visibility: Visibility | undefined, schema?: Schema): VisibilityText {
   if (!visibility) return NO_VISIBILITY;
   const entries: string[] = [];
   const values: SqlValue[] = [];
   for (const [table, filter] of Object.entries(visibility)) {
     const params = filter.params ?? [];
-    entries.push(`${table}${FILTER_FIELD_SEPARATOR}${params.length}${FILTER_FIELD_SEPARATOR}${filter.sql}`);
+    let entry = `${table}${FILTER_FIELD_SEPARATOR}${params.length}${FILTER_FIELD_SEPARATOR}${filter.sql}`;
+    const keys = schema ? narrowingKeys(schema, table, filter.sql, params) : null;
+    if (keys) entry += FILTER_FIELD_SEPARATOR + keys.map((key) => `${key.column}:${key.param}`).join(",");
+    entries.push(entry);
     values.push(...params);
   }
   return { text: entries.join(FILTER_ENTRY_SEPARATOR), values };
+}
+
+/** The filters' text without the keys that narrow them: what filters rows, not how they are read. */
+function filtersOnly(text: string): string {
+  if (!text.includes(FILTER_FIELD_SEPARATOR)) return text;
+  return text
+    .split(FILTER_ENTRY_SEPARATOR)
+    .map((entry) => entry.split(FILTER_FIELD_SEPARATOR).slice(0, 3).join(FILTER_FIELD_SEPARATOR))
+    .join(FILTER_ENTRY_SEPARATOR);
 }
 
 /**
@@ -61,5 +79,5 @@ export function visibilityIdentity(visibility: VisibilityText): string {
     }
     return value;
   });
-  return `${visibility.text}${FILTER_ENTRY_SEPARATOR}${values}`;
+  return `${filtersOnly(visibility.text)}${FILTER_ENTRY_SEPARATOR}${values}`;
 }

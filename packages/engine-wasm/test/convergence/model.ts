@@ -36,6 +36,11 @@ export class Model {
   >();
   /** Per row and user: every state text the user could ever see. */
   readonly everSeen = new Map<string, Set<string>>();
+  /**
+   * Per todo row: for each version that changed it, the owners its images had (before and after
+   * each write), as the engine's change keys note them.
+   */
+  readonly owners = new Map<string, Map<number, Set<string>>>();
   /** Per client: the version of each processed mutation and the rows it touched. */
   readonly mutations = new Map<string, { version: number; rows: string[] }[]>();
 
@@ -82,8 +87,25 @@ export class Model {
     for (const key of this.rows.keys()) this.record(key, false);
   }
 
+  /** Notes the owner of a todo row's image in the version being committed. */
+  private image(key: string, row: Row | undefined): void {
+    if (row?.table !== "todo") return;
+    const versions = this.owners.get(key) ?? new Map<number, Set<string>>();
+    const owners = versions.get(this.version + 1) ?? new Set<string>();
+    owners.add(row.value.owner);
+    versions.set(this.version + 1, owners);
+    this.owners.set(key, versions);
+  }
+
+  private remove(key: string): boolean {
+    this.image(key, this.rows.get(key));
+    return this.rows.delete(key);
+  }
+
   private apply(w: Write): string[] {
     const set = (row: Row) => {
+      this.image(keyOf(row), this.rows.get(keyOf(row)));
+      this.image(keyOf(row), row);
       this.rows.set(keyOf(row), row);
       return keyOf(row);
     };
@@ -103,7 +125,7 @@ export class Model {
         ];
       case "deleteTodo": {
         const key = `todo:${TODO_IDS[w.id]}`;
-        return this.rows.delete(key) ? [key] : [];
+        return this.remove(key) ? [key] : [];
       }
       case "card": {
         const existing = this.rows.get(`card:${String(cardID(w.id))}`);
@@ -140,7 +162,7 @@ export class Model {
       }
       case "deleteBulk": {
         const keys = [...this.rows.keys()].filter((key) => key.startsWith("todo:bulk"));
-        for (const key of keys) this.rows.delete(key);
+        for (const key of keys) this.remove(key);
         return keys;
       }
     }
@@ -149,6 +171,21 @@ export class Model {
   /** The version of the row's first change after `cookie`. */
   firstChangeAfter(key: string, cookie: number): number | undefined {
     return this.history.get(key)?.find((entry) => entry.changed && entry.version > cookie)?.version;
+  }
+
+  /**
+   * The version a pull by `user` from `cookie` answers the row at: its first change after the
+   * cookie, or, for a todo row read through the filter's keys (`owner = ?`), its first change
+   * after the cookie that one of its images was the user's in.
+   */
+  answeredAt(key: string, cookie: number, user: string): number | undefined {
+    const versions = this.owners.get(key);
+    if (!this.visibilityOn || versions === undefined) return this.firstChangeAfter(key, cookie);
+    let first: number | undefined;
+    for (const [version, owners] of versions) {
+      if (version > cookie && owners.has(user) && (first === undefined || version < first)) first = version;
+    }
+    return first;
   }
 
   visibleRows(user: string): Map<string, string> {

@@ -70,7 +70,7 @@ export function runConvergence(engine: Engine, open: () => TestDatabase, actions
     const patch = body.rowsPatch ?? [];
     if (!body.unchanged && patch[0]?.op !== "clear" && patch.length > 0) {
       const versions = new Set(
-        patch.map((op) => model.firstChangeAfter(patchKey(op), copy.cookie as number)),
+        patch.map((op) => model.answeredAt(patchKey(op), copy.cookie as number, user)),
       );
       const inner = result.body.slice(result.body.indexOf('"rowsPatch":[') + 13, -2);
       const bytes = new TextEncoder().encode(inner).length - (patch.length - 1);
