@@ -39,13 +39,19 @@ export function correctnessSuite(target: () => ConformanceTarget): void {
     const ns = freshNamespace();
     const writer = new NativeClient(target(), ns, "bob");
     const alice = new NativeClient(target(), ns, "alice");
-    await writer.push([{ name: "setTodo", args: { id: "x", owner: "bob" } }]);
-    await alice.sync();
-    await writer.push([{ name: "setTodo", args: { id: "x", owner: "bob", text: "still bob's" } }]);
-    await writer.push([{ name: "bulkReplace", args: { prefix: "a", count: CAP, owner: "alice" } }]);
     await writer.push([{ name: "setTodo", args: { id: "x", owner: "alice" } }]);
+    await alice.sync();
+    // x changes, and again after a version of CAP rows: the capped answer gives x alone, with
+    // its newest value, newer than the answer's cookie.
+    await writer.push([{ name: "setTodo", args: { id: "x", owner: "alice", text: "first" } }]);
+    await writer.push([{ name: "bulkReplace", args: { prefix: "a", count: CAP, owner: "alice" } }]);
+    await writer.push([{ name: "setTodo", args: { id: "x", owner: "alice", text: "newest" } }]);
     const capped = await alice.pull();
-    expect(capped.json.rowsPatch.map((op: { value?: { id: string } }) => op.value?.id)).toEqual(["x"]);
+    expect(
+      capped.json.rowsPatch.map(
+        (op: { value?: { id: string; text: string } }) => op.value && `${op.value.id} ${op.value.text}`,
+      ),
+    ).toEqual(["x newest"]);
     alice.apply(capped.json);
     await writer.push([{ name: "setTodo", args: { id: "x", owner: "bob" } }]);
     await alice.sync();
