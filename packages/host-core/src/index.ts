@@ -22,8 +22,9 @@ export type { Counters } from "./flows/counters.js";
 export { FaultError } from "./flows/fault.js";
 export type { FlowResult } from "./flows/flow-context.js";
 export type { Knobs } from "./flows/knobs.js";
+export type { HostPorts } from "./host/host-ports.js";
 export { InFlight } from "./host/in-flight.js";
-export { createWeirHost, type HostPorts, WeirHost } from "./host/weir-host.js";
+export { createWeirHost, WeirHost } from "./host/weir-host.js";
 export { HttpError } from "./http/http-error.js";
 export {
   type AuthRequest,

@@ -1,16 +1,9 @@
-import { type Engine, EngineFailure } from "@weir/engine-wasm";
-import { IdString, INGEST_STOPPED_HEADER, parse } from "@weir/protocol";
-import { subscriptionFor } from "../audience/subscription.js";
-import { authenticateRequest, authorizeNamespace } from "../auth/authenticate-request.js";
-import { checkAdmin } from "../auth/check-admin.js";
-import { checkNotify } from "../auth/check-notify.js";
-import type { Claims } from "../auth/claims.js";
+import type { Engine } from "@weir/engine-wasm";
 import { resolveConfig } from "../config/resolve-config.js";
 import type { ResolvedConfig, WeirConfig } from "../config/weir-config.js";
 import { errorAnswer } from "../http/error-answer.js";
-import { HttpError, ShuttingDownError } from "../http/http-error.js";
+import { ShuttingDownError } from "../http/http-error.js";
 import { partsFromRequest, type RequestParts, type ResponseParts, toResponse } from "../http/http-parts.js";
-import { readJsonBody } from "../http/read-json-body.js";
 import { requestPath } from "../http/request-path.js";
 import {
   knownNamespaceHash,
@@ -18,67 +11,28 @@ import {
   type RequestRecord,
   resultClass,
 } from "../http/request-record.js";
-import { matchRoute, type Route } from "../http/route.js";
-import { isIngestAction } from "../ingest/ingest-flow.js";
-import type { IngestEvent } from "../ingest/namespace-ingest.js";
+import { matchRoute } from "../http/route.js";
 import { type TableInfo, tableInfos } from "../mutators/column-codec.js";
-import { type CounterFlushPolicy, DEFAULT_COUNTER_FLUSH } from "../namespace/counter-flush.js";
+import { DEFAULT_COUNTER_FLUSH } from "../namespace/counter-flush.js";
 import { type AcquireContext, NamespaceRegistry, type Unavailable } from "../namespace/namespace-registry.js";
 import { NamespaceService } from "../namespace/namespace-service.js";
-import { NamespaceUnavailableError } from "../namespace/namespace-unavailable-error.js";
-import { storageFailure } from "../namespace/storage-failure.js";
 import { type Clock, elapsedMs, systemClock } from "../ports/clock.js";
 import { consoleJsonLogger, type Logger } from "../ports/logger.js";
-import { memoryQuotaStore, type QuotaStore } from "../ports/quota-store.js";
+import { memoryQuotaStore } from "../ports/quota-store.js";
 import type { Scheduler } from "../ports/scheduler.js";
-import type { NamespaceStore, Storage } from "../ports/storage.js";
+import type { NamespaceStore } from "../ports/storage.js";
 import { TimerScheduler } from "../ports/timer-scheduler.js";
-import type { Wake } from "../ports/wake.js";
 import { type Admitted, UserBudgets } from "../quotas/user-budgets.js";
-import { acceptZero } from "../zero/zero-accept.js";
 import { ZeroSessions } from "../zero/zero-sessions.js";
+import type { HostPorts } from "./host-ports.js";
 import { InFlight } from "./in-flight.js";
-
-/** What a host gives host-core besides the engine: the ports of its runtime. */
-export interface HostPorts {
-  storage: Storage;
-  scheduler: Scheduler;
-  wake: Wake;
-  clock?: Clock;
-  logger?: Logger;
-  /** Where users' spends are kept (shared by every process that shares it); memory by default. */
-  quotaStore?: QuotaStore;
-  /** Sees every request's record (for metrics). */
-  observe?(record: RequestRecord): void;
-  /** The process's memory figures for the status route (Node: `process.memoryUsage()`). */
-  memory?(): Record<string, number>;
-  /** Keeps work that outlives its response alive (Workers' `ctx.waitUntil`); tracked by default. */
-  waitUntil?(promise: Promise<unknown>): void;
-  /** When namespaces store their counters (default: at most 5 s after they changed). */
-  counterFlush?: CounterFlushPolicy;
-  /**
-   * The timer of upstream polls while wake sockets are open (default: a `TimerScheduler`). A host
-   * whose timers outlive the process (a Durable Object's alarm) may call the namespace's `poll()`
-   * when one is due instead of the task it was given.
-   */
-  pollScheduler?: Scheduler;
-  /** Sees every ingest pass (for metrics). */
-  observeIngest?(event: IngestEvent): void;
-}
+import { namespaceFailure } from "./namespace-failure.js";
+import { RequestRouter, touchService } from "./request-router.js";
 
 /** Validates the config (throwing a ConfigError) and builds a host of the engine over these ports. */
 export function createWeirHost(config: WeirConfig, engine: Engine, ports: HostPorts): WeirHost {
   return new WeirHost(resolveConfig(config), engine, ports);
 }
-
-/** A Zero frame marks the namespace used (its idle time starts again) without holding it. */
-function touchService(service: NamespaceService): void {
-  service.enter();
-  service.leave();
-}
-
-const STORAGE_FULL =
-  "the namespace's storage is full: nothing of this request was stored; retry once there is room";
 
 /**
  * Answers weir's routes over standard Request/Response, opening each namespace's service on its
@@ -92,6 +46,7 @@ export class WeirHost {
   private readonly logger: Logger;
   private readonly registry: NamespaceRegistry;
   private readonly budgets: UserBudgets;
+  private readonly router: RequestRouter;
   private readonly pollScheduler: Scheduler;
   /** Requests being answered, and what `close` waits on until there are none. */
   private readonly inflight = new InFlight();
@@ -129,6 +84,13 @@ export class WeirHost {
       this.clock,
       (error) => this.logger.log("error", { msg: "storing quota spends failed", error: String(error) }),
     );
+    this.router = new RequestRouter({
+      config,
+      logger: this.logger,
+      registry: this.registry,
+      budgets: this.budgets,
+      zeroSessions: this.zeroSessions,
+    });
   }
 
   /** Answers one request; never throws. */
@@ -217,7 +179,7 @@ export class WeirHost {
       if (this.closing) throw new ShuttingDownError();
       // Each await costs a turn of the microtask queue: only what is not at hand is awaited.
       record.ns = knownNamespaceHash(route.namespace) ?? (await namespaceHash(route.namespace));
-      response = await this.route(
+      response = await this.router.route(
         request,
         route,
         record,
@@ -230,7 +192,11 @@ export class WeirHost {
         },
       );
     } catch (error) {
-      response = errorAnswer(this.failure(error, namespace, record, service), record, this.logger);
+      response = errorAnswer(
+        namespaceFailure(this.registry, error, namespace, record, service),
+        record,
+        this.logger,
+      );
     } finally {
       if (service) {
         service.leave();
@@ -247,153 +213,6 @@ export class WeirHost {
     );
     this.ports.observe?.(record);
     return response;
-  }
-
-  private async route(
-    request: RequestParts,
-    route: Route,
-    record: RequestRecord,
-    admitted: (user: Admitted | null) => void,
-    using: (service: NamespaceService) => void,
-  ): Promise<ResponseParts> {
-    if (route.type === "admin") {
-      await checkAdmin(this.config, request);
-      const body =
-        request.method === "POST" ? await readJsonBody(request, this.config.maxBodyBytes, true) : undefined;
-      const service = this.registry.get(route.namespace) ?? (await this.registry.acquire(route.namespace));
-      using(service);
-      const result = isIngestAction(route.action)
-        ? await service.ingestAdmin(route.action, body)
-        : service.admin(route.action, request.method, body);
-      Object.assign(record, result.log);
-      return result.response;
-    }
-    if (route.type === "notify") {
-      await checkNotify(this.config, request, route.namespace);
-      const body = await readJsonBody(request, this.config.maxBodyBytes, true);
-      // Refused before the namespace is opened: a refusal creates no namespace.
-      const open = this.registry.get(route.namespace);
-      if (open ? !open.hasUpstream : !this.config.upstream?.source(route.namespace)) {
-        throw new HttpError("not_found", "this namespace has no upstream");
-      }
-      const service = open ?? (await this.registry.acquire(route.namespace));
-      using(service);
-      if (!service.hasUpstream) throw new HttpError("not_found", "this namespace has no upstream");
-      const result = await service.notify(body);
-      Object.assign(record, result.log);
-      return result.response;
-    }
-    if (route.type === "zero") {
-      if (request.headers.get("upgrade")?.toLowerCase() !== "websocket") {
-        throw new HttpError("bad_request", "this route is a WebSocket: send `Upgrade: websocket`");
-      }
-      let opened: NamespaceService | undefined;
-      const zero = await acceptZero(route.version, request, {
-        authenticate: async (auth) => {
-          const claims = await authenticateRequest(this.config, this.logger, auth);
-          await authorizeNamespace(this.config, claims, route.namespace);
-          admitted(this.budgets.admitRequest(claims.userID));
-          return claims;
-        },
-        hub: async (claims) => {
-          opened = this.registry.get(route.namespace) ?? (await this.acquireFor(route.namespace, claims));
-          return opened.zero;
-        },
-      });
-      const touch = () => {
-        if (opened) touchService(opened);
-      };
-      return {
-        status: 101,
-        headers: {},
-        body: null,
-        zero: this.zeroSessions.wrap(route.namespace, zero, touch),
-      };
-    }
-    const authenticated = authenticateRequest(this.config, this.logger, request);
-    const claims = authenticated instanceof Promise ? await authenticated : authenticated;
-    const authorized = authorizeNamespace(this.config, claims, route.namespace);
-    if (authorized) await authorized;
-    admitted(this.budgets.admitRequest(claims.userID));
-    if (route.type === "wake") {
-      const clientID = parse(IdString, new URL(request.url).searchParams.get("clientID") ?? "");
-      if (!clientID.ok) throw new HttpError("bad_request", `clientID: ${clientID.message}`);
-      if (request.headers.get("upgrade")?.toLowerCase() !== "websocket") {
-        throw new HttpError("bad_request", "this route is a WebSocket: send `Upgrade: websocket`");
-      }
-      if (this.config.upstream) {
-        // While wake sockets are open, the namespace polls its upstream.
-        const service =
-          this.registry.get(route.namespace) ?? (await this.acquireFor(route.namespace, claims));
-        using(service);
-        service.watching();
-      }
-      return {
-        status: 101,
-        headers: {},
-        body: null,
-        upgrade: {
-          namespace: route.namespace,
-          clientID: clientID.value,
-          claims,
-          subscription: subscriptionFor(this.config.schema, this.config.visibility, claims),
-        },
-      };
-    }
-    const read = readJsonBody(request, this.config.maxBodyBytes);
-    const body = read instanceof Promise ? await read : read;
-    const service = this.registry.get(route.namespace) ?? (await this.acquireFor(route.namespace, claims));
-    using(service);
-    const fresh = service.freshen();
-    if (fresh) await fresh;
-    const dialect = route.kind.startsWith("replicache") ? "replicache" : "native";
-    const pull = route.kind === "pull" || route.kind === "replicache_pull";
-    const result = pull
-      ? service.pull(dialect, body, claims)
-      : service.delegates
-        ? await service.pushDelegated(dialect, body, claims, request.headers.get("authorization"))
-        : service.push(dialect, body, claims);
-    Object.assign(record, result.log);
-    // A replica whose ingest stopped goes stale while pulls go on: say so where clients and
-    // operators look, until an operator reopens it.
-    const stopped = pull ? service.ingestStopped() : null;
-    if (stopped === null) return result.response;
-    return { ...result.response, headers: { ...result.response.headers, [INGEST_STOPPED_HEADER]: stopped } };
-  }
-
-  /** Opens the namespace for a user's request; creating it counts against their quota. */
-  private acquireFor(namespace: string, claims: Claims): Promise<NamespaceService> {
-    return this.registry.acquire(namespace, {
-      creator: claims.userID,
-      admitCreation: () => this.budgets.admitNamespace(claims.userID),
-    });
-  }
-
-  /**
-   * What a failure means for its namespace. A full disk refuses the write (507) and leaves the
-   * namespace open; a damaged database, or an engine failure, takes the namespace's service out
-   * (the next request opens it afresh), and a damaged one is refused until it is fixed.
-   */
-  private failure(
-    error: unknown,
-    namespace: string | undefined,
-    record: RequestRecord,
-    service: NamespaceService | undefined,
-  ): unknown {
-    if (error instanceof EngineFailure) {
-      if (service) this.registry.retire(service, false);
-      return error;
-    }
-    const kind = error instanceof NamespaceUnavailableError ? "corrupt" : storageFailure(error);
-    if (kind === "full") return new HttpError("quota_exceeded", STORAGE_FULL, { "retry-after": "60" });
-    if (kind !== "corrupt" || namespace === undefined) return error;
-    const unavailable =
-      error instanceof NamespaceUnavailableError
-        ? error
-        : new NamespaceUnavailableError("corrupt", (error as Error).message, service?.store.location);
-    this.registry.refuse(namespace, record.ns ?? "", unavailable);
-    if (service) this.registry.retire(service, true);
-    return unavailable;
   }
 
   private charge(admitted: Admitted, record: RequestRecord): void {
