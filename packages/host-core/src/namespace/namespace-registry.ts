@@ -6,6 +6,18 @@ import type { NamespaceService } from "./namespace-service.js";
 import { NamespaceUnavailableError, type UnavailableReason } from "./namespace-unavailable-error.js";
 import { storageFailure } from "./storage-failure.js";
 
+/**
+ * The share of the open-namespace slots one user may hold at once: a quarter (at least one). A
+ * user's request for one more namespace closes that user's own least recently used idle one, or
+ * is refused while each of theirs is serving a request; others' namespaces keep their slots.
+ */
+export const USER_SHARE_OF_OPEN = 4;
+
+/** How many open namespaces one user may hold, of `maxOpen`. */
+export function userShareOfOpen(maxOpen: number): number {
+  return Math.max(1, Math.ceil(maxOpen / USER_SHARE_OF_OPEN));
+}
+
 /** Names kept of namespaces an upstream committed for while they were closed. */
 const MAX_COMMITTED_WHILE_CLOSED = 10_000;
 
@@ -40,6 +52,8 @@ export interface Unavailable {
  */
 export class NamespaceRegistry {
   private readonly open = new Map<string, NamespaceService>();
+  /** The user whose request opened each open namespace (none for an operator's or an upstream's). */
+  private readonly openedBy = new Map<string, string>();
   private readonly opening = new Map<string, Promise<NamespaceService>>();
   private readonly refused = new Map<string, Unavailable>();
   /** Namespaces an upstream in the process committed for while they were not open. */
@@ -94,7 +108,7 @@ export class NamespaceRegistry {
     let closed = 0;
     for (const [name, service] of this.open) {
       if (!service.usage.idleFor(idleMs, now)) continue;
-      this.open.delete(name);
+      this.forget(name);
       this.close(service, true);
       closed++;
     }
@@ -106,7 +120,7 @@ export class NamespaceRegistry {
    * namespace afresh. It is closed once no request uses it (see `released`).
    */
   retire(service: NamespaceService, damaged: boolean): void {
-    if (this.open.get(service.namespace) === service) this.open.delete(service.namespace);
+    if (this.open.get(service.namespace) === service) this.forget(service.namespace);
     service.usage.retire(damaged);
     if (!service.usage.inUse) this.close(service);
   }
@@ -139,12 +153,14 @@ export class NamespaceRegistry {
     while (this.opening.size > 0) await Promise.allSettled([...this.opening.values()]);
     for (const service of this.open.values()) this.close(service);
     this.open.clear();
+    this.openedBy.clear();
   }
 
   private async openNamespace(name: string, context: AcquireContext): Promise<NamespaceService> {
     const { storage } = this.init;
     if (context.admitCreation && storage.exists && !(await storage.exists(name)))
       await context.admitCreation();
+    if (context.creator !== undefined) this.makeRoomFor(context.creator);
     this.makeRoom();
     const store = await storage.open(name, context.creator === undefined ? {} : { creator: context.creator });
     let service: NamespaceService;
@@ -160,6 +176,7 @@ export class NamespaceRegistry {
     }
     if (this.committedWhileClosed.delete(name)) service.upstreamCommittedWhileClosed();
     this.open.set(name, service);
+    if (context.creator !== undefined) this.openedBy.set(name, context.creator);
     if (this.refused.delete(name)) {
       this.init.logger.log("info", { msg: "namespace available again", ns: service.hash });
     }
@@ -181,8 +198,42 @@ export class NamespaceRegistry {
         { "retry-after": "1" },
       );
     }
-    this.open.delete(idlest.namespace);
+    this.forget(idlest.namespace);
     this.close(idlest, true);
+  }
+
+  /**
+   * When the user holds their share of the slots (`userShareOfOpen`), closes their least recently
+   * used namespace no request is using; refuses them (503) when every one of theirs is in use.
+   */
+  private makeRoomFor(user: string): void {
+    const share = userShareOfOpen(this.init.maxOpen);
+    if (share >= this.init.maxOpen) return;
+    let held = 0;
+    let idlest: NamespaceService | undefined;
+    for (const [name, opener] of this.openedBy) {
+      if (opener !== user) continue;
+      held++;
+      const service = this.open.get(name)!;
+      if (!service.usage.inUse && (!idlest || service.usage.lastUsed < idlest.usage.lastUsed))
+        idlest = service;
+    }
+    if (held < share) return;
+    if (!idlest) {
+      throw new HttpError(
+        "server_busy",
+        `this user has ${held} namespaces open, as many as one user may hold at once (a quarter of ` +
+          "the server's maxOpenNamespaces), each serving a request; retry shortly",
+        { "retry-after": "1" },
+      );
+    }
+    this.forget(idlest.namespace);
+    this.close(idlest, true);
+  }
+
+  private forget(name: string): void {
+    this.open.delete(name);
+    this.openedBy.delete(name);
   }
 
   /** `evicted`: closed while healthy, to free its slot (its sockets may bring it back). */
