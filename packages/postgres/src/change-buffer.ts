@@ -1,10 +1,12 @@
 import { statSync } from "node:fs";
 import Database from "better-sqlite3";
+import { loadCursors, type NamespaceCursor, saveCursors } from "./buffer-cursors.js";
+import { BufferReads } from "./buffer-reads.js";
+import { BufferWrites } from "./buffer-writes.js";
 import {
   BUFFER_SCHEMA,
   type BufferedChange,
   type BufferIdentity,
-  CHANGE_COLUMNS,
   type CommittedTransaction,
   type Retention,
   type StoredChange,
@@ -31,11 +33,15 @@ const WAL_SIZE_LIMIT = 64 * 1024 * 1024;
 export class ChangeBuffer {
   private readonly db: Database.Database;
   /** Counts the changes whose tenant no namespace can serve, as they are written. */
-  tenants: UnservableTenants | null = null;
+  get tenants(): UnservableTenants | null {
+    return this.writes.tenants;
+  }
+  set tenants(tenants: UnservableTenants | null) {
+    this.writes.tenants = tenants;
+  }
   private floorValue = 0n;
   private headValue = 0n;
-  private readAll: Database.Statement | undefined;
-  private readTenant: Database.Statement | undefined;
+  private readonly reads: BufferReads;
   /** How far the stream was read (see `through`). */
   private throughValue = 0n;
   /** The stored `end_lsn` (where the stream resumes) and `total` (changes held), kept in memory. */
@@ -49,8 +55,7 @@ export class ChangeBuffer {
   private initializedValue = false;
   /** Set when the stored rows were encoded under other options and were dropped at open. */
   resetReason: string | null = null;
-  private readonly insertChange: Database.Statement;
-  private readonly insertRoute: Database.Statement;
+  private readonly writes: BufferWrites;
   /** Statements prepared once: the reader commits, prunes and reports its position on every flush. */
   private readonly statements = new Map<string, Database.Statement>();
 
@@ -82,13 +87,8 @@ export class ChangeBuffer {
         `buffer ${file} belongs to slot ${slot} and publication ${publication}, not ${identity.slot} and ${identity.publication}: use another buffer file`,
       );
     }
-    this.insertChange = this.db.prepare(
-      `INSERT OR REPLACE INTO change (watermark, seq, table_name, op, row_data, old_key, key_changed, new_tenant, old_tenant, shared)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    );
-    this.insertRoute = this.db.prepare(
-      "INSERT OR IGNORE INTO route (tenant, watermark, seq) VALUES (?, ?, ?)",
-    );
+    this.reads = new BufferReads(this.db);
+    this.writes = new BufferWrites(this.db);
     const end = this.meta("end_lsn");
     this.endLsnValue = end === null ? null : BigInt(end);
     this.totalValue = BigInt(this.meta("total") ?? "0");
@@ -292,36 +292,12 @@ export class ChangeBuffer {
     })();
   }
 
-  private writeChanges(watermark: bigint, firstSeq: number, changes: BufferedChange[]): void {
-    let seq = firstSeq;
-    for (const change of changes) {
-      this.insertChange.run(
-        watermark,
-        seq,
-        change.tableName,
-        change.op,
-        change.rowJson,
-        change.oldKeyJson,
-        change.keyChanged ? 1 : 0,
-        change.newTenant,
-        change.oldTenant,
-        change.shared ? 1 : 0,
-      );
-      if (change.newTenant !== null) this.insertRoute.run(change.newTenant, watermark, seq);
-      this.tenants?.note(change.newTenant);
-      if (change.oldTenant !== null && change.oldTenant !== change.newTenant) {
-        this.insertRoute.run(change.oldTenant, watermark, seq);
-      }
-      seq++;
-    }
-  }
-
   /**
    * Writes part of a large transaction before its commit arrives, so that memory stays bounded.
    * Readers never see it: they read up to the head, which moves only in `commit`.
    */
   writePending(watermark: bigint, firstSeq: number, changes: BufferedChange[]): void {
-    this.db.transaction(() => this.writeChanges(watermark, firstSeq, changes))();
+    this.db.transaction(() => this.writes.writeChanges(watermark, firstSeq, changes))();
   }
 
   /** Commits whole transactions in one SQLite transaction, and moves the head past them. */
@@ -330,7 +306,7 @@ export class ChangeBuffer {
     let total = 0;
     this.db.transaction(() => {
       for (const tx of transactions) {
-        this.writeChanges(tx.watermark, tx.firstSeq, tx.changes);
+        this.writes.writeChanges(tx.watermark, tx.firstSeq, tx.changes);
         this.statement(
           "INSERT OR REPLACE INTO tx (watermark, xid, end_lsn, committed_at, changes) VALUES (?, ?, ?, ?, ?)",
         ).run(tx.watermark, tx.xid, tx.endLsn, now, tx.total);
@@ -350,48 +326,15 @@ export class ChangeBuffer {
 
   /**
    * The changes after `after` up to the head, in commit order, lazily: every change when
-   * `tenant` is undefined, else those routed to `tenant` and the shared ones. SQLite merges the
-   * two reads in index order (the route's own watermark and seq keep it from sorting into a
-   * temporary tree), so a read stops early without reading the rest. Callers consume it synchronously, so no commit lands in between.
+   * `tenant` is undefined, else those routed to `tenant` and the shared ones (see BufferReads).
    */
-  *read(after: bigint, head: bigint, tenant: string | undefined): Generator<StoredChange> {
-    // Prepared once: a namespace reads on every ingest pass, and preparing the tenant's read
-    // costs more than running it when little is new.
-    this.readAll ??= this.db.prepare(
-      `SELECT ${CHANGE_COLUMNS} FROM change WHERE watermark > ? AND watermark <= ? ORDER BY watermark, seq`,
-    );
-    this.readTenant ??= this.db.prepare(
-      `SELECT r.watermark, c.table_name, c.op, c.row_data, c.old_key, c.key_changed, c.new_tenant, c.old_tenant, c.shared, r.seq
-         FROM route r JOIN change c ON c.watermark = r.watermark AND c.seq = r.seq
-        WHERE r.tenant = @tenant AND r.watermark > @after AND r.watermark <= @head
-       UNION ALL
-       SELECT ${CHANGE_COLUMNS}, seq FROM change WHERE shared = 1 AND watermark > @after AND watermark <= @head
-       ORDER BY 1, 10`,
-    );
-    const statement = tenant === undefined ? this.readAll : this.readTenant;
-    const rows =
-      tenant === undefined ? statement.iterate(after, head) : statement.iterate({ tenant, after, head });
-    yield* rows as IterableIterator<StoredChange>;
+  read(after: bigint, head: bigint, tenant: string | undefined): Generator<StoredChange> {
+    return this.reads.read(after, head, tenant);
   }
 
-  /**
-   * The watermark of the oldest buffered transaction a snapshot could not see: one whose xid
-   * the snapshot lists as in progress, or at or past its xmax. xids are 32-bit in pgoutput, so
-   * "past xmax" is the half of the xid circle after it.
-   */
+  /** The oldest buffered transaction a snapshot could not see (see BufferReads). */
   oldestInvisible(inProgress: number[], xmax: number): bigint | null {
-    const half = xmax + 2 ** 31;
-    const [range, params] =
-      half < 2 ** 32
-        ? ["(xid >= ? AND xid < ?)", [xmax, half]]
-        : ["(xid >= ? OR xid < ?)", [xmax, half - 2 ** 32]];
-    const row = this.db
-      .prepare(
-        `SELECT min(watermark) AS watermark FROM tx
-          WHERE watermark <= ? AND (${range} OR xid IN (SELECT value FROM json_each(?)))`,
-      )
-      .get(this.headValue, ...params, JSON.stringify(inProgress)) as { watermark: bigint | null };
-    return row.watermark;
+    return this.reads.oldestInvisible(this.headValue, inProgress, xmax);
   }
 
   /**
@@ -430,24 +373,12 @@ export class ChangeBuffer {
   }
 
   /** Remembers the watermark each namespace last asked from (shown in status, and woken later). */
-  saveCursors(cursors: Map<string, { watermark: bigint; at: number }>): void {
-    const upsert = this.db.prepare(
-      "INSERT OR REPLACE INTO cursor (namespace, watermark, asked_at) VALUES (?, ?, ?)",
-    );
-    this.db.transaction(() => {
-      for (const [namespace, cursor] of cursors) upsert.run(namespace, cursor.watermark, cursor.at);
-    })();
+  saveCursors(cursors: Map<string, NamespaceCursor>): void {
+    saveCursors(this.db, cursors);
   }
 
-  cursors(): Map<string, { watermark: bigint; at: number }> {
-    const rows = this.db.prepare("SELECT namespace, watermark, asked_at FROM cursor").all() as {
-      namespace: string;
-      watermark: bigint;
-      asked_at: bigint;
-    }[];
-    return new Map(
-      rows.map((row) => [row.namespace, { watermark: row.watermark, at: Number(row.asked_at) }]),
-    );
+  cursors(): Map<string, NamespaceCursor> {
+    return loadCursors(this.db);
   }
 
   stats(): { changes: number; transactions: number; bytes: number } {
