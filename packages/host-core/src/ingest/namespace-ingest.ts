@@ -1,13 +1,16 @@
-import type { Engine, QuarantinedRow, Schema } from "@weir/engine-wasm";
+import type { Engine, Schema } from "@weir/engine-wasm";
 import type { ControlStore } from "../namespace/control-store.js";
 import type { Clock } from "../ports/clock.js";
 import type { Logger } from "../ports/logger.js";
 import type { Scheduler } from "../ports/scheduler.js";
 import type { NamespaceStore } from "../ports/storage.js";
 import type { UpstreamSource } from "../ports/upstream-source.js";
-import { BreakerOpenError, type IngestBreaker } from "./ingest-breaker.js";
+import { CommitSignal } from "./commit-signal.js";
+import type { IngestBreaker } from "./ingest-breaker.js";
 import type { IngestBudget, IngestPassResult } from "./ingest-pass.js";
 import { PassProgress } from "./pass-progress.js";
+import { PassQueue } from "./pass-queue.js";
+import { type IngestEvent, PassReport } from "./pass-report.js";
 import {
   assertIngestNotStopped,
   type IngestRecord,
@@ -19,17 +22,8 @@ import {
 } from "./recorded-ingest-pass.js";
 import type { ResolvedUpstream } from "./upstream-config.js";
 
+export type { IngestEvent } from "./pass-report.js";
 export type { IngestRecord } from "./recorded-ingest-pass.js";
-
-/** What a host may see of each pass (metrics). */
-export interface IngestEvent {
-  ns: string;
-  outcome: IngestPassResult["outcome"] | "failed" | "paused";
-  rows: number;
-  batches: number;
-  /** Milliseconds since the namespace last caught up, null before it ever did. */
-  lagMs: number | null;
-}
 
 export interface NamespaceIngestInit {
   namespace: string;
@@ -62,20 +56,31 @@ export interface NamespaceIngestInit {
 export class NamespaceIngest {
   private readonly breaker: IngestBreaker;
   private readonly fence: number;
-  private running: Promise<IngestPassResult> | null = null;
-  private queued: Promise<IngestPassResult> | null = null;
-  private queuedResnapshot = false;
+  private readonly report: PassReport;
+  private readonly passes = new PassQueue((resnapshot, budget) => this.start(resnapshot, budget));
   /** When a pass last completed (monotonic ms), for freshness. */
   private freshAt = Number.NEGATIVE_INFINITY;
-  private polling = false;
-  private closed = false;
+  /**
+   * Polls while wake sockets are open: `off` ──watch──▶ `polling` ──no sockets left──▶ `off`;
+   * either ──close──▶ `closed`, for good.
+   */
+  private watching: "off" | "polling" | "closed" = "off";
   /** catchUp calls waiting for the upstream to commit more. */
-  private readonly commitWaiters = new Set<() => void>();
+  private readonly commits = new CommitSignal();
   /** What the running pass did so far. */
   private current = new PassProgress(null, 0);
 
   constructor(private readonly init: NamespaceIngestInit) {
     const { control, clock, store, engine } = init;
+    this.report = new PassReport(
+      init.logger,
+      init.hash,
+      () => {
+        const caughtUpAt = this.record.caughtUpAt;
+        return caughtUpAt === null ? null : Math.max(0, clock.now() - caughtUpAt);
+      },
+      init.observe,
+    );
     const lifted = liftStopForNewSchema(control, init.schema);
     if (lifted) {
       init.logger.log("info", {
@@ -108,19 +113,11 @@ export class NamespaceIngest {
    * upstream's refusal.
    */
   run(options: { resnapshot?: boolean; budget?: IngestBudget } = {}): Promise<IngestPassResult> {
-    if (!this.running) return this.start(options.resnapshot === true, options.budget);
-    this.queuedResnapshot ||= options.resnapshot === true;
-    if (!this.queued) {
-      this.queued = this.running
-        .catch(() => undefined)
-        .then(() => {
-          const resnapshot = this.queuedResnapshot;
-          this.queued = null;
-          this.queuedResnapshot = false;
-          return this.start(resnapshot, options.budget);
-        });
-    }
-    return this.queued;
+    return this.passes.run(options.resnapshot === true, options.budget);
+  }
+
+  private get closed(): boolean {
+    return this.watching === "closed";
   }
 
   /** A pass for notify or the admin routes: answered within `upstream.answerWithinMs`. */
@@ -167,7 +164,8 @@ export class NamespaceIngest {
    */
   freshen(): Promise<void> | null {
     const { upstream, clock } = this.init;
-    if (this.closed || this.running || clock.monotonic() - this.freshAt < upstream.freshnessMs) return null;
+    if (this.closed || this.passes.running || clock.monotonic() - this.freshAt < upstream.freshnessMs)
+      return null;
     if (this.record.stopped || this.breakerOpen()) return null;
     const pass = this.run().then(
       () => undefined,
@@ -206,7 +204,7 @@ export class NamespaceIngest {
       }
       // The upstream may not have the writes yet (its replication lags the app's commit): look
       // again once it says it committed more (an in-process notify), or after 20 ms.
-      await this.nextCommit(20);
+      await this.commits.next(20);
     }
   }
 
@@ -220,27 +218,13 @@ export class NamespaceIngest {
 
   /** The upstream committed (the host's in-process notify): a catchUp waiting for it looks again. */
   upstreamMoved(): void {
-    const waiting = [...this.commitWaiters];
-    this.commitWaiters.clear();
-    for (const resolve of waiting) resolve();
-  }
-
-  private nextCommit(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        this.commitWaiters.delete(done);
-        resolve();
-      };
-      const timer = setTimeout(done, ms);
-      this.commitWaiters.add(done);
-    });
+    this.commits.moved();
   }
 
   /** A wake socket opened: poll while any is open. */
   watch(): void {
-    if (this.polling || this.closed) return;
-    this.polling = true;
+    if (this.watching !== "off") return;
+    this.watching = "polling";
     this.schedule(this.init.upstream.pollMs);
   }
 
@@ -252,10 +236,10 @@ export class NamespaceIngest {
   async poll(): Promise<void> {
     if (this.closed) return;
     if (this.init.wakeSockets() === 0) {
-      this.polling = false;
+      this.watching = "off";
       return;
     }
-    this.polling = true;
+    this.watching = "polling";
     if (!this.record.stopped && !this.breakerOpen()) await this.run().catch(() => undefined);
     if (this.closed) return;
     const open = this.breaker.current.open;
@@ -288,12 +272,12 @@ export class NamespaceIngest {
 
   /** The pass in progress, if one is (a closing host waits for it). */
   get inProgress(): Promise<unknown> | null {
-    return this.running;
+    return this.passes.running;
   }
 
   /** Stops polling; a pass in progress stops at its next step. */
   close(): void {
-    this.closed = true;
+    this.watching = "closed";
     this.init.scheduler.cancel(this.init.namespace);
   }
 
@@ -313,8 +297,8 @@ export class NamespaceIngest {
       lastPass: record.lastPass,
       stopped: record.stopped,
       quarantined: record.quarantined ?? { rows: 0, last: null },
-      running: this.running !== null,
-      polling: this.polling,
+      running: this.passes.running !== null,
+      polling: this.watching === "polling",
     };
   }
 
@@ -329,9 +313,9 @@ export class NamespaceIngest {
     });
   }
 
+  /** Starts a pass (the PassQueue's only way to): a host that outlives requests waits for it. */
   private start(resnapshot: boolean, budget?: IngestBudget): Promise<IngestPassResult> {
     const pass = this.pass(resnapshot, budget);
-    this.running = pass;
     const settled = pass.then(
       (result) => {
         if (result.outcome === "pending_retry" && result.retryAt !== undefined)
@@ -339,9 +323,6 @@ export class NamespaceIngest {
       },
       () => undefined,
     );
-    settled.then(() => {
-      if (this.running === pass) this.running = null;
-    });
     this.init.waitUntil(settled);
     return pass;
   }
@@ -351,9 +332,9 @@ export class NamespaceIngest {
    * while wake sockets are open, already do), so a caller answered early loses nothing.
    */
   private retryLater(at: number): void {
-    if (this.closed || this.polling) return;
+    if (this.watching !== "off") return;
     this.init.scheduler.schedule(this.init.namespace, Math.max(0, at - this.init.clock.now()), () => {
-      if (this.closed || this.polling || this.running) return;
+      if (this.watching !== "off" || this.passes.running) return;
       this.init.waitUntil(
         this.run().then(
           () => undefined,
@@ -364,7 +345,7 @@ export class NamespaceIngest {
   }
 
   private async pass(resnapshot: boolean, budget?: IngestBudget): Promise<IngestPassResult> {
-    const { engine, store, schema, source, upstream, clock, logger, control } = this.init;
+    const { engine, store, schema, source, upstream, clock, control } = this.init;
     assertIngestNotStopped(control);
     this.init.enter();
     const current = new PassProgress(
@@ -389,64 +370,19 @@ export class NamespaceIngest {
         pageRows: upstream.pageRows,
         ...(budget ? { budget } : {}),
         onCommitted: () => this.init.committed(),
-        onQuarantined: (rows) => this.quarantined(rows),
+        onQuarantined: (rows) => this.report.quarantined(rows),
         ...current.hooks(),
         stopped: () => this.closed,
       });
       if (result.outcome === "complete") this.freshAt = clock.monotonic();
-      if (result.outcome === "pending_retry" && !this.closed) {
-        logger.log("warn", {
-          msg: "upstream unavailable",
-          ns: this.init.hash,
-          error: result.error,
-          retryAt: result.retryAt === undefined ? undefined : new Date(result.retryAt).toISOString(),
-        });
-      }
-      this.observe(result.outcome, result.rows, result.batches);
+      this.report.ended(result, this.closed);
       return result;
     } catch (error) {
-      if (error instanceof BreakerOpenError) {
-        if (error.tripped) {
-          logger.log("error", {
-            msg: "ingest paused",
-            ns: this.init.hash,
-            reason: error.reason,
-            error: error.message,
-          });
-        }
-        this.observe("paused", 0, 0);
-      } else {
-        logger.log("error", { msg: "ingest failed", ns: this.init.hash, error: (error as Error).message });
-        this.observe("failed", 0, 0);
-      }
+      this.report.threw(error);
       throw error;
     } finally {
       this.init.leave();
     }
-  }
-
-  /** Rows left out for a value their column cannot hold (counted in the record): said in the log. */
-  private quarantined(rows: readonly QuarantinedRow[]): void {
-    const last = rows[rows.length - 1]!;
-    this.init.logger.log("warn", {
-      msg: "rows quarantined: a value does not fit its column; the namespace left the rows out",
-      ns: this.init.hash,
-      rows: rows.length,
-      table: last.table,
-      reason: last.reason,
-    });
-  }
-
-  private observe(outcome: IngestEvent["outcome"], rows: number, batches: number): void {
-    if (!this.init.observe) return;
-    const caughtUpAt = this.record.caughtUpAt;
-    this.init.observe({
-      ns: this.init.hash,
-      outcome,
-      rows,
-      batches,
-      lagMs: caughtUpAt === null ? null : Math.max(0, this.init.clock.now() - caughtUpAt),
-    });
   }
 
   /** Waits before a retry; a closing namespace cuts the wait short (the pass then stops). */
