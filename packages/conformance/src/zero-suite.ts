@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CONFORMANCE_MAX_BODY_BYTES } from "./conformance-config.js";
 import { NativeClient } from "./http-client.js";
 import type { ConformanceTarget } from "./target.js";
+import { zeroCatchUpSuite } from "./zero-catch-up-suite.js";
 import { zeroClaimsSuite } from "./zero-claims-suite.js";
 import {
   connectZero,
@@ -282,30 +283,6 @@ export function zeroSuite(current: () => ConformanceTarget): void {
     socket.ws.close();
   });
 
-  it("resets a client whose cookie is more than one poke behind its group's", async () => {
-    const group = "gstale";
-    const first = await connect("zp9", { group });
-    const stale = ((await first.next("pokeEnd")) as { cookie: string }).cookie;
-    for (const [i, hash] of ["h", "h2"].entries()) {
-      first.ws.send(
-        JSON.stringify([
-          "changeDesiredQueries",
-          { desiredQueriesPatch: [{ op: "put", hash, name: "doneTodos", args: [] }] },
-        ]),
-      );
-      await until(() => first.messages.filter((m) => m[0] === "pokeEnd").length >= i + 2);
-    }
-    first.ws.close();
-    await first.closed;
-    const again = await connect("zp9", { group, cookie: stale });
-    await again.next("pokeEnd");
-    expect((again.messages.find((m) => m[0] === "pokeStart")![1] as { baseCookie: string }).baseCookie).toBe(
-      stale,
-    );
-    expect(parts(again)[0]).toMatchObject({ rowsPatch: [{ op: "clear" }] });
-    again.ws.close();
-  });
-
   it("answers a refused credential in updateAuth with Unauthorized, not a server failure", async () => {
     const socket = await connect("zp11");
     await socket.next("pokeEnd");
@@ -443,6 +420,7 @@ export function zeroSuite(current: () => ConformanceTarget): void {
   });
 
   describe("claims changes", () => zeroClaimsSuite(current));
+  describe("a client behind its group's pokes", () => zeroCatchUpSuite(current));
 
   describe("the record of a client's mutations", () => {
     /** Pushes createTodo mutations 1..count of client c1 and waits until a poke confirms the last. */

@@ -6,6 +6,7 @@ import { INSTALL_CREATED, INSTALL_MIGRATED, INSTALL_UNCHANGED } from "../src/abi
 import { CHANGE_KEYS_SQL, captureChanges, dropKeys, keyedColumns } from "./change-keys";
 import { fail } from "./errors";
 import { exec, queryRows } from "./host";
+import { JOURNAL_SQL } from "./query/journal";
 import { GROUP_ROWS_TABLE, MEMBERSHIP_SQL, QUERY_ROWS_TABLE } from "./query/membership";
 import { PENDING_SQL, PENDING_TABLE } from "./query/pending";
 import { QUIET_VERSIONS_TABLE } from "./retention";
@@ -259,6 +260,7 @@ export function install(schemaText: string, engineVersion: string): string {
   execAll(BOOKKEEPING_SQL);
   execAll(MEMBERSHIP_SQL);
   execAll(PENDING_SQL);
+  execAll(JOURNAL_SQL);
   exec(QUIET_VERSIONS_TABLE);
   execAll(CHANGE_KEYS_SQL);
   const upgraded = upgradeLogLayout();

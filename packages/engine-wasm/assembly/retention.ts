@@ -1,6 +1,7 @@
 // Retention: the change log keeps the newest versions only; older cookies get a full reset.
 import { pruneKeys } from "./change-keys";
 import { exec, queryRows } from "./host";
+import { pruneMoves } from "./query/journal";
 import { PRIOR_SEQ, parseSchema, priorTableName } from "./schema";
 import { firstSeq, raiseFloorToWatermark, readVersions } from "./state";
 import { params, parseI64 } from "./text";
@@ -47,6 +48,7 @@ export function prune(retain: i64, limit: i64): string {
     floor = wanted;
     exec("UPDATE _weir_state SET floor = ? WHERE id = 1", params([floor.toString()]));
     exec("DELETE FROM _weir_quiet_versions WHERE version <= ?", params([floor.toString()]));
+    pruneMoves(floor);
   }
   // Changes are numbered in version order, so those at or below the floor are a seq range at
   // the start of the log, and a batch reads no more than `limit` of them (with the commit

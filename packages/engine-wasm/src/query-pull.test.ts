@@ -190,17 +190,39 @@ describe.each(DATABASES)("query-aware pull on $kind", ({ open }) => {
     expect(client.keys()).toEqual(['channel/["c2"]', 'message/["m6"]']);
   });
 
-  it("resets a client whose cookie the membership was not answered at, and refuses one from the future", async () => {
+  it("catches up a client behind the membership's cookie with what moved since its own, and refuses one from the future", async () => {
+    const { ns, client, pull } = await chat();
+    pull([put("a", channelMessages("c1", 1))]);
+    const stale = client.cookie!;
+    const held = new Map(client.rows);
+    // Two answers the client misses: m8 enters the window, then m9 pushes it out (unchanged).
+    ns.sql("INSERT INTO message VALUES ('m8', 'c1', 'u1', 8, 'y')");
+    pull();
+    ns.sql("INSERT INTO message VALUES ('m9', 'c1', 'u2', 9, 'z')");
+    pull();
+    client.cookie = stale;
+    client.rows = held;
+    const again = pull();
+    expect(again.reset).toBe(false);
+    expect(client.keys()).toEqual(['message/["m9"]', 'user/["u2"]']);
+    // Only what moved: m3 and u1 left, m8 entered and left, m9 and u2 entered.
+    expect(again.json.rowsPatch).toHaveLength(5);
+    expect(() => ns.pull({ cookie: 999, clientGroupID: "g", queries: { patch: [] } })).toThrow(/ahead/);
+  });
+
+  it("resets a client behind the membership's cookie whose changes were pruned", async () => {
     const { ns, client, pull } = await chat();
     pull([put("a", channelMessages("c1", 1))]);
     const stale = client.cookie!;
     ns.sql("INSERT INTO message VALUES ('m9', 'c1', 'u2', 9, 'z')");
     pull();
+    ns.sql("INSERT INTO channel VALUES ('c3', 'three')");
+    ns.db.transaction(() => ns.engine.prune(ns.db.adapter, 1));
     client.cookie = stale;
+    client.rows.set('message/["gone"]', {});
     const again = pull();
     expect(again.reset).toBe(true);
     expect(client.keys()).toEqual(['message/["m9"]', 'user/["u2"]']);
-    expect(() => ns.pull({ cookie: 999, clientGroupID: "g", queries: { patch: [] } })).toThrow(/ahead/);
   });
 
   it("refuses a pull whose evaluations pass the rows budget, changing nothing", async () => {

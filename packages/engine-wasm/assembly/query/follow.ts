@@ -83,6 +83,24 @@ const MOVE_COOKIES = new Statement(
     FOLLOWER +
     ")",
 );
+// Each follower's journal (journal.ts) notes the leader's moves at the new cookie, and
+// starts there when it had none.
+const NOTE_MOVES = new Statement(
+  "INSERT INTO _weir_query_moves (group_key, tbl, pk, version) SELECT k.group_key, m.tbl, m.pk, ? FROM " +
+    "_weir_query_scratch AS f" +
+    FOLLOWER_KEY +
+    ", _weir_query_scratch AS m WHERE f.kind = " +
+    FOLLOWER +
+    " AND m.kind = 1 AND m.was_held <> EXISTS (SELECT 1 FROM _weir_group_rows AS g WHERE g.group_key = ? AND " +
+    "g.tbl = m.tbl AND g.pk = m.pk) ON CONFLICT (group_key, tbl, pk) DO UPDATE SET version = excluded.version",
+);
+const START_JOURNALS = new Statement(
+  "INSERT INTO _weir_query_journal (group_key, since) SELECT k.group_key, ? FROM _weir_query_scratch AS f" +
+    FOLLOWER_KEY +
+    " WHERE f.kind = " +
+    FOLLOWER +
+    " ON CONFLICT DO NOTHING",
+);
 /** Each follower's id, and the last mutation ids of its clients that moved in (after, upTo]. */
 const FOLLOWER_IDS = new Statement(
   "SELECT json_quote(f.pk), '{' || coalesce((SELECT group_concat(json_quote(c.id) || ':' || " +
@@ -121,7 +139,9 @@ export function follow(
     execStatement(COPY_QUERY_ROWS, params([group, key]));
     execStatement(FORGET_GROUP_ROWS);
     execStatement(COPY_GROUP_ROWS, params([key]));
+    execStatement(NOTE_MOVES, params([watermark.toString(), key]));
   }
+  execStatement(START_JOURNALS, params([watermark.toString()]));
   execStatement(MOVE_COOKIES, params([watermark.toString(), visibilityParam]));
   const rows = queryStatement(FOLLOWER_IDS, params([cookie.toString(), watermark.toString()]));
   if (rows.length == 0) return "[]";

@@ -3,8 +3,9 @@
 // affected.ts), and answers the rows whose membership moved, and the
 // rows still held that changed since the cookie, with their current values. A client whose
 // membership is not at its cookie (a null cookie, one below the floor, one the group's stored
-// membership was not answered at) gets `clear` and every row its queries hold. Those rows are
-// owed to the client (pending.ts) and an answer sends them up to the pull caps.
+// membership was not answered at and its journal cannot bring up to date: journal.ts) gets
+// `clear` and every row its queries hold. Those rows are owed to the client (pending.ts) and an
+// answer sends them up to the pull caps.
 import {
   COLUMN_SEPARATOR,
   NULL_COOKIE,
@@ -22,6 +23,7 @@ import { Visibility } from "../visibility";
 import { affected, touchedTables } from "./affected";
 import { follow } from "./follow";
 import { ensureIndexes } from "./indexes";
+import { journalCovers, noteMoves, oweMissed, stampMoves } from "./journal";
 import { GroupCaps } from "./limits";
 import { groupKey, Membership } from "./membership";
 import {
@@ -169,10 +171,20 @@ export function queryPull(
     if (resumed) resumeOwed(group, key);
     forgetSent(key);
   }
-  const owing = owed || resumed;
+  // A client behind the group's last answers (it missed them) catches up from its cookie: the
+  // rows whose holding moved since it are owed again (journal.ts), with the held rows
+  // changed since it, and the membership is brought up to date from its stored cookie.
+  const caughtUp =
+    !resumed &&
+    !owed &&
+    cookie != NULL_COOKIE &&
+    cookie >= floor &&
+    cookie < storedCookie &&
+    journalCovers(key, cookie);
+  const owing = owed || resumed || caughtUp;
   // The cookie the membership moves on from.
-  const base = resumed ? storedCookie : cookie;
-  const full = cookie == NULL_COOKIE || cookie < floor || (storedCookie != cookie && !resumed);
+  const base = resumed || caughtUp ? storedCookie : cookie;
+  const full = cookie == NULL_COOKIE || cookie < floor || (storedCookie != cookie && !resumed && !caughtUp);
   // The group's queries as the answer ends, when read on the way (to name the complete ones).
   let known: Array<StoredQuery> | null = null;
   if (full) {
@@ -225,6 +237,7 @@ export function queryPull(
     answer.refused = applyPatch(schema, membership, group, patchText, true);
     if (answer.refused.length > 0) return answer;
     membership.settle();
+    if (membership.moved) noteMoves(key);
   }
   if (membership.evaluated > maxQueryRows) {
     answer.exceeded = true;
@@ -268,7 +281,8 @@ export function queryPull(
       }
       if (membership.scratched || answer.followed.length > 0) exec("DELETE FROM _weir_query_scratch");
     } else {
-      oweChanges(key, base, watermark);
+      if (caughtUp) oweMissed(key, cookie);
+      oweChanges(key, caughtUp ? cookie : base, watermark);
       if (membership.scratched) exec("DELETE FROM _weir_query_scratch");
       sent = sendOwed(schema, format, key, maxRows, maxBytes, true);
       kept = true;
@@ -314,6 +328,9 @@ export function queryPull(
       full || claimsMoved ? "1" : "0",
     ]),
   );
+  // Clients behind this answer catch up through the journal, unless it holds only a part of
+  // what a client received (a reset, a cut answer or one continuing one).
+  stampMoves(key, stored, full || sent.more || owed || resumed);
   const version = transformVersion(patchText);
   if (version.length > 0) {
     exec("UPDATE _weir_query_groups SET transform_version = ? WHERE group_id = ?", params([version, group]));

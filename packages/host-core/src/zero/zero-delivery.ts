@@ -15,8 +15,9 @@ export function deliver(
 ): void {
   const reset = full || answer.rowsPatch?.[0]?.op === "clear";
   const moved = group.cookie === null || answer.cookie > group.cookie.version;
-  const parts = pokeParts(answer, reset, moved, group.got, group.takeContent(reset));
+  const parts = pokeParts(answer, reset, moved, group.got, group.takeContent(reset || group.behind));
   group.reset = false;
+  group.behind = false;
   if (parts === null) return;
   const cookie = finalCookie(group.cookie, connections, answer.cookie);
   keepLastPoke(group, reset ? null : parts, cookie);
@@ -88,6 +89,12 @@ function finalCookie(
     if (laterCookie(next, cookie)) cookie = next;
   }
   return cookie;
+}
+
+/** The cookie all the connections are at, or null when they are at different ones (or none). */
+export function commonCookie(connections: readonly ZeroConnection[]): ZeroCookie | null {
+  const first = connections[0]?.cookie ?? null;
+  return connections.every((c) => sameCookie(c.cookie, first)) ? first : null;
 }
 
 export function laterCookie(a: ZeroCookie, b: ZeroCookie): boolean {

@@ -52,6 +52,11 @@ export class ZeroGroup {
   lastPoke: { from: ZeroCookie; parts: ZeroPokePart[]; to: ZeroCookie } | null = null;
   /** Whether the next poke must be a full one (clear, then everything). */
   reset = true;
+  /**
+   * The clients are behind the group's last pokes (back with an older cookie): the next poke
+   * names every query desired and got, and every result, again, as they may have missed any.
+   */
+  behind = false;
   /** A push of the group is running: its poke waits for the push's results. */
   pushing = false;
   private readonly desired = new Map<string, Map<string, DesiredQuery>>();
@@ -119,6 +124,14 @@ export class ZeroGroup {
     if (changes.desired) this.desiredChanged = true;
     this.acknowledgedSince = [...changes.acknowledged, ...this.acknowledgedSince];
     this.forgottenSince = [...changes.forgotten, ...this.forgottenSince];
+  }
+
+  /** The group goes on from `cookie`, where its clients are, behind its last pokes. */
+  catchUp(cookie: ZeroCookie): void {
+    this.cookie = cookie;
+    this.got.clear();
+    this.behind = true;
+    this.lastPoke = null;
   }
 
   /** A client's change to its desired queries; puts must name a query (checked by the caller). */

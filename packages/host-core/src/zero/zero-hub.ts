@@ -109,9 +109,10 @@ export class ZeroHub {
         // And it goes on from the client's cookie: every answer that changed the group's rows
         // took a version of its own, at which the engine stored the group's membership, so when
         // that is the cookie's version the engine's answer is incremental, and otherwise (the
-        // client missed an answer) it resets. Which queries the client holds as got is not
-        // known: the next answer names every complete one again.
-        group.cookie = cookie;
+        // client missed answers) it answers what changed since, or resets when its log no longer
+        // tells. What else the client missed (queries got and desired, mutation results) is
+        // not known: the next answer names all of it again.
+        group.catchUp(cookie);
         group.reset = false;
       }
       this.remember(group);

@@ -2,7 +2,14 @@ import type { Claims } from "../auth/claims.js";
 import type { PullFlowResult } from "../flows/pull-flow.js";
 import type { Logger } from "../ports/logger.js";
 import type { ZeroConnection } from "./zero-connection.js";
-import { deliver, deliverSplit, replayLastPoke, sameCookie } from "./zero-delivery.js";
+import {
+  commonCookie,
+  deliver,
+  deliverSplit,
+  laterCookie,
+  replayLastPoke,
+  sameCookie,
+} from "./zero-delivery.js";
 import { ZeroError } from "./zero-error.js";
 import type { ZeroGroup } from "./zero-group.js";
 import type { ZeroMembers } from "./zero-members.js";
@@ -48,13 +55,21 @@ export class ZeroPokes {
     if (connections.length === 0) return;
     // Connections behind the group's cookie get a full answer of their own, unless all are; those
     // that missed only its last poke get that poke again first, and are then at its cookie.
-    const lagging =
+    let lagging =
       group.reset || group.cookie === null
         ? []
         : replayLastPoke(
             group,
             connections.filter((c) => !sameCookie(c.cookie, group.cookie)),
           );
+    // All of them behind, at one cookie (a client back after missing pokes): the group goes on
+    // from that cookie, and the engine answers what changed since it (or resets, when its log no
+    // longer tells).
+    const behind = lagging.length === connections.length ? commonCookie(lagging) : null;
+    if (behind !== null && !laterCookie(behind, group.cookie!)) {
+      group.catchUp(behind);
+      lagging = [];
+    }
     const full = group.reset || group.cookie === null || lagging.length === connections.length;
     // A poke evaluates at most PUTS_PER_POKE new queries; the rest go in pokes of their own, each
     // after the event loop had its turn: a flood of puts delays others by one slice, not all of it.
