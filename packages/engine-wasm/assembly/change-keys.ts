@@ -1,42 +1,35 @@
 // Change keys: the change log indexed by the values of the columns visibility filters narrow by
 // (`owner = ?`), so that a pull reads the changes its caller may see, not every change since its
-// cookie. A column is keyed when a pull first filters by it: from then on its table's change
-// capture notes, for each change, the column's values in the row's images (assembly/schema.ts),
-// and the keys are complete for the versions after the one it was keyed at.
+// cookie. A column is keyed when a pull first filters by it. The keys are written by pulls, not
+// by writes: a pull first notes the keys of the changes logged since the column's keys were last
+// brought up to date (each change is noted once, whoever pulls), then reads its own. A write
+// costs what it did without keys.
 import { exec, queryRows } from "./host";
-import { createTriggersSql, dropTriggersSql, KeyedColumn, Schema, Table } from "./schema";
-import { extraParam, jsonString, params, parseI64 } from "./text";
+import { keyMatch } from "./projection";
+import { PRIOR_SEQ, priorTableName, Schema, Table } from "./schema";
+import { firstSeq } from "./state";
+import { extraParam, ident, jsonString, literal, params, parseI64 } from "./text";
 import { Filter, Visibility } from "./visibility";
 
 export const CHANGE_KEYS_SQL: Array<string> = [
-  // The keyed columns, and the version after which every change of their table has its keys.
+  // The keyed columns: the version after which every change of their table has its keys
+  // (`since`, when the column was keyed) and the version through which they are noted.
   "CREATE TABLE IF NOT EXISTS _weir_keyed (id INTEGER PRIMARY KEY, tbl TEXT NOT NULL, col TEXT NOT NULL, " +
-    "since INTEGER NOT NULL, UNIQUE (tbl, col))",
+    "since INTEGER NOT NULL, through INTEGER NOT NULL, UNIQUE (tbl, col))",
   // A change's keys: a value a keyed column had before or after the change, under its log seq.
   "CREATE TABLE IF NOT EXISTS _weir_change_keys (key_id INTEGER NOT NULL, val NOT NULL, seq INTEGER NOT NULL, " +
     "PRIMARY KEY (key_id, val, seq)) WITHOUT ROWID",
 ];
 
-/** The table's keyed columns, for its change capture. */
-export function keyedColumns(table: Table): Array<KeyedColumn> {
-  const rows = queryRows(
-    "SELECT id, col FROM _weir_keyed WHERE tbl = ? ORDER BY id",
-    params([jsonString(table.name)]),
-  );
-  const keyed: KeyedColumn[] = [];
-  for (let i = 0; i < rows.length; i++) {
-    // A column the table no longer has keys nothing (a migration drops its keys).
-    if (table.column(rows[i][1]) != null) keyed.push(new KeyedColumn(parseI64(rows[i][0]), rows[i][1]));
-  }
-  return keyed;
-}
+/** The newest version logged: a pending change's, or the watermark when none is pending. */
+const NEWEST_VERSION = "(SELECT version FROM _weir_changes ORDER BY seq DESC LIMIT 1)";
 
-/** Installs the table's change capture, with its keyed columns. */
-export function captureChanges(table: Table): void {
-  const drops = dropTriggersSql(table);
-  for (let i = 0; i < drops.length; i++) exec(drops[i]);
-  const creates = createTriggersSql(table, keyedColumns(table));
-  for (let i = 0; i < creates.length; i++) exec(creates[i]);
+/** An earlier engine noted keys as changes were written, and kept no `through`: they are noted up to now. */
+export function upgradeKeyed(): void {
+  const column = queryRows("SELECT 1 FROM pragma_table_info('_weir_keyed') WHERE name = 'through'");
+  if (column.length > 0) return;
+  exec("ALTER TABLE _weir_keyed ADD COLUMN through INTEGER NOT NULL DEFAULT 0");
+  exec("UPDATE _weir_keyed SET through = " + NEWEST_VERSION);
 }
 
 /** Forgets the table's keyed columns and their keys (a migration: every client resets). */
@@ -59,39 +52,104 @@ export class KeyRead {
 }
 
 /**
- * For each table of the schema (in order), how its changes are read by keys, or null when they
- * are read whole: its filter is not narrowed by keys. A key column not yet keyed is keyed now;
- * its keys are complete after the newest version logged (its pending changes, if any, are not
- * noted), so pulls from older cookies read the table whole.
+ * Notes the keys of a keyed column for the changes of versions (through, watermark]: the
+ * column's value before each change (its prior value) and after it (the prior value of the
+ * row's next change, absent when that change found no row, or the live row after its last).
+ * Only when no change is pending, so that the live rows are the last changes' after images.
  */
-export function keyReads(schema: Schema, visibility: Visibility): Array<KeyRead | null> {
+function noteKeys(table: Table, id: i64, column: string, through: i64, watermark: i64): void {
+  const name = ident(table.name);
+  const col = ident(column);
+  const prior = priorTableName(table);
+  const range = "seq >= ? AND seq < ? AND tbl = " + literal(table.name);
+  const before =
+    "SELECT c.seq AS seq, p." +
+    col +
+    " AS val FROM _weir_changes AS c JOIN " +
+    prior +
+    " AS p ON p." +
+    PRIOR_SEQ +
+    " = c.seq WHERE c.seq >= ? AND c.seq < ? AND c.tbl = " +
+    literal(table.name) +
+    " AND c.existed = 1";
+  const changes =
+    "SELECT seq, pk, lead(seq) OVER w AS next, lead(existed) OVER w AS next_existed FROM _weir_changes WHERE " +
+    range +
+    " WINDOW w AS (PARTITION BY pk ORDER BY seq)";
+  const after =
+    "SELECT a.seq AS seq, CASE WHEN a.next IS NULL THEN (SELECT r." +
+    col +
+    " FROM " +
+    name +
+    " AS r WHERE " +
+    keyMatch(table, "a.pk", "r") +
+    ") WHEN a.next_existed = 1 THEN (SELECT n." +
+    col +
+    " FROM " +
+    prior +
+    " AS n WHERE n." +
+    PRIOR_SEQ +
+    " = a.next) END AS val FROM (" +
+    changes +
+    ") AS a";
+  const from = firstSeq(through + 1).toString();
+  const to = firstSeq(watermark + 1).toString();
+  exec(
+    "INSERT OR IGNORE INTO _weir_change_keys (key_id, val, seq) SELECT " +
+      id.toString() +
+      ", val, seq FROM (" +
+      before +
+      " UNION ALL " +
+      after +
+      ") WHERE val IS NOT NULL",
+    params([from, to, from, to]),
+  );
+}
+
+/**
+ * For each table of the schema (in order), how its changes are read by keys, or null when they
+ * are read whole: its filter is not narrowed by keys, or changes are pending (a pull inside a
+ * writing transaction). A key column not yet keyed is keyed now, complete after the newest
+ * version; the keys of the versions since a column's were last noted are noted first.
+ */
+export function keyReads(schema: Schema, visibility: Visibility, watermark: i64): Array<KeyRead | null> {
   const reads = new Array<KeyRead | null>(schema.tables.length);
+  let pending = -1;
   for (let i = 0; i < schema.tables.length; i++) {
     const table = schema.tables[i];
     const filter = visibility.filterFor(table.name);
-    if (filter.keys.length == 0) {
-      reads[i] = null;
-      continue;
-    }
+    reads[i] = null;
+    if (filter.keys.length == 0) continue;
+    if (pending < 0) pending = parseI64(queryRows("SELECT " + NEWEST_VERSION)[0][0]) > watermark ? 1 : 0;
+    if (pending == 1) continue;
     const read = new KeyRead();
-    let added = false;
     for (let k = 0; k < filter.keys.length; k++) {
       const column = filter.keys[k].column;
       const name = params([jsonString(table.name), jsonString(column)]);
-      let found = queryRows("SELECT id, since FROM _weir_keyed WHERE tbl = ? AND col = ?", name);
+      let found = queryRows("SELECT id, since, through FROM _weir_keyed WHERE tbl = ? AND col = ?", name);
       if (found.length == 0) {
         exec(
-          "INSERT INTO _weir_keyed (tbl, col, since) VALUES (?, ?, " +
-            "(SELECT version FROM _weir_changes ORDER BY seq DESC LIMIT 1))",
+          "INSERT INTO _weir_keyed (tbl, col, since, through) VALUES (?, ?, " +
+            watermark.toString() +
+            ", " +
+            watermark.toString() +
+            ")",
           name,
         );
-        found = queryRows("SELECT id, since FROM _weir_keyed WHERE tbl = ? AND col = ?", name);
-        added = true;
+        found = queryRows("SELECT id, since, through FROM _weir_keyed WHERE tbl = ? AND col = ?", name);
       }
-      read.ids.push(parseI64(found[0][0]));
+      const id = parseI64(found[0][0]);
+      const through = parseI64(found[0][2]);
+      if (through < watermark) {
+        noteKeys(table, id, column, through, watermark);
+        exec(
+          "UPDATE _weir_keyed SET through = ? WHERE id = ?",
+          params([watermark.toString(), id.toString()]),
+        );
+      }
+      read.ids.push(id);
       read.since = max<i64>(read.since, parseI64(found[0][1]));
     }
-    if (added) captureChanges(table);
     reads[i] = read;
   }
   return reads;

@@ -3,7 +3,7 @@
 // columns migrates (and every client resets once to receive the new shape); anything else
 // would lose or reinterpret data and is refused.
 import { INSTALL_CREATED, INSTALL_MIGRATED, INSTALL_UNCHANGED } from "../src/abi";
-import { CHANGE_KEYS_SQL, captureChanges, dropKeys, keyedColumns } from "./change-keys";
+import { CHANGE_KEYS_SQL, dropKeys, upgradeKeyed } from "./change-keys";
 import { fail } from "./errors";
 import { exec, queryRows } from "./host";
 import { JOURNAL_SQL } from "./query/journal";
@@ -32,13 +32,14 @@ function execAll(statements: Array<string>): void {
 function installTable(table: Table): void {
   exec(createTableSql(table));
   exec(createPriorTableSql(table));
-  captureChanges(table);
+  execAll(dropTriggersSql(table));
+  execAll(createTriggersSql(table));
 }
 
 /** Re-creates a table's change capture where an earlier engine wrote it otherwise. */
 function refreshTriggers(table: Table): void {
   exec(createPriorTableSql(table));
-  const wanted = createTriggersSql(table, keyedColumns(table));
+  const wanted = createTriggersSql(table);
   const stored = queryRows(
     "SELECT sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name = ?",
     params([jsonString(table.name)]),
@@ -129,8 +130,8 @@ function migrate(current: Schema, next: Schema): bool {
     const table = next.tables[i];
     const was = current.table(table.name);
     if (was != null) {
-      // The change capture names every column: it goes first, and comes back below. Its keyed
-      // columns are keyed again by the pulls that follow (every client resets).
+      // The change capture names every column: it goes first, and comes back below. The change
+      // keys go too: the pulls that follow (every client resets) key the columns again.
       execAll(dropTriggersSql(was));
       dropKeys(was.name);
       for (let j = 0; j < was.columns.length; j++) {
@@ -263,6 +264,7 @@ export function install(schemaText: string, engineVersion: string): string {
   execAll(JOURNAL_SQL);
   exec(QUIET_VERSIONS_TABLE);
   execAll(CHANGE_KEYS_SQL);
+  upgradeKeyed();
   const upgraded = upgradeLogLayout();
   upgradePriorKeys();
   upgradeQueryGroups();

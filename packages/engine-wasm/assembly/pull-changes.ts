@@ -197,7 +197,7 @@ export function planChanges(
   maxBytes: i64,
   plan: PullPlan,
 ): void {
-  const reads = keyReads(schema, visibility);
+  const reads = keyReads(schema, visibility, watermark);
   const bound: string[] = [];
   const end = windowEnd(schema, visibility, reads, cookie, watermark, maxRows);
   const sql = changesSql(schema, visibility, reads, format, cookie, end, bound);

@@ -215,7 +215,7 @@ export function pull(
     const reset = cookie == NULL_COOKIE || cookie < floor || claimsMoved;
     if (reset) {
       // Keys the columns the filters narrow by, so that the pulls that follow read by them.
-      keyReads(schema, visibility);
+      keyReads(schema, visibility, watermark);
       planReset(schema, visibility, format, watermark, plan);
     } else planChanges(schema, visibility, format, cookie, watermark, maxRows, maxBytes, plan);
     const ids = lastMutationIDs(groupID, reset ? NULL_COOKIE : cookie, plan.cookie, plan);

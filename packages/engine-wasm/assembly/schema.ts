@@ -190,51 +190,9 @@ function logChange(table: Table, key: string, existed: string): string {
   return appendToLog(literal(table.name) + ", " + key + ", " + existed) + ";";
 }
 
-/** A column whose values index the change log (assembly/change-keys.ts): its key id and name. */
-export class KeyedColumn {
-  constructor(
-    public id: i64,
-    public name: string,
-  ) {}
-}
-
-/**
- * Notes the keyed columns' values of an image (`OLD` or `NEW`) under the seq of the log row just
- * appended (a WITHOUT ROWID insert leaves last_insert_rowid() as it is). NULL is no key.
- */
-function keepKeys(keyed: Array<KeyedColumn>, image: string, when: string = ""): string {
-  let sql = "";
-  for (let i = 0; i < keyed.length; i++) {
-    const value = image + "." + ident(keyed[i].name);
-    sql +=
-      " INSERT OR IGNORE INTO _weir_change_keys (key_id, val, seq) SELECT " +
-      keyed[i].id.toString() +
-      ", " +
-      value +
-      ", last_insert_rowid() WHERE " +
-      value +
-      " IS NOT NULL" +
-      (when.length > 0 ? " AND (" + when + ")" : "") +
-      ";";
-  }
-  return sql;
-}
-
-/** Whether an update moved a keyed column's value (or the row's key): its old value is a key too. */
-function keysMoved(table: Table, keyed: Array<KeyedColumn>): string {
-  const parts: string[] = [keyChanged(table)];
-  for (let i = 0; i < keyed.length; i++) {
-    const name = ident(keyed[i].name);
-    parts.push("OLD." + name + " IS NOT NEW." + name);
-  }
-  return parts.join(" OR ");
-}
-
 // Deletes that REPLACE makes (INSERT OR REPLACE, REPLACE, UPDATE OR REPLACE) fire the delete
-// trigger because install turns recursive_triggers on. A change of a table with keyed columns
-// also notes their values: the new ones of an insert or update, the old ones of a delete or of
-// an update that moved them (an update that did not is found by its new values).
-export function createTriggersSql(table: Table, keyed: Array<KeyedColumn> = []): Array<string> {
+// trigger because install turns recursive_triggers on.
+export function createTriggersSql(table: Table): Array<string> {
   const on = " ON " + ident(table.name) + " BEGIN ";
   return [
     "CREATE TRIGGER " +
@@ -242,7 +200,6 @@ export function createTriggersSql(table: Table, keyed: Array<KeyedColumn> = []):
       " AFTER INSERT" +
       on +
       logChange(table, keyArray(table, "NEW"), "NULL") +
-      keepKeys(keyed, "NEW") +
       " END",
     "CREATE TRIGGER " +
       triggerName(table, "update") +
@@ -251,12 +208,9 @@ export function createTriggersSql(table: Table, keyed: Array<KeyedColumn> = []):
       keepPrior(table) +
       " " +
       logChange(table, keyArray(table, "OLD"), "1") +
-      keepKeys(keyed, "OLD", keyed.length > 0 ? keysMoved(table, keyed) : "") +
       " " +
       appendToLogWhen(literal(table.name) + ", " + keyArray(table, "NEW") + ", NULL", keyChanged(table)) +
-      ";" +
-      keepKeys(keyed, "NEW") +
-      " END",
+      "; END",
     "CREATE TRIGGER " +
       triggerName(table, "delete") +
       " AFTER DELETE" +
@@ -264,7 +218,6 @@ export function createTriggersSql(table: Table, keyed: Array<KeyedColumn> = []):
       keepPrior(table) +
       " " +
       logChange(table, keyArray(table, "OLD"), "1") +
-      keepKeys(keyed, "OLD") +
       " END",
   ];
 }

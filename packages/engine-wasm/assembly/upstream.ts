@@ -5,10 +5,9 @@
 // changes since its first page, and only then swaps them in, so clients never see a half-built
 // table. Every step's progress is stored with its rows, so a process killed anywhere resumes.
 import { UPSTREAM_ALREADY_APPLIED, UPSTREAM_APPLIED } from "../src/abi";
-import { captureChanges } from "./change-keys";
 import { fail } from "./errors";
 import { exec, queryRows } from "./host";
-import { createTableSql, dropTriggersSql, Schema, Table } from "./schema";
+import { createTableSql, createTriggersSql, dropTriggersSql, Schema, Table } from "./schema";
 import { COMMIT_MARKER, raiseFloorToWatermark } from "./state";
 import { extraParam, ident, jsonString, literal, params, parseI64 } from "./text";
 
@@ -298,7 +297,8 @@ export function finalizeSnapshot(schema: Schema, fence: i64): string {
     for (let t = 0; t < triggers.length; t++) exec(triggers[t]);
     exec("DROP TABLE " + ident(table.name));
     exec("ALTER TABLE " + stageName(table) + " RENAME TO " + ident(table.name));
-    captureChanges(table);
+    const capture = createTriggersSql(table);
+    for (let t = 0; t < capture.length; t++) exec(capture[t]);
   }
   exec(
     "UPDATE _weir_upstream SET cursor = CAST(? AS INTEGER), snapshot = NULL WHERE id = 1",

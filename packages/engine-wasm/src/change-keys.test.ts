@@ -32,6 +32,9 @@ describe.each(DATABASES)("pulls read through change keys on $kind", ({ open }) =
     ns.sql("UPDATE todo SET text = 'edited' WHERE id = 'a0'");
     ns.sql(insert, ["a1", "alice"]);
     for (let i = 0; i < 20; i++) ns.sql("UPDATE todo SET text = 'again' WHERE id = ?", [`b${i}`]);
+    // Some pull notes the keys of the changes since they were last noted (once, whoever pulls):
+    // bob's here. Alice's pull then reads hers only.
+    ns.pull({ cookie, userID: "bob", clientGroupID: "gb", visibility: ownerFilter("bob") });
     expect(ns.db.transaction(() => poisonChangesOfBob(ns))).toBe(40);
     const pulled = ns.pull({ cookie, ...alice });
     expect(ids(pulled.json.rowsPatch)).toEqual(["put a0", "put a1"]);
@@ -111,6 +114,9 @@ describe.each(DATABASES)("pulls read through change keys on $kind", ({ open }) =
     ns.pull({ cookie: null, userID: "alice", visibility: ownerFilter("alice") });
     for (let i = 0; i < 5; i++) ns.sql("UPDATE todo SET text = ? WHERE id = 'a1'", [`t${i}`]);
     const count = () => Number(ns.db.adapter.query("SELECT count(*) FROM _weir_change_keys", [])[0]![0]);
+    // Writes note no keys; the next pull notes them (alice's, before and after each change).
+    expect(count()).toBe(0);
+    ns.pull({ cookie: 1, userID: "alice", visibility: ownerFilter("alice") });
     expect(count()).toBe(5);
     ns.db.transaction(() => ns.engine.prune(ns.db.adapter, 2));
     expect(count()).toBe(2);
