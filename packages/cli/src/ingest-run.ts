@@ -12,8 +12,8 @@ import {
   runRecordedIngestPass,
   storedBreaker,
   UPSTREAM_DEFAULTS,
-  UpstreamCallError,
 } from "@weir/host-core";
+import { UpstreamCallError } from "@weir/protocol";
 import { ProgressLine } from "./bench/progress-line.js";
 import { CliError, EXIT_FAILURE, EXIT_OK } from "./cli-error.js";
 import { configSchema, openIngestTarget } from "./ingest-target.js";

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Schema } from "@weir/engine-wasm";
-import { UpstreamCallError, type UpstreamSource } from "@weir/host-core";
+import { UpstreamCallError, type UpstreamSource } from "@weir/protocol";
 import { createUpstreamServer, type SqliteUpstream, sqliteUpstream } from "@weir/upstream";
 import { CONFORMANCE_SCHEMA, CONFORMANCE_UPSTREAM_TOKEN, isReplica } from "./conformance-config.js";
 

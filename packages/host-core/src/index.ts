@@ -6,7 +6,6 @@ export { authenticateRequest, authorizeNamespace } from "./auth/authenticate-req
 export { checkAdmin } from "./auth/check-admin.js";
 export { checkNotify } from "./auth/check-notify.js";
 export { type Claims, isUserID } from "./auth/claims.js";
-export { safeEqual } from "./auth/safe-equal.js";
 export { CONFIG_DEFAULTS } from "./config/config-defaults.js";
 export { ConfigError } from "./config/config-error.js";
 export {
@@ -76,7 +75,6 @@ export {
   runRecordedIngestPass,
   storedBreaker,
 } from "./ingest/recorded-ingest-pass.js";
-export { parseRetryAfter, retryDelayMs } from "./ingest/retry-delay.js";
 export { type ResolvedUpstream, UPSTREAM_DEFAULTS, type UpstreamConfig } from "./ingest/upstream-config.js";
 export type { Mutator, MutatorContext, MutatorTx, Row, RowKey } from "./mutators/mutator.js";
 export { MutatorError } from "./mutators/mutator-error.js";
@@ -95,13 +93,6 @@ export { memoryQuotaStore, type QuotaCount, type QuotaSpend, type QuotaStore } f
 export type { Scheduler } from "./ports/scheduler.js";
 export type { NamespaceStore, OpenContext, Storage, StoreCloseOutcome } from "./ports/storage.js";
 export { TimerScheduler } from "./ports/timer-scheduler.js";
-export {
-  UpstreamCallError,
-  type UpstreamChangesPage,
-  UpstreamGoneError,
-  type UpstreamSnapshotPage,
-  type UpstreamSource,
-} from "./ports/upstream-source.js";
 export type { Wake, WakeTarget } from "./ports/wake.js";
 export {
   parseZeroConnect,

@@ -1,11 +1,7 @@
 // An upstream in process for host-core's ingest tests: one table "item" (id, n) and its change
 // log, a watermark per transaction, and failures to answer with on demand.
 import type { UpstreamChange } from "@weir/protocol";
-import {
-  type UpstreamCallError,
-  UpstreamGoneError,
-  type UpstreamSource,
-} from "../src/ports/upstream-source.js";
+import { type UpstreamCallError, UpstreamGoneError, type UpstreamSource } from "@weir/protocol";
 
 /**
  * An in-process upstream: a table and its change log, with transactions as watermarks, and

@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import type { UpstreamSource } from "@weir/host-core";
+import type { UpstreamSource } from "@weir/protocol";
 import { createUpstreamServer, type SqliteUpstream, sqliteUpstream } from "@weir/upstream";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { type ChildServer, startChildServer } from "../test/child-server.js";

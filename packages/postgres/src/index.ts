@@ -9,7 +9,6 @@ export {
 export { type ListColumnsOptions, type ListedColumn, listColumns } from "./list-columns.js";
 export { formatLsn, parseLsn } from "./lsn.js";
 export {
-  MAX_LIMIT,
   type PostgresUpstream,
   postgresUpstream,
   type UpstreamSchema,

@@ -1,6 +1,13 @@
 import { createHash } from "node:crypto";
-import { type Logger, UpstreamCallError, UpstreamGoneError, type UpstreamSource } from "@weir/host-core";
-import { encodeWatermark, isValidNamespace, NAMESPACE_PATTERN } from "@weir/protocol";
+import {
+  encodeWatermark,
+  isValidNamespace,
+  MAX_UPSTREAM_LIMIT,
+  NAMESPACE_PATTERN,
+  UpstreamCallError,
+  UpstreamGoneError,
+  type UpstreamSource,
+} from "@weir/protocol";
 import pg from "pg";
 import type { Registry } from "prom-client";
 import { ChangeBuffer } from "./change-buffer.js";
@@ -9,6 +16,7 @@ import type { WeirColumnType } from "./column-codec.js";
 import { dropReplication } from "./drop-replication.js";
 import { ensureReplication } from "./ensure-replication.js";
 import { type HttpNotifier, httpNotifier } from "./http-notifier.js";
+import type { Logger } from "./logger.js";
 import { formatLsn } from "./lsn.js";
 import { readNamespaceChanges } from "./read-namespace-changes.js";
 import { readSnapshotPage } from "./read-snapshot-page.js";
@@ -25,8 +33,6 @@ import {
 } from "./upstream-options.js";
 import type { UpstreamStatus } from "./upstream-status.js";
 
-/** Most changes or rows one call may ask for (a transaction may still run past it). */
-export const MAX_LIMIT = 100_000;
 const SILENT: Logger = { log() {} };
 
 /** Namespace cursors are written to the buffer at most this often. */
@@ -77,8 +83,12 @@ function configKey(plans: TablePlan[]): string {
 }
 
 function positiveLimit(limit: number): number {
-  if (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_LIMIT) {
-    throw new UpstreamCallError(400, "bad_request", `limit must be an integer from 1 to ${MAX_LIMIT}`);
+  if (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_UPSTREAM_LIMIT) {
+    throw new UpstreamCallError(
+      400,
+      "bad_request",
+      `limit must be an integer from 1 to ${MAX_UPSTREAM_LIMIT}`,
+    );
   }
   return limit;
 }

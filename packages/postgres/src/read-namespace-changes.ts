@@ -1,5 +1,4 @@
-import type { UpstreamChangesPage as ChangesPage } from "@weir/host-core";
-import type { UpstreamChange } from "@weir/protocol";
+import type { UpstreamChangesPage as ChangesPage, UpstreamChange } from "@weir/protocol";
 import type { ChangeBuffer } from "./change-buffer.js";
 import type { StoredChange } from "./change-buffer-schema.js";
 

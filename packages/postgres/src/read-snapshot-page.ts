@@ -1,4 +1,4 @@
-import { type UpstreamSnapshotPage as SnapshotPage, UpstreamCallError } from "@weir/host-core";
+import { type UpstreamSnapshotPage as SnapshotPage, UpstreamCallError } from "@weir/protocol";
 import type pg from "pg";
 import type { ChangeBuffer } from "./change-buffer.js";
 import { quoteIdentifier as quote } from "./quote-identifier.js";

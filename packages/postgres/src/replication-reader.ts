@@ -1,8 +1,9 @@
-import { type Logger, retryDelayMs } from "@weir/host-core";
+import { retryDelayMs } from "@weir/protocol";
 import { LogicalReplicationService } from "pg-logical-replication";
 import type { ChangeBuffer } from "./change-buffer.js";
 import type { Retention } from "./change-buffer-schema.js";
 import { CommitPipeline, type CommittedBatch } from "./commit-pipeline.js";
+import type { Logger } from "./logger.js";
 import { formatLsn, parseLsn } from "./lsn.js";
 import { appendChange, changesOf, type OpenTransaction, TextPgoutputPlugin } from "./pgoutput-changes.js";
 import type { TablePlan } from "./read-tables.js";

@@ -1,5 +1,5 @@
-import type { Logger } from "@weir/host-core";
 import * as v from "valibot";
+import type { Logger } from "./logger.js";
 
 const Identifier = v.pipe(v.string(), v.minLength(1), v.maxLength(63));
 

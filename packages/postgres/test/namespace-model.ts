@@ -1,5 +1,4 @@
-import type { UpstreamSource } from "@weir/host-core";
-import type { UpstreamChange } from "@weir/protocol";
+import type { UpstreamChange, UpstreamSource } from "@weir/protocol";
 
 /**
  * A namespace as weir would keep it, reduced to its rows: snapshot pages are put, then changes

@@ -1,4 +1,5 @@
-import { httpUpstream, UpstreamCallError, UpstreamGoneError } from "@weir/host-core";
+import { httpUpstream } from "@weir/host-core";
+import { UpstreamCallError, UpstreamGoneError } from "@weir/protocol";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { schema, tempFile } from "../test/fixtures.js";
 import { sqliteUpstream } from "./sqlite-upstream.js";

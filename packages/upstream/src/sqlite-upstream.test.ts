@@ -1,4 +1,4 @@
-import { UpstreamGoneError } from "@weir/host-core";
+import { UpstreamGoneError } from "@weir/protocol";
 import { describe, expect, it } from "vitest";
 import { schema, tempFile } from "../test/fixtures.js";
 import { sqliteUpstream } from "./sqlite-upstream.js";

@@ -1,12 +1,12 @@
 import { type ColumnType, type Schema, schemaText } from "@weir/engine-wasm";
+import type { UpstreamChange } from "@weir/protocol";
 import {
   UpstreamCallError,
   type UpstreamChangesPage,
   UpstreamGoneError,
   type UpstreamSnapshotPage,
   type UpstreamSource,
-} from "@weir/host-core";
-import type { UpstreamChange } from "@weir/protocol";
+} from "@weir/protocol";
 import Database from "better-sqlite3";
 
 export interface SqliteUpstreamOptions {

@@ -1,4 +1,4 @@
-import { UpstreamCallError } from "@weir/host-core";
+import { UpstreamCallError } from "@weir/protocol";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { schema, tempFile } from "../test/fixtures.js";
 import { sqliteUpstream } from "./sqlite-upstream.js";

@@ -1,8 +1,13 @@
-import { timingSafeEqual } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import { UpstreamCallError, UpstreamGoneError, type UpstreamSource } from "@weir/host-core";
-import { encodeWatermark, isValidNamespace } from "@weir/protocol";
-import { parseUpstreamQuery } from "./parse-upstream-query.js";
+import {
+  encodeWatermark,
+  isValidNamespace,
+  parseUpstreamQuery,
+  safeEqual,
+  UpstreamCallError,
+  UpstreamGoneError,
+  type UpstreamSource,
+} from "@weir/protocol";
 
 /** What an operator may read of a source: its status as JSON, and Prometheus metrics. */
 export interface UpstreamOperations {
@@ -44,9 +49,7 @@ function send(
 function authorized(req: IncomingMessage, token: string | undefined): boolean {
   if (token === undefined) return true;
   const header = req.headers.authorization ?? "";
-  const given = Buffer.from(header.startsWith("Bearer ") ? header.slice(7) : "");
-  const expected = Buffer.from(token);
-  return given.length === expected.length && timingSafeEqual(given, expected);
+  return safeEqual(header.startsWith("Bearer ") ? header.slice(7) : "", token);
 }
 
 /**

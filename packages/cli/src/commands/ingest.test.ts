@@ -4,7 +4,7 @@ import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Schema } from "@weir/engine-wasm";
-import { UpstreamCallError, type UpstreamSource } from "@weir/host-core";
+import { UpstreamCallError, type UpstreamSource } from "@weir/protocol";
 import { createUpstreamServer, type SqliteUpstream, sqliteUpstream } from "@weir/upstream";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { postJson, pushOne, startTestServer } from "../../test/test-server.js";

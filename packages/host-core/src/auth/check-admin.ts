@@ -1,7 +1,7 @@
+import { safeEqual } from "@weir/protocol";
 import type { WeirConfig } from "../config/weir-config.js";
 import { HttpError } from "../http/http-error.js";
 import type { AuthRequest } from "../http/http-parts.js";
-import { safeEqual } from "./safe-equal.js";
 
 /**
  * Lets an admin request through (the `x-admin-key` header matching `adminKey`, or the config's

@@ -1,9 +1,9 @@
+import { safeEqual } from "@weir/protocol";
 import type { WeirConfig } from "../config/weir-config.js";
 import { HttpError } from "../http/http-error.js";
 import type { AuthRequest } from "../http/http-parts.js";
 import type { UpstreamConfig } from "../ingest/upstream-config.js";
 import { checkAdmin } from "./check-admin.js";
-import { safeEqual } from "./safe-equal.js";
 
 /**
  * Lets a notify through: `Authorization: Bearer <upstream.notifyToken>`, the config's own

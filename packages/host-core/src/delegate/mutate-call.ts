@@ -1,8 +1,14 @@
-import { MutateAnswer, type MutateRequest, type MutateResponse, parse } from "@weir/protocol";
+import {
+  backoffMs,
+  MutateAnswer,
+  type MutateRequest,
+  type MutateResponse,
+  parse,
+  parseRetryAfter,
+} from "@weir/protocol";
 import { HttpError } from "../http/http-error.js";
 import type { ResponseParts } from "../http/http-parts.js";
 import type { UpstreamFetch } from "../ingest/http-upstream.js";
-import { parseRetryAfter } from "../ingest/retry-delay.js";
 
 /** The app acknowledged the mutations, or answered something that goes to the client as it is. */
 export type MutateOutcome =
@@ -23,8 +29,8 @@ export interface MutateCallInput {
 }
 
 const RETRIED = new Set([429, 502, 503, 504]);
-const FIRST_DELAY_MS = 100;
-const MAX_DELAY_MS = 1_000;
+/** 100 ms doubled per attempt, at most a second. */
+const MUTATE_BACKOFF = { firstMs: 100, maxMs: 1_000 };
 
 /** A failed attempt that may go again, and how long its answer asked to wait. */
 class Retry {
@@ -51,8 +57,7 @@ export async function callMutate(input: MutateCallInput): Promise<MutateOutcome>
   let last: Retry = new Retry("no attempt");
   for (let attempt = 1; attempt <= input.attempts; attempt++) {
     if (attempt > 1) {
-      const delay = Math.min(MAX_DELAY_MS, FIRST_DELAY_MS * 2 ** (attempt - 2));
-      await input.sleep(Math.max(delay, last.retryAfterMs ?? 0));
+      await input.sleep(backoffMs(MUTATE_BACKOFF, attempt - 1, { retryAfterMs: last.retryAfterMs }));
     }
     const outcome = await attempt1(input, headers, payload);
     if (!(outcome instanceof Retry)) return outcome;

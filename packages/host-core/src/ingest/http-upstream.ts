@@ -1,7 +1,14 @@
-import { parse, UpstreamChangesResponse, UpstreamGone, UpstreamSnapshotResponse } from "@weir/protocol";
+import {
+  parse,
+  parseRetryAfter,
+  UpstreamCallError,
+  UpstreamChangesResponse,
+  UpstreamGone,
+  UpstreamGoneError,
+  UpstreamSnapshotResponse,
+  type UpstreamSource,
+} from "@weir/protocol";
 import type { GenericSchema, InferOutput } from "valibot";
-import { UpstreamCallError, UpstreamGoneError, type UpstreamSource } from "../ports/upstream-source.js";
-import { parseRetryAfter } from "./retry-delay.js";
 
 /** What a call reaches the upstream through: `fetch`, or a Workers service binding's. */
 export type UpstreamFetch = (url: string, init: RequestInit) => Promise<Response>;

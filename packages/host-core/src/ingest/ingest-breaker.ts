@@ -1,3 +1,4 @@
+import { backoffMs, UPSTREAM_BACKOFF } from "@weir/protocol";
 /**
  * Why ingest stopped: too many rows in a window, a batch that did not move the cursor, or an
  * upstream that refused the call as misconfigured (404 for an unknown table, 401, 403, 400).
@@ -29,9 +30,6 @@ export interface BreakerLimits {
  * the project's machine (about 23,000 rows a second) a runaway opens it within 90 seconds.
  */
 export const DEFAULT_BREAKER_LIMITS: BreakerLimits = { rows: 2_000_000, windowMs: 5 * 60_000 };
-
-const FIRST_BACKOFF_MS = 1_000;
-const MAX_BACKOFF_MS = 60_000;
 
 /** The upstream is paused: answers carry why and until when. */
 export class BreakerOpenError extends Error {
@@ -96,9 +94,7 @@ export class IngestBreaker {
   trip(reason: BreakerReason, now: number, error?: string): never {
     const trips = (this.state.open?.trips ?? 0) + 1;
     const backoff =
-      reason === "upstream_config"
-        ? MAX_BACKOFF_MS
-        : Math.min(MAX_BACKOFF_MS, FIRST_BACKOFF_MS * 2 ** (trips - 1));
+      reason === "upstream_config" ? UPSTREAM_BACKOFF.maxMs : backoffMs(UPSTREAM_BACKOFF, trips);
     const retryAt = now + backoff;
     this.state = {
       ...this.state,

@@ -1,10 +1,15 @@
 import { EngineError } from "@weir/engine-wasm";
-import { type AdminAction, BreakerReopenRequest, NotifyRequest, type NotifyResponse } from "@weir/protocol";
+import {
+  type AdminAction,
+  BreakerReopenRequest,
+  NotifyRequest,
+  type NotifyResponse,
+  UpstreamCallError,
+} from "@weir/protocol";
 import type { FlowResult, IngestContext } from "../flows/flow-context.js";
 import { check, noBody } from "../flows/request-body.js";
 import { HttpError } from "../http/http-error.js";
 import { jsonParts } from "../http/http-parts.js";
-import { UpstreamCallError } from "../ports/upstream-source.js";
 import { BreakerOpenError } from "./ingest-breaker.js";
 import type { IngestPassResult } from "./ingest-pass.js";
 import { IngestStoppedError } from "./ingest-stopped-error.js";

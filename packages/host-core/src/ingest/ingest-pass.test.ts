@@ -1,11 +1,11 @@
 import { readFile } from "node:fs/promises";
 import { type Engine, engineWasmUrl, loadEngine, type Schema } from "@weir/engine-wasm";
 import { betterSqliteAdapter } from "@weir/engine-wasm/better-sqlite3";
+import { UpstreamCallError, type UpstreamSource } from "@weir/protocol";
 import Database from "better-sqlite3";
 import { beforeAll, describe, expect, it } from "vitest";
 import { ScriptedUpstream } from "../../test/scripted-upstream.js";
 import type { NamespaceStore } from "../ports/storage.js";
-import { UpstreamCallError, type UpstreamSource } from "../ports/upstream-source.js";
 import { BreakerOpenError, type BreakerState, closedBreaker, IngestBreaker } from "./ingest-breaker.js";
 import { type IngestPassInput, runIngestPass } from "./ingest-pass.js";
 

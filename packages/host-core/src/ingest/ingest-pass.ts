@@ -7,16 +7,16 @@ import {
   snapshotRows,
   type UpstreamState,
 } from "@weir/engine-wasm";
-import type { NamespaceStore } from "../ports/storage.js";
 import {
+  retryDelayMs,
   UpstreamCallError,
   type UpstreamChangesPage,
   UpstreamGoneError,
   type UpstreamSnapshotPage,
   type UpstreamSource,
-} from "../ports/upstream-source.js";
+} from "@weir/protocol";
+import type { NamespaceStore } from "../ports/storage.js";
 import type { IngestBreaker } from "./ingest-breaker.js";
-import { retryDelayMs } from "./retry-delay.js";
 
 /** How a pass ended (the CLI's `outcome`). */
 export type IngestOutcome = "complete" | "pending_budget" | "pending_retry" | "wall_budget_exceeded";

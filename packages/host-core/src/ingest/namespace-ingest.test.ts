@@ -1,10 +1,10 @@
+import { UpstreamCallError } from "@weir/protocol";
 import { describe, expect, it } from "vitest";
 import { ScriptedUpstream } from "../../test/scripted-upstream.js";
 import { headerUser, memoryStorage, memoryStore, send, testHost } from "../../test/test-host.js";
 import type { WeirConfig } from "../config/weir-config.js";
 import type { WeirHost } from "../host/weir-host.js";
 import { partsFromRequest } from "../http/http-parts.js";
-import { UpstreamCallError } from "../ports/upstream-source.js";
 import type { UpstreamConfig } from "./upstream-config.js";
 
 const NOTIFY = { authorization: "Bearer notify-token" };

@@ -1,10 +1,10 @@
 import type { Engine, Schema } from "@weir/engine-wasm";
+import type { UpstreamSource } from "@weir/protocol";
 import type { ControlStore } from "../namespace/control-store.js";
 import type { Clock } from "../ports/clock.js";
 import type { Logger } from "../ports/logger.js";
 import type { Scheduler } from "../ports/scheduler.js";
 import type { NamespaceStore } from "../ports/storage.js";
-import type { UpstreamSource } from "../ports/upstream-source.js";
 import { CommitSignal } from "./commit-signal.js";
 import type { IngestBreaker } from "./ingest-breaker.js";
 import type { IngestBudget, IngestPassResult } from "./ingest-pass.js";

@@ -1,6 +1,6 @@
+import type { UpstreamSource } from "@weir/protocol";
 import * as v from "valibot";
 import type { AuthRequest } from "../http/http-parts.js";
-import type { UpstreamSource } from "../ports/upstream-source.js";
 import { type BreakerLimits, DEFAULT_BREAKER_LIMITS } from "./ingest-breaker.js";
 
 /**

@@ -1,5 +1,5 @@
 import type { Engine, SqlAdapter } from "@weir/engine-wasm";
-import type { AdminAction, Dialect } from "@weir/protocol";
+import type { AdminAction, Dialect, UpstreamSource } from "@weir/protocol";
 import type { Claims } from "../auth/claims.js";
 import type { ResolvedConfig } from "../config/weir-config.js";
 import { runDelegatedPush } from "../delegate/delegated-push-flow.js";
@@ -19,7 +19,6 @@ import type { Clock } from "../ports/clock.js";
 import type { Logger } from "../ports/logger.js";
 import type { Scheduler } from "../ports/scheduler.js";
 import type { NamespaceStore } from "../ports/storage.js";
-import type { UpstreamSource } from "../ports/upstream-source.js";
 import type { Wake } from "../ports/wake.js";
 import { ZeroGroupStore } from "../zero/zero-group-store.js";
 import { ZeroHub } from "../zero/zero-hub.js";

@@ -1,4 +1,5 @@
 import type { Engine } from "@weir/engine-wasm";
+import type { UpstreamSource } from "@weir/protocol";
 import type { ResolvedConfig } from "../config/weir-config.js";
 import { MutateDelegate } from "../delegate/mutate-delegate.js";
 import { type IngestEvent, NamespaceIngest } from "../ingest/namespace-ingest.js";
@@ -6,7 +7,6 @@ import type { Clock } from "../ports/clock.js";
 import type { Logger } from "../ports/logger.js";
 import type { Scheduler } from "../ports/scheduler.js";
 import type { NamespaceStore } from "../ports/storage.js";
-import type { UpstreamSource } from "../ports/upstream-source.js";
 import type { ControlStore } from "./control-store.js";
 
 export interface UpstreamPartsInit {

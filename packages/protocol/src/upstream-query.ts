@@ -1,5 +1,6 @@
-import { UpstreamCallError } from "@weir/host-core";
 import * as v from "valibot";
+import { DEFAULT_UPSTREAM_LIMIT, MAX_UPSTREAM_LIMIT } from "./limits.js";
+import { UpstreamCallError } from "./upstream-source.js";
 
 const MAX_WATERMARK = 2n ** 64n - 1n;
 
@@ -9,17 +10,14 @@ const Watermark = v.pipe(
   v.transform((text: string) => BigInt(text)),
   v.check((value) => value <= MAX_WATERMARK, "watermark is beyond 64 bits"),
 );
-/** Without a limit a page holds up to 1,000 changes or rows; a page never holds more than 100,000. */
-const DEFAULT_LIMIT = 1_000;
-const MAX_LIMIT = 100_000;
 const Limit = v.optional(
   v.pipe(
     v.string(),
     v.regex(/^[1-9][0-9]{0,8}$/, "limit must be a positive decimal integer"),
     v.transform((text: string) => Number(text)),
-    v.maxValue(MAX_LIMIT, `limit is at most ${MAX_LIMIT}`),
+    v.maxValue(MAX_UPSTREAM_LIMIT, `limit is at most ${MAX_UPSTREAM_LIMIT}`),
   ),
-  String(DEFAULT_LIMIT),
+  String(DEFAULT_UPSTREAM_LIMIT),
 );
 
 const ChangesQuery = v.object({ watermark: Watermark, limit: Limit });
@@ -33,8 +31,14 @@ export type UpstreamQuery =
   | { route: "changes"; watermark: bigint; limit: number }
   | { route: "snapshot"; table: string; limit: number; cursor: string | null };
 
-/** The query string of `/changes` or `/snapshot`, checked; a bad one is a 400 naming the field. */
-export function parseUpstreamQuery(route: "changes" | "snapshot", params: URLSearchParams): UpstreamQuery {
+/**
+ * The query string of `/changes` or `/snapshot` (a URLSearchParams, say), checked; a bad one is
+ * an UpstreamCallError 400 naming the field.
+ */
+export function parseUpstreamQuery(
+  route: "changes" | "snapshot",
+  params: Iterable<readonly [string, string]>,
+): UpstreamQuery {
   const input = Object.fromEntries(params);
   const result = v.safeParse(route === "changes" ? ChangesQuery : SnapshotQuery, input);
   if (!result.success) throw new UpstreamCallError(400, "bad_request", result.issues[0].message);

@@ -1,4 +1,5 @@
-import type { UpstreamChangesResponse, UpstreamSnapshotResponse } from "@weir/protocol";
+import type { UpstreamChangesResponse } from "./upstream-changes-response.js";
+import type { UpstreamSnapshotResponse } from "./upstream-snapshot-response.js";
 
 /**
  * A page of an upstream's changes (the contract's `GET /changes`): whole transactions in commit
