@@ -17,6 +17,7 @@ import type { ZeroMeter } from "./zero-meter.js";
 import type { ZeroNamespace } from "./zero-namespace.js";
 import { ZeroPokes } from "./zero-pokes.js";
 import { runZeroPush } from "./zero-push.js";
+import { PutSlice } from "./zero-put-slice.js";
 import { zeroRefusal } from "./zero-refusal.js";
 import type { ZeroSocket } from "./zero-socket.js";
 
@@ -45,9 +46,11 @@ export class ZeroHub {
     logger: Logger,
     private readonly reauthenticate: (token: string) => Promise<Claims>,
     meter: ZeroMeter = () => {},
+    /** How many new queries a poke evaluates (by default sized from what pokes take). */
+    slice: PutSlice = new PutSlice(),
   ) {
     this.members = new ZeroMembers(ns);
-    this.pokes = new ZeroPokes(ns, this.members, logger, meter);
+    this.pokes = new ZeroPokes(ns, this.members, logger, meter, slice);
     this.host = {
       logger,
       checkQueries: (connection, ops) => admitQueries(this.ns.queries, connection, ops),

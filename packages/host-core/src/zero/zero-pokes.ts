@@ -16,9 +16,7 @@ import type { ZeroMembers } from "./zero-members.js";
 import type { ZeroMeter } from "./zero-meter.js";
 import type { ZeroNamespace } from "./zero-namespace.js";
 import type { QueryPullAnswer } from "./zero-poke.js";
-
-/** New queries one poke evaluates at most (a flood of puts is applied in slices of this many). */
-const PUTS_PER_POKE = 32;
+import { PutSlice } from "./zero-put-slice.js";
 
 /**
  * Computes groups' query-aware pulls and sends them as pokes: one group's (with its query changes
@@ -30,6 +28,8 @@ export class ZeroPokes {
     private readonly members: ZeroMembers,
     private readonly logger: Logger,
     private readonly meter: ZeroMeter,
+    /** How many new queries each poke evaluates (sized from what pokes take). */
+    private readonly slice: PutSlice = new PutSlice(),
   ) {}
 
   /** Groups a poke is scheduled for (pokeLater). */
@@ -71,9 +71,11 @@ export class ZeroPokes {
       lagging = [];
     }
     const full = group.reset || group.cookie === null || lagging.length === connections.length;
-    // A poke evaluates at most PUTS_PER_POKE new queries; the rest go in pokes of their own, each
-    // after the event loop had its turn: a flood of puts delays others by one slice, not all of it.
-    const patch = group.takeEnginePatch(PUTS_PER_POKE);
+    // A poke evaluates a slice of the new queries (PutSlice); the rest go in pokes of their own,
+    // each after the event loop had its turn: a flood of puts delays others by one slice, not all
+    // of it.
+    const patch = group.takeEnginePatch(this.slice.size);
+    const started = performance.now();
     if (group.hasPendingPatch()) this.pokeLater(group);
     const changes = group.takeStoreChanges();
     const claims = connections[connections.length - 1]!.claims;
@@ -102,6 +104,10 @@ export class ZeroPokes {
             });
       answer = JSON.parse(result.response.body ?? "{}") as QueryPullAnswer;
       this.chargeEvaluated(claims, result);
+      this.slice.took(
+        patch.reduce((puts, op) => puts + (op.op === "put" ? 1 : 0), 0),
+        performance.now() - started,
+      );
     } catch (error) {
       if (changes !== null) group.restoreStoreChanges(changes);
       const code = (error as { code?: unknown }).code;
