@@ -8,14 +8,21 @@ import { Log, LogLevel, Miniflare } from "miniflare";
 
 const here = dirname(fileURLToPath(import.meta.url));
 
-let bundled: Promise<string> | undefined;
+/** The Workers the tests run: the todo app's, and the issue tracker's (test/edge-issues-worker.ts). */
+export type EdgeApp = "todo" | "issues";
 
-/** Bundles test/edge-worker.ts, with the engine's `.wasm` beside it as a module, once. */
-function bundle(): Promise<string> {
-  bundled ??= (async () => {
+const ENTRIES: Record<EdgeApp, string> = { todo: "edge-worker.ts", issues: "edge-issues-worker.ts" };
+
+const bundled = new Map<EdgeApp, Promise<string>>();
+
+/** Bundles the app's Worker, with the engine's `.wasm` beside it as a module, once. */
+function bundle(app: EdgeApp): Promise<string> {
+  let pending = bundled.get(app);
+  if (pending) return pending;
+  pending = (async () => {
     const dir = mkdtempSync(join(tmpdir(), "weir-zero-edge-"));
     await build({
-      entryPoints: [join(here, "edge-worker.ts")],
+      entryPoints: [join(here, ENTRIES[app])],
       outfile: join(dir, "worker.js"),
       bundle: true,
       format: "esm",
@@ -36,7 +43,8 @@ function bundle(): Promise<string> {
     copyFileSync(fileURLToPath(engineWasmUrl), join(dir, "engine.wasm"));
     return dir;
   })();
-  return bundled;
+  bundled.set(app, pending);
+  return pending;
 }
 
 export interface EdgeWorkerd {
@@ -47,14 +55,14 @@ export interface EdgeWorkerd {
 }
 
 /**
- * The Zero todo Worker in real workerd (Miniflare), reached on the Worker's own socket (`port`:
- * the one a restart takes again). `persistDir` keeps the objects' databases across starts;
- * `bindings` are the Worker's text bindings (see test/edge-worker.ts).
+ * An app's Worker (`app`, the todo app's by default) in real workerd (Miniflare), reached on the
+ * Worker's own socket (`port`: the one a restart takes again). `persistDir` keeps the objects'
+ * databases across starts; `bindings` are the Worker's text bindings (see test/edge-worker.ts).
  */
 export async function startEdgeWorkerd(
-  options: { persistDir?: string; port?: number; bindings?: Record<string, string> } = {},
+  options: { persistDir?: string; port?: number; bindings?: Record<string, string>; app?: EdgeApp } = {},
 ): Promise<EdgeWorkerd> {
-  const dir = await bundle();
+  const dir = await bundle(options.app ?? "todo");
   const mf = new Miniflare({
     host: "127.0.0.1",
     port: 0,
