@@ -64,6 +64,20 @@ export function connectZero(
   });
 }
 
+/** A push frame of one createTodo mutation of `clientID` in `group`. */
+export function customPushFrame(group: string, id: number, args: unknown, clientID = "c1"): string {
+  return JSON.stringify([
+    "push",
+    {
+      clientGroupID: group,
+      mutations: [{ type: "custom", id, clientID, name: "createTodo", args: [args], timestamp: 1 }],
+      pushVersion: 1,
+      timestamp: 1,
+      requestID: `r${id}`,
+    },
+  ]);
+}
+
 /** The bodies of the pokePart messages the socket received. */
 export function pokePartsOf(socket: ZeroTestSocket): Record<string, unknown>[] {
   return socket.messages.filter((m) => m[0] === "pokePart").map((m) => m[1] as Record<string, unknown>);
