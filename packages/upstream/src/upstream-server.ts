@@ -8,6 +8,7 @@ import {
   UpstreamGoneError,
   type UpstreamSource,
 } from "@weir/protocol";
+import { listening } from "./listening.js";
 
 /** What an operator may read of a source: its status as JSON, and Prometheus metrics. */
 export interface UpstreamOperations {
@@ -138,23 +139,5 @@ export function createUpstreamServer(options: UpstreamServerOptions): UpstreamSe
     });
   });
 
-  return {
-    httpServer,
-    listen({ port = 0, host = "127.0.0.1" } = {}) {
-      return new Promise((resolve, reject) => {
-        httpServer.once("error", reject);
-        httpServer.listen(port, host, () => {
-          httpServer.off("error", reject);
-          const bound = (httpServer.address() as { port: number }).port;
-          resolve({ url: `http://${host.includes(":") ? `[${host}]` : host}:${bound}`, port: bound });
-        });
-      });
-    },
-    close() {
-      return new Promise((resolve) => {
-        httpServer.close(() => resolve());
-        httpServer.closeAllConnections();
-      });
-    },
-  };
+  return { httpServer, ...listening(httpServer) };
 }

@@ -1,6 +1,7 @@
 import { createServer, type Server } from "node:http";
 import type { MutateAnswer, MutateRequest } from "@weir/protocol";
 import type Database from "better-sqlite3";
+import { listening } from "../listening.js";
 import type { SqliteUpstream } from "../sqlite-upstream.js";
 import { createMutateEndpoint } from "./mutate-endpoint.js";
 import type { MutateLedger, MutationContext, MutationOutcome } from "./mutate-ledger.js";
@@ -107,23 +108,13 @@ export function createMutateServer(options: MutateServerOptions): MutateServer {
     }
     endpoint.handleNode(req, res).catch(() => res.destroy());
   });
+  const server = listening(httpServer);
   return {
     httpServer,
-    listen({ port = 0, host = "127.0.0.1" } = {}) {
-      return new Promise((resolve, reject) => {
-        httpServer.once("error", reject);
-        httpServer.listen(port, host, () => {
-          httpServer.off("error", reject);
-          const bound = (httpServer.address() as { port: number }).port;
-          resolve({ url: `http://${host}:${bound}/mutate` });
-        });
-      });
+    async listen(at) {
+      const { url } = await server.listen(at);
+      return { url: `${url}/mutate` };
     },
-    close() {
-      return new Promise((resolve) => {
-        httpServer.close(() => resolve());
-        httpServer.closeAllConnections();
-      });
-    },
+    close: server.close,
   };
 }
