@@ -148,12 +148,6 @@ export function readPlan(text: string, schema: Schema): QueryNode {
   return new PlanReader(text, schema).query();
 }
 
-/** Every node whose rows the query holds (the root and its related subqueries), in plan order. */
-export function heldNodes(root: QueryNode, into: Array<QueryNode>): void {
-  into.push(root);
-  for (let i = 0; i < root.related.length; i++) heldNodes(root.related[i].node, into);
-}
-
 /** The tables a query reads, each once (whose changes can change its result). */
 export function readTables(node: QueryNode, into: Array<string>): void {
   if (!into.includes(node.table.name)) into.push(node.table.name);
