@@ -254,23 +254,38 @@ function rekey(table: string, created: string, columns: string): void {
   exec("DROP TABLE " + old);
 }
 
+/**
+ * Whether the database holds nothing of weir's yet: a new namespace, whose first install needs
+ * none of the probes that find what an earlier engine left (one statement instead of seven).
+ */
+function isFresh(): bool {
+  return (
+    queryRows("SELECT 1 FROM sqlite_master WHERE name LIKE '\\_weir\\_%' ESCAPE '\\' LIMIT 1").length == 0
+  );
+}
+
 export function install(schemaText: string, engineVersion: string): string {
   // A connection setting, so set on every install: without it the rows REPLACE deletes would
   // not fire the delete trigger, and clients could keep rows they may no longer see.
   exec("PRAGMA recursive_triggers = ON");
+  const fresh = isFresh();
   execAll(BOOKKEEPING_SQL);
   execAll(MEMBERSHIP_SQL);
   execAll(PENDING_SQL);
   execAll(JOURNAL_SQL);
   exec(QUIET_VERSIONS_TABLE);
   execAll(CHANGE_KEYS_SQL);
-  upgradeKeyed();
-  const upgraded = upgradeLogLayout();
-  upgradePriorKeys();
-  upgradeQueryGroups();
-  upgradeClientGroups();
-  upgradeGroupKeys();
-  const rows = queryRows("SELECT schema FROM _weir_state WHERE id = 1");
+  let upgraded = false;
+  if (!fresh) {
+    upgradeKeyed();
+    upgraded = upgradeLogLayout();
+    upgradePriorKeys();
+    upgradeQueryGroups();
+    upgradeClientGroups();
+    upgradeGroupKeys();
+  }
+  let rows: Array<Array<string>> = [];
+  if (!fresh) rows = queryRows("SELECT schema FROM _weir_state WHERE id = 1");
   const next = parseSchema(schemaText);
   if (rows.length == 0) {
     for (let i = 0; i < next.tables.length; i++) installTable(next.tables[i]);

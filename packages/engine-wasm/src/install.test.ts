@@ -16,6 +16,25 @@ describe.each(DATABASES)("install on $kind", ({ open }) => {
     expect(db.totalChanges() - before).toBeLessThanOrEqual(1);
   });
 
+  it("reads the catalog once on a new database: the probes for an earlier engine's layout run only where weir was", async () => {
+    const engine = await testEngine();
+    const db = open();
+    const reads: string[] = [];
+    const counting = {
+      ...db.adapter,
+      query: (sql: string, params: Parameters<typeof db.adapter.query>[1]) => {
+        reads.push(sql);
+        return db.adapter.query(sql, params);
+      },
+    };
+    const probes = () => reads.filter((sql) => /sqlite_master|pragma_table_info|_weir_state/.test(sql));
+    expect(db.transaction(() => engine.install(counting, todoSchema))).toEqual({ outcome: "created" });
+    expect(probes()).toHaveLength(1);
+    reads.length = 0;
+    expect(db.transaction(() => engine.install(counting, todoSchema))).toEqual({ outcome: "unchanged" });
+    expect(probes().length).toBeGreaterThan(1);
+  });
+
   it("rewrites change capture that an earlier engine wrote otherwise, and keeps capturing", async () => {
     const engine = await testEngine();
     const db = open();
