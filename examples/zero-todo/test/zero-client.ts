@@ -12,6 +12,11 @@ class RecordingSocket extends WebSocket {
   readonly received: unknown[][] = [];
   /** The code the socket closed with (null while open). */
   closeCode: number | null = null;
+  /**
+   * Frames are recorded but not passed on to the client (as a socket that dropped while the
+   * server sent them): the client misses them.
+   */
+  muted = false;
 
   constructor(url: string, protocols?: string | string[]) {
     super(url, protocols);
@@ -27,6 +32,14 @@ class RecordingSocket extends WebSocket {
   }
 
   readonly connectURL: URL;
+
+  override emit(event: string | symbol, ...args: unknown[]): boolean {
+    if (event === "message" && this.muted) {
+      this.received.push(JSON.parse(String(args[0])) as unknown[]);
+      return false;
+    }
+    return super.emit(event, ...args);
+  }
 }
 
 // The stock client in Node: `ws` as its WebSocket, and the little of `navigator` it reads.
