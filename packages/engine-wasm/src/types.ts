@@ -21,29 +21,7 @@ export interface SqlAdapter {
   defineFunction?(name: string, fn: (...args: SqlValue[]) => SqlValue): void;
 }
 
-/**
- * How a column is stored and how it travels. `boolean` is stored as 0/1 and pulls as
- * `true`/`false`; `json` is stored as JSON text and pulls as the value; `bytes` is stored as a
- * BLOB and travels as a lowercase hex string.
- */
-export type ColumnType = "string" | "number" | "integer" | "boolean" | "json" | "bytes";
-
-export interface ColumnSchema {
-  type: ColumnType;
-  /** Columns are NOT NULL unless declared nullable. Primary-key columns are never nullable. */
-  nullable?: boolean;
-}
-
-export interface TableSchema {
-  columns: Record<string, ColumnType | ColumnSchema>;
-  /** One or more column names. */
-  primaryKey: readonly string[];
-}
-
-/** The tables a namespace syncs. Names match `[A-Za-z_][A-Za-z0-9_]*` and must not start with `_weir`. */
-export interface Schema {
-  tables: Record<string, TableSchema>;
-}
+export type { ColumnSchema, ColumnType, Schema, TableSchema } from "@weir/protocol";
 
 /**
  * Which rows of a table a caller may see: a boolean SQL expression over the table's columns,

@@ -1,7 +1,8 @@
+import type { ColumnType } from "@weir/protocol";
 import postgresArray from "postgres-array";
 
-/** The column types of weir's schema. */
-export type WeirColumnType = "string" | "number" | "integer" | "boolean" | "json" | "bytes";
+/** The column types of weir's schema (`@weir/protocol`'s `ColumnType`). */
+export type WeirColumnType = ColumnType;
 
 /** A PostgreSQL type as the catalog describes it, domains already resolved to their base type. */
 export interface PgType {

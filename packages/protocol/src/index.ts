@@ -22,6 +22,7 @@ export * from "./replicache-pull-response.js";
 export * from "./replicache-push-request.js";
 export * from "./retry.js";
 export * from "./safe-equal.js";
+export * from "./schema.js";
 export * from "./upstream-change.js";
 export * from "./upstream-changes-response.js";
 export * from "./upstream-gone.js";

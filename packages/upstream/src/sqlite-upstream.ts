@@ -1,6 +1,8 @@
-import { type ColumnType, type Schema, schemaText } from "@weir/engine-wasm";
 import type { UpstreamChange } from "@weir/protocol";
 import {
+  type ColumnType,
+  type Schema,
+  schemaProblems,
   UpstreamCallError,
   type UpstreamChangesPage,
   UpstreamGoneError,
@@ -40,7 +42,8 @@ interface TableInfo {
 }
 
 function tableInfos(schema: Schema): TableInfo[] {
-  schemaText(schema);
+  const problems = schemaProblems(schema);
+  if (problems.length > 0) throw new Error(`invalid ${problems[0]}`);
   return Object.entries(schema.tables).map(([name, table]) => {
     const columns = Object.entries(table.columns).map(([column, spec]) => {
       const { type, nullable } = typeof spec === "string" ? { type: spec, nullable: false } : spec;

@@ -1,7 +1,7 @@
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { Schema } from "@weir/engine-wasm";
+import type { Schema } from "@weir/protocol";
 
 export const schema = {
   tables: {
