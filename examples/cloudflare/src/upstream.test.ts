@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type PostgresUpstream, postgresUpstream, serveUpstream } from "@weir/postgres";
-import { freePort, startPostgres, type TestPostgres } from "@weir/postgres/testing";
+import { freePort, startPostgres, type TestPostgres } from "@weir/postgres-testing";
 import type { UpstreamServer } from "@weir/upstream";
 import type { Miniflare } from "miniflare";
 import { afterAll, beforeAll, expect, it } from "vitest";

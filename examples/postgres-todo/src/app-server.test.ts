@@ -1,4 +1,4 @@
-import { startPostgres, type TestPostgres } from "@weir/postgres/testing";
+import { startPostgres, type TestPostgres } from "@weir/postgres-testing";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { appClientIDs, todoTableRows } from "../test/todo-table-rows.js";

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadStaticFiles, staticFilesHandler } from "@weir/example-todo/server/static-files";
 import { untilStopped } from "@weir/node-host";
-import { startPostgres, type TestPostgres } from "@weir/postgres/testing";
+import { startPostgres, type TestPostgres } from "@weir/postgres-testing";
 import { startPostgresTodo } from "./start-postgres-todo.js";
 
 // The todo app with PostgreSQL as the system of record. `node dist/server.js` follows the

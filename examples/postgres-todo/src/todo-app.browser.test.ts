@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { launchChromium, openTodoPage } from "@weir/example-todo/test/chromium";
-import { startPostgres, type TestPostgres } from "@weir/postgres/testing";
+import { startPostgres, type TestPostgres } from "@weir/postgres-testing";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { todoTableRows } from "../test/todo-table-rows.js";

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { startPostgres, type TestPostgres } from "@weir/postgres/testing";
+import { startPostgres, type TestPostgres } from "@weir/postgres-testing";
 import { type PostgresTodo, startPostgresTodo } from "../src/start-postgres-todo.js";
 
 export interface TodoStack {

@@ -1,5 +1,5 @@
 import type { Todo } from "@weir/example-todo/schema";
-import type { TestPostgres } from "@weir/postgres/testing";
+import type { TestPostgres } from "@weir/postgres-testing";
 import { sortById } from "./todo-client.js";
 
 /** The `todo` table as PostgreSQL holds it (optionally one owner's rows), ordered as clients order them. */

@@ -10,10 +10,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Writable } from "node:stream";
 import { pipeline } from "node:stream/promises";
+import { startPostgres } from "@weir/postgres-testing";
 import pg from "pg";
 import { to as copyTo } from "pg-copy-streams";
 import { postgresUpstream, serveUpstream } from "../dist/index.js";
-import { startPostgres } from "../dist/testing.js";
 import { endToEnd } from "./lib/end-to-end.mjs";
 
 const SNAPSHOT_ROWS = Number(process.env.WEIR_BENCH_SNAPSHOT_ROWS ?? 1_000_000);

@@ -2,9 +2,9 @@ import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createServer, type WeirServer } from "@weir/node-host";
+import { startPostgres, type TestPostgres } from "@weir/postgres-testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type PostgresUpstream, postgresUpstream } from "../src/index.js";
-import { startPostgres, type TestPostgres } from "../src/testing.js";
 import { sortByKey, waitFor } from "./namespace-model.js";
 import { canonicalJson, SyncedClient } from "./synced-client.js";
 

@@ -3,9 +3,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { httpUpstream } from "@weir/host-core";
 import { createServer, type WeirServer } from "@weir/node-host";
+import { startPostgres, type TestPostgres } from "@weir/postgres-testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type PostgresUpstream, postgresUpstream, serveUpstream } from "../src/index.js";
-import { startPostgres, type TestPostgres } from "../src/testing.js";
 import { waitFor } from "./namespace-model.js";
 
 // weir's answers to notify and the admin routes while its upstream (`weir upstream postgres`

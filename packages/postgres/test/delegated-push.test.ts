@@ -4,9 +4,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createServer, type WeirServer } from "@weir/node-host";
+import { startPostgres, type TestPostgres } from "@weir/postgres-testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type PostgresUpstream, postgresUpstream } from "../src/index.js";
-import { startPostgres, type TestPostgres } from "../src/testing.js";
 
 // Delegated push end to end: a weir Node server whose namespaces replicate PostgreSQL through an
 // in-process postgresUpstream and forward pushes to an app server (createPushProcessor) running

@@ -2,10 +2,10 @@ import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createServer, type WeirServer } from "@weir/node-host";
+import { startPostgres, type TestPostgres } from "@weir/postgres-testing";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, it } from "vitest";
 import { type PostgresUpstream, postgresUpstream } from "../src/index.js";
-import { startPostgres, type TestPostgres } from "../src/testing.js";
 import { sortByKey, waitFor } from "./namespace-model.js";
 import { canonicalJson, SyncedClient } from "./synced-client.js";
 

@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { startPostgres, type TestPostgres } from "@weir/postgres-testing";
 import type { MutateRequest } from "@weir/protocol";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -13,7 +14,6 @@ import {
   parseLsn,
   postgresUpstream,
 } from "../src/index.js";
-import { startPostgres, type TestPostgres } from "../src/testing.js";
 import { waitFor } from "./namespace-model.js";
 
 let db: TestPostgres;

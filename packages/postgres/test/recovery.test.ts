@@ -3,10 +3,10 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { startPostgres, type TestPostgres } from "@weir/postgres-testing";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { postgresUpstream } from "../src/index.js";
-import { startPostgres, type TestPostgres } from "../src/testing.js";
 import { waitFor } from "./namespace-model.js";
 
 const READER = fileURLToPath(new URL("./fixtures/reader-process.mjs", import.meta.url));

@@ -1,11 +1,11 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { startPostgres, type TestPostgres } from "@weir/postgres-testing";
 import { UpstreamGoneError } from "@weir/protocol";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { postgresUpstream } from "../src/index.js";
-import { startPostgres, type TestPostgres } from "../src/testing.js";
 import { NamespaceModel, sortByKey, waitFor } from "./namespace-model.js";
 
 let db: TestPostgres;

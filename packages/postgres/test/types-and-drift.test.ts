@@ -1,9 +1,9 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { startPostgres, type TestPostgres } from "@weir/postgres-testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { postgresUpstream } from "../src/index.js";
-import { startPostgres, type TestPostgres } from "../src/testing.js";
 import { waitFor } from "./namespace-model.js";
 
 let db: TestPostgres;

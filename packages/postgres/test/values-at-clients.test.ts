@@ -3,11 +3,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createBuilder, createSchema, defineQueries, defineQuery, string, table, Zero } from "@rocicorp/zero";
 import { createServer, type WeirServer } from "@weir/node-host";
+import { startPostgres, type TestPostgres } from "@weir/postgres-testing";
 import { Replicache, type WriteTransaction } from "replicache";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { WebSocket } from "ws";
 import { type PostgresUpstream, postgresUpstream } from "../src/index.js";
-import { startPostgres, type TestPostgres } from "../src/testing.js";
 import { waitFor } from "./namespace-model.js";
 
 // What PostgreSQL holds is what the clients hold, at the edges of the types: integers beyond

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { startPostgres, type TestPostgres } from "@weir/postgres/testing";
+import { startPostgres, type TestPostgres } from "@weir/postgres-testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { jsonOf, runWeir, startWeir } from "../../test/weir-process.js";
 
