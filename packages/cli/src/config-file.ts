@@ -4,12 +4,7 @@ import { pathToFileURL } from "node:url";
 import { CliError } from "./cli-error.js";
 
 /** Looked for, in this order, when no `--config` is given. */
-export const DEFAULT_CONFIG_FILES = [
-  "weir.config.ts",
-  "weir.config.mts",
-  "weir.config.js",
-  "weir.config.mjs",
-];
+const DEFAULT_CONFIG_FILES = ["weir.config.ts", "weir.config.mts", "weir.config.js", "weir.config.mjs"];
 
 const TYPESCRIPT = new Set([".ts", ".mts", ".cts"]);
 

@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 
 /** The built command, run as a user runs it: `node dist/weir.js ...`. */
-export const WEIR_BIN = fileURLToPath(new URL("../dist/weir.js", import.meta.url));
+const WEIR_BIN = fileURLToPath(new URL("../dist/weir.js", import.meta.url));
 
 export interface WeirRun {
   code: number | null;

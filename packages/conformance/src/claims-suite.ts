@@ -6,8 +6,8 @@ import type { ConformanceTarget } from "./target.js";
 export const MEMBER = "7";
 export const ADMIN = "7~admin";
 /** Card 1 is the member's own; card 2 is another user's, which only an admin sees. */
-export const OWN_CARD = { id: 1, uid: 7, score: 0, flag: false };
-export const OTHERS_CARD = { id: 2, uid: 8, score: 0, flag: false };
+const OWN_CARD = { id: 1, uid: 7, score: 0, flag: false };
+const OTHERS_CARD = { id: 2, uid: 8, score: 0, flag: false };
 
 /** A namespace holding the two cards. */
 export async function cardsNamespace(target: ConformanceTarget): Promise<string> {

@@ -15,7 +15,7 @@ export type AppMisbehaviour =
   | { kind: "forgetClients" };
 
 /** One call the app got. */
-export interface AppCall {
+interface AppCall {
   namespace: string;
   authorization: string | null;
   mutationIDs: number[];

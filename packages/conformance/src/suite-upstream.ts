@@ -28,7 +28,7 @@ function upstreamSchema(namespace: string): Schema {
 }
 
 /** One upstream call as the suite's upstream saw it. */
-export interface UpstreamCall {
+interface UpstreamCall {
   route: "changes" | "snapshot";
   limit: number;
   /** Epoch ms. */

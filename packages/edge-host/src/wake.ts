@@ -107,7 +107,7 @@ export class HibernatableWake implements Wake {
 const RESERVED_CLOSE_CODES = new Set([1004, 1005, 1006, 1015]);
 
 /** Whether a close code may be sent back as it came: the registered ones and 3000-4999. */
-export function echoableCloseCode(code: number): boolean {
+function echoableCloseCode(code: number): boolean {
   return (code >= 1000 && code <= 1014 && !RESERVED_CLOSE_CODES.has(code)) || (code >= 3000 && code <= 4999);
 }
 

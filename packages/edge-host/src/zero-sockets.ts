@@ -37,7 +37,7 @@ function frameBytes(message: string | ArrayBuffer, limit: number): number {
 }
 
 /** What a Zero socket carries through hibernation: its connection's state, once it has one. */
-export interface ZeroAttachment {
+interface ZeroAttachment {
   zero: ZeroConnectionState | null;
 }
 

@@ -9,7 +9,7 @@ import { Log, LogLevel, Miniflare } from "miniflare";
 
 const here = dirname(fileURLToPath(import.meta.url));
 /** The newest date this workerd knows. */
-export const COMPATIBILITY_DATE = "2026-04-01";
+const COMPATIBILITY_DATE = "2026-04-01";
 
 /** The engine's `.wasm` stays an import, of the compiled module workerd loads beside the script. */
 const wasmModule: Plugin = {
@@ -22,7 +22,7 @@ const wasmModule: Plugin = {
 let bundled: Promise<string> | undefined;
 
 /** Bundles test/worker.ts (with the engine's `.wasm` beside it) into a temporary directory, once. */
-export function bundleTestWorker(): Promise<string> {
+function bundleTestWorker(): Promise<string> {
   bundled ??= (async () => {
     const dir = mkdtempSync(join(tmpdir(), "weir-edge-worker-"));
     await build({

@@ -62,7 +62,7 @@ function integerJson(ref: string): string {
 }
 
 /** A column's value as json_object should embed it. */
-export function encodeColumn(column: Column, ref: string): string {
+function encodeColumn(column: Column, ref: string): string {
   if (column.type == TYPE_INTEGER) return integerJson(ref);
   if (column.type == TYPE_NUMBER) return realJson(ref);
   if (column.type == TYPE_BOOLEAN) {

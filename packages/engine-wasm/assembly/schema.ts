@@ -9,7 +9,7 @@ import { ident, literal } from "./text";
 const TABLE_SEPARATOR = ";";
 const FIELD_SEPARATOR = "|";
 
-export const TYPE_STRING = "string";
+const TYPE_STRING = "string";
 export const TYPE_NUMBER = "number";
 export const TYPE_INTEGER = "integer";
 export const TYPE_BOOLEAN = "boolean";

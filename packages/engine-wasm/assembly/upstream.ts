@@ -11,7 +11,7 @@ import { createTableSql, createTriggersSql, dropTriggersSql, Schema, Table } fro
 import { COMMIT_MARKER, raiseFloorToWatermark } from "./state";
 import { extraParam, ident, jsonString, literal, params, parseI64 } from "./text";
 
-export const UPSTREAM_SQL: Array<string> = [
+const UPSTREAM_SQL: Array<string> = [
   // The upstream cursor (the watermark every applied batch reached), the fencing token of the
   // newest ingester, the number of the last snapshot generation, and the progress of the one
   // being built (JSON), all in one row so that a batch and its cursor commit together.

@@ -4,11 +4,11 @@ import type { CorrelatedSubquery, QueryAST, QueryCondition } from "@weir/protoco
  * How many rows of an EXISTS subquery a query holds per row of the node its condition tests, as
  * Zero's query builder joins them (3, and 1 for a condition a permission rule wrote).
  */
-export const WITNESS_LIMIT = 3;
-export const PERMISSIONS_WITNESS_LIMIT = 1;
+const WITNESS_LIMIT = 3;
+const PERMISSIONS_WITNESS_LIMIT = 1;
 
 /** An EXISTS (or NOT EXISTS) condition of a node's `where`, with where it sits in the AST. */
-export interface ConditionSubquery {
+interface ConditionSubquery {
   related: CorrelatedSubquery;
   /** The condition's path, as a refusal names it (`where.conditions.1`). */
   path: string;
@@ -18,7 +18,7 @@ export interface ConditionSubquery {
  * The subqueries of a node's conditions, at any depth of its `and`s and `or`s (not inside another
  * subquery: those are the subquery's own), in the order they appear.
  */
-export function conditionSubqueries(where: QueryCondition | undefined, path: string): ConditionSubquery[] {
+function conditionSubqueries(where: QueryCondition | undefined, path: string): ConditionSubquery[] {
   const found: ConditionSubquery[] = [];
   const visit = (condition: QueryCondition, at: string) => {
     if (condition.type === "correlatedSubquery") found.push({ related: condition.related, path: at });
@@ -39,7 +39,7 @@ export function conditionSubqueries(where: QueryCondition | undefined, path: str
  * none where it found none; without them every EXISTS would read false there. A subquery whose
  * limit is 0 matches nothing and holds nothing.
  */
-export function witnessSubquery(related: CorrelatedSubquery): CorrelatedSubquery | undefined {
+function witnessSubquery(related: CorrelatedSubquery): CorrelatedSubquery | undefined {
   if (related.subquery.limit === 0) return undefined;
   const limit = related.system === "permissions" ? PERMISSIONS_WITNESS_LIMIT : WITNESS_LIMIT;
   const subquery: QueryAST = { ...related.subquery, limit };

@@ -78,8 +78,8 @@ export const ENGINE_CALLS = {
   evaluateQuery: { params: { schema: "i32", plan: "string", visibility: "string" }, answer: "string" },
 } as const satisfies Record<string, CallDeclaration>;
 
-export type ParamKind = "i32" | "f64" | "bool" | "string";
-export type AnswerKind = ParamKind | "void";
+type ParamKind = "i32" | "f64" | "bool" | "string";
+type AnswerKind = ParamKind | "void";
 
 export interface CallDeclaration {
   readonly params: Readonly<Record<string, ParamKind>>;
@@ -87,7 +87,7 @@ export interface CallDeclaration {
 }
 
 type Calls = typeof ENGINE_CALLS;
-export type CallName = keyof Calls;
+type CallName = keyof Calls;
 
 type Value<K> = K extends "string"
   ? string
@@ -98,7 +98,7 @@ type Value<K> = K extends "string"
       : number;
 
 /** A call's parameters, by name. */
-export type CallArgs<N extends CallName> = {
+type CallArgs<N extends CallName> = {
   -readonly [P in keyof Calls[N]["params"]]: Value<Calls[N]["params"][P]>;
 };
 

@@ -179,7 +179,7 @@ function value(literal: QueryLiteralValue): string {
  * A LIKE pattern as a GLOB pattern: `%` and `_` become `*` and `?`, a backslash takes the next
  * character as it is, and GLOB's own special characters are matched literally.
  */
-export function globPattern(like: string): string {
+function globPattern(like: string): string {
   let glob = "";
   for (let i = 0; i < like.length; i++) {
     let c = like[i]!;

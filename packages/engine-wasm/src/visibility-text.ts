@@ -9,7 +9,7 @@ export interface VisibilityText {
   values: SqlValue[];
 }
 
-export const NO_VISIBILITY: VisibilityText = { text: "", values: [] };
+const NO_VISIBILITY: VisibilityText = { text: "", values: [] };
 
 /**
  * Checks the filters against the schema and writes them in the engine's compact form. Each

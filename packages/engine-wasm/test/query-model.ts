@@ -19,10 +19,10 @@ export function random(seed: number) {
   };
 }
 
-export const CHANNELS = ["c1", "c2", "c3"];
+const CHANNELS = ["c1", "c2", "c3"];
 export const USERS = ["u1", "u2", "u3", "u4"];
 // Messages may name an author that comes and goes.
-export const AUTHORS = [...USERS, "u5"];
+const AUTHORS = [...USERS, "u5"];
 // The queries a group may subscribe to: windows of a channel, and every user.
 export const QUERIES: Record<string, unknown> = {
   c1w2: channelMessages("c1", 2),

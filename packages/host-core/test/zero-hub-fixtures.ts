@@ -36,7 +36,7 @@ export const config: WeirConfig = {
  * A frame weir sent, checked against Zero's wire as `@weir/protocol` declares it: a message of
  * another type or shape fails the test that sent it.
  */
-export function downstream(frame: string): unknown[] {
+function downstream(frame: string): unknown[] {
   const message = JSON.parse(frame) as unknown[];
   const type = String(message[0]);
   if (message.length !== 2 || !Object.hasOwn(ZERO_DOWNSTREAM_BODIES, type)) {

@@ -36,7 +36,7 @@ export function readBody(req: IncomingMessage, limit: number): Promise<ReadBody>
   });
 }
 
-export function toHeaders(incoming: IncomingHttpHeaders): Headers {
+function toHeaders(incoming: IncomingHttpHeaders): Headers {
   const headers = new Headers();
   for (const [name, value] of Object.entries(incoming)) {
     if (value === undefined) continue;

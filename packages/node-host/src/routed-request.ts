@@ -11,7 +11,7 @@ import type { WsZero } from "./zero-sockets.js";
  * decides its worker; a target without one goes to the first worker, which refuses it as
  * host-core does.
  */
-export function targetNamespace(url: string | undefined): string {
+function targetNamespace(url: string | undefined): string {
   if (!url?.startsWith("/")) return "";
   const end = url.indexOf("/", 1);
   const query = url.indexOf("?");

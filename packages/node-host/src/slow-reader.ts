@@ -4,7 +4,7 @@ import { WebSocket } from "ws";
  * The close code of a socket whose client stopped reading: 1013 ("try again later"). Clients
  * reconnect and catch up from their cookie.
  */
-export const CLOSE_TOO_SLOW = 1013;
+const CLOSE_TOO_SLOW = 1013;
 
 /** Unsent bytes a socket may hold before it is closed (8 MiB). */
 export const DEFAULT_MAX_SOCKET_BUFFER_BYTES = 8 * 1024 * 1024;

@@ -4,7 +4,7 @@ import { quoteIdentifier as quote } from "./quote-identifier.js";
 import { readTypes } from "./read-types.js";
 import type { TableOptions } from "./upstream-options.js";
 
-export interface ColumnPlan {
+interface ColumnPlan {
   name: string;
   typeOid: number;
   /** As PostgreSQL writes it (`character varying(20)`), for messages. */

@@ -11,7 +11,6 @@ import { ReaderLifecycle, type ReaderState } from "./reader-state.js";
 import { type RelationShape, type SchemaDrift, schemaDrift } from "./schema-drift.js";
 import { SESSION_OPTIONS } from "./session-options.js";
 
-export type { CommittedBatch } from "./commit-pipeline.js";
 export type { ReaderState } from "./reader-state.js";
 
 export interface ReaderOptions {

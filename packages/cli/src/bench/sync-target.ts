@@ -18,7 +18,7 @@ export interface PullAnswer {
 }
 
 /** Thrown for an answer the load generator cannot count as a success. */
-export class BenchRequestError extends Error {
+class BenchRequestError extends Error {
   override readonly name = "BenchRequestError";
   constructor(
     message: string,

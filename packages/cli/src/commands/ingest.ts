@@ -9,7 +9,7 @@ import { findConfigFile, loadConfigFile } from "../config-file.js";
 import { type IngestOptions, runIngestOnFile } from "../ingest-run.js";
 
 /** Budgets of one pass when no flag names them (as a scheduled pass wants them: bounded). */
-export const INGEST_DEFAULTS = {
+const INGEST_DEFAULTS = {
   maxRows: 100_000,
   maxBytes: 64 * 1024 * 1024,
   maxTimeSeconds: 120,

@@ -11,7 +11,7 @@ import { formatFields } from "../format.js";
 import type { Output } from "../output.js";
 
 /** The host's default retention, used when neither a flag, a stored knob nor a config names one. */
-export const DEFAULT_RETAIN_CHANGES = CONFIG_DEFAULTS.retainChanges;
+const DEFAULT_RETAIN_CHANGES = CONFIG_DEFAULTS.retainChanges;
 
 interface MaintainOptions {
   retain?: number;

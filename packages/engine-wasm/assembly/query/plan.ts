@@ -13,7 +13,7 @@ import {
 import { Schema, Table } from "../schema";
 
 export const CONDITION_AND: i32 = 0;
-export const CONDITION_OR: i32 = 1;
+const CONDITION_OR: i32 = 1;
 export const CONDITION_COMPARE: i32 = 2;
 export const CONDITION_EXISTS: i32 = 3;
 

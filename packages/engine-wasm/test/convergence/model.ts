@@ -15,7 +15,7 @@ function visibleTo(user: string, row: Row): boolean {
 
 const keyOf = (row: Row) => `${row.table}:${String(row.value.id)}`;
 // Integers beyond 2^53 as strings, as parseBody reads them from a pull.
-export const stateText = (row: Row | undefined) =>
+const stateText = (row: Row | undefined) =>
   row === undefined ? "absent" : JSON.stringify(row.value, jsonBig);
 export function jsonBig(_: string, value: unknown) {
   return typeof value === "bigint" ? value.toString() : value;

@@ -13,7 +13,7 @@ export const GROUPS = [
 ] as const;
 export const TODO_IDS = ["t0", "t1", "t2"];
 // The last id is beyond 2^53: keys must survive the round trip exactly.
-export const CARD_IDS = [1n, 2n ** 53n + 1n, 2n];
+const CARD_IDS = [1n, 2n ** 53n + 1n, 2n];
 // REALs that 15 significant digits do not tell apart: 0.3 and 0.1 + 0.2, for instance.
 export const SCORES = [0.30000000000000004, 1 / 3, 2 / 3, 0.3];
 const BULK = 6;
@@ -67,7 +67,7 @@ export type Action =
  * What one workload exercises. Each workload draws its own (swarm testing): a workload of a few
  * rows, two users and tiny caps finds what a workload of everything at once dilutes.
  */
-export interface Profile {
+interface Profile {
   users: number;
   todos: number;
   cards: number;

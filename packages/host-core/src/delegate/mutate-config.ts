@@ -29,7 +29,7 @@ export interface ResolvedMutate {
   effectsWaitMs: number;
 }
 
-export const MUTATE_DEFAULTS = {
+const MUTATE_DEFAULTS = {
   timeoutMs: 5_000,
   firstSnapshotTimeoutMs: 25_000,
   attempts: 3,

@@ -126,13 +126,13 @@ export interface AdminContext extends NamespaceData, KnobWriter, NamespaceStatus
 export interface DelegatedPushContext extends NamespaceData, MutateForwarding, CommitEffects {}
 
 /** A pull's caps on the changes one answer carries. */
-export interface ChangeCaps {
+interface ChangeCaps {
   readonly maxChangeRows: number;
   readonly maxChangeBytes: number;
 }
 
 /** What one group's queries may cost: a work budget per query, caps on what a group holds. */
-export interface QueryLimits {
+interface QueryLimits {
   readonly queryBudgetMs: number;
   readonly maxGroupQueries: number;
   readonly maxGroupQueryBytes: number;

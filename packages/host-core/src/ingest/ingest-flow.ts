@@ -15,11 +15,7 @@ import type { IngestPassResult } from "./ingest-pass.js";
 import { IngestStoppedError } from "./ingest-stopped-error.js";
 
 /** The admin actions that run an ingest pass or change its breaker. */
-export const INGEST_ACTIONS = [
-  "ingest",
-  "resnapshot",
-  "breaker/reopen",
-] as const satisfies readonly AdminAction[];
+const INGEST_ACTIONS = ["ingest", "resnapshot", "breaker/reopen"] as const satisfies readonly AdminAction[];
 export type IngestAction = (typeof INGEST_ACTIONS)[number];
 
 export function isIngestAction(action: AdminAction): action is IngestAction {

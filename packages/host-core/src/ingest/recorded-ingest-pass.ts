@@ -60,7 +60,7 @@ export function storedBreaker(control: ControlStore, limits: BreakerLimits, now:
 }
 
 /** A short fingerprint of a schema (FNV-1a of its JSON): whether a stop was under another one. */
-export function schemaFingerprint(schema: Schema): string {
+function schemaFingerprint(schema: Schema): string {
   const text = JSON.stringify(schema.tables);
   let hash = 0x811c9dc5;
   for (let i = 0; i < text.length; i++) {

@@ -11,10 +11,10 @@ import { storageFailure } from "./storage-failure.js";
  * user's request for one more namespace closes that user's own least recently used idle one, or
  * is refused while each of theirs is serving a request; others' namespaces keep their slots.
  */
-export const USER_SHARE_OF_OPEN = 4;
+const USER_SHARE_OF_OPEN = 4;
 
 /** How many open namespaces one user may hold, of `maxOpen`. */
-export function userShareOfOpen(maxOpen: number): number {
+function userShareOfOpen(maxOpen: number): number {
   return Math.max(1, Math.ceil(maxOpen / USER_SHARE_OF_OPEN));
 }
 

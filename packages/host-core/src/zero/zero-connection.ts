@@ -21,7 +21,7 @@ import { CLOSE_NORMAL, CLOSE_PROTOCOL_ERROR, type ZeroSocket } from "./zero-sock
  * with ServerOverloaded, and the client reconnects and sends what it still needs.
  */
 export const MAX_WAITING_FRAMES = 1_000;
-export const MAX_WAITING_CHARS = 16 * 1024 * 1024;
+const MAX_WAITING_CHARS = 16 * 1024 * 1024;
 
 /** What a connection asks of its namespace's hub. */
 export interface ZeroConnectionHost {

@@ -3,8 +3,8 @@ import type { NamespaceStore } from "../ports/storage.js";
 import type { MutationResult } from "./zero-mutation-results.js";
 
 /** The dialect's own tables in the namespace database. */
-export const ZERO_DESIRED_TABLE = "_weir_zero_desired";
-export const ZERO_RESULTS_TABLE = "_weir_zero_results";
+const ZERO_DESIRED_TABLE = "_weir_zero_desired";
+const ZERO_RESULTS_TABLE = "_weir_zero_results";
 
 /** What changed in a group since it was last stored (see ZeroGroup.takeStoreChanges). */
 export interface ZeroGroupChanges {

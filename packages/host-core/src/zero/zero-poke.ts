@@ -11,7 +11,7 @@ export interface QueryPullAnswer {
 }
 
 /** How many row ops one pokePart carries at most: a big catch-up spans several parts. */
-export const ROWS_PER_PART = 1_000;
+const ROWS_PER_PART = 1_000;
 
 /**
  * The bodies of a poke's parts (without pokeID), or null when it would change nothing. A pull

@@ -1,8 +1,8 @@
 /** New queries one poke evaluates at most. */
-export const MAX_PUTS_PER_POKE = 32;
+const MAX_PUTS_PER_POKE = 32;
 
 /** How long one poke's evaluations aim to hold the thread, in milliseconds. */
-export const POKE_SLICE_MS = 10;
+const POKE_SLICE_MS = 10;
 
 /**
  * How many new queries a namespace's next poke evaluates: sized from what the last pokes took,

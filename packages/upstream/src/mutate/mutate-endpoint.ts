@@ -52,7 +52,7 @@ class RequestError extends Error {
 const tooLarge = () => new RequestError(413, "payload_too_large", "the body is too large");
 
 /** Watermarks are bigints: decimal strings beyond the safe range, as the contract says. */
-export function encodeMutateBody(body: unknown): string {
+function encodeMutateBody(body: unknown): string {
   return JSON.stringify(body, (_key, value) => (typeof value === "bigint" ? encodeWatermark(value) : value));
 }
 

@@ -11,7 +11,7 @@ export interface MutationContext {
 }
 
 export type Mutation = MutateRequest["mutations"][number];
-export type MutationResult = MutateResponse["mutations"][number]["result"];
+type MutationResult = MutateResponse["mutations"][number]["result"];
 
 /** What became of one mutation. */
 export type MutationOutcome =
