@@ -5,8 +5,9 @@ import { createServer, type WeirServer } from "@weir/node-host";
 import { startPostgres, type TestPostgres } from "@weir/postgres-testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type PostgresUpstream, postgresUpstream } from "../src/index.js";
-import { sortByKey, waitFor } from "./namespace-model.js";
-import { canonicalJson, SyncedClient } from "./synced-client.js";
+import { expectConverged, tenantRows } from "./converged.js";
+import { waitFor } from "./namespace-model.js";
+import { SyncedClient } from "./synced-client.js";
 
 // A column added in PostgreSQL while everything runs: the upstream reads the tables again and
 // resets its buffer without a restart, and a weir whose schema already declares the column (as
@@ -23,31 +24,9 @@ let url = "";
 const logged: Record<string, unknown>[] = [];
 
 /** The tenant's rows as PostgreSQL holds them, with `extra` null while the column does not exist. */
-async function selectRows(org: string): Promise<Record<string, unknown>[]> {
-  const { rows } = await db.sql("SELECT to_jsonb(t) AS row FROM item t WHERE org = $1", [org]);
-  return sortByKey(
-    rows.map((row) => ({ extra: null, ...(row.row as Record<string, unknown>) })),
-    ["id"],
-  );
-}
-
-async function expectConverged(clients: SyncedClient[]): Promise<void> {
-  for (const client of clients) {
-    let last = "";
-    await waitFor(
-      async () => {
-        await client.ingestAndPull(url);
-        const expected = await selectRows(client.namespace);
-        const held = sortByKey(client.rows("item"), ["id"]);
-        last = `${client.namespace}: ${canonicalJson(held).slice(0, 300)} vs ${canonicalJson(expected).slice(0, 300)}`;
-        return canonicalJson(held) === canonicalJson(expected);
-      },
-      20_000,
-      "convergence",
-    ).catch((error) => {
-      throw new Error(`${(error as Error).message}: ${last}`);
-    });
-  }
+/** The org's rows as PostgreSQL holds them; a row from before the column lacks `extra`, as null. */
+async function selectRows(table: string, org: string): Promise<Record<string, unknown>[]> {
+  return (await tenantRows(db, table, "org", org)).map((row) => ({ extra: null, ...row }));
 }
 
 beforeAll(async () => {
@@ -91,14 +70,14 @@ afterAll(async () => {
 describe("a column added upstream", () => {
   it("ADD COLUMN with a DEFAULT while everything runs: every namespace equals a fresh SELECT, nothing restarted", async () => {
     const clients = ORGS.map((org) => new SyncedClient(org, ADMIN_KEY));
-    await expectConverged(clients);
+    await expectConverged(url, clients, ["item"], selectRows);
     expect(upstream.schema.tables.item!.columns.extra).toBeUndefined();
 
     await db.sql("ALTER TABLE item ADD COLUMN extra text DEFAULT 'dflt'");
     // The first change of the table after it shows the new column to the reader.
     await db.sql("INSERT INTO item (id, org, title) VALUES (1000, 'a', 'after')");
     await db.sql("UPDATE item SET title = 'changed', extra = 'own' WHERE id = 3");
-    await expectConverged(clients);
+    await expectConverged(url, clients, ["item"], selectRows);
     const status = await upstream.status();
     expect(status.state).toBe("streaming");
     expect(status.drift).toBeNull();
@@ -109,7 +88,7 @@ describe("a column added upstream", () => {
 
     // Later changes flow as before, the new column included.
     await db.sql("UPDATE item SET extra = 'later' WHERE org = 'b' AND id < 20");
-    await expectConverged(clients);
+    await expectConverged(url, clients, ["item"], selectRows);
   });
 
   it("a column added with a type weir cannot carry stops the reader as drift, naming it", async () => {

@@ -5,8 +5,8 @@ import { createServer, type WeirServer } from "@weir/node-host";
 import { startPostgres, type TestPostgres } from "@weir/postgres-testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type PostgresUpstream, postgresUpstream } from "../src/index.js";
-import { sortByKey, waitFor } from "./namespace-model.js";
-import { canonicalJson, SyncedClient } from "./synced-client.js";
+import { expectConverged, tenantRows } from "./converged.js";
+import { SyncedClient } from "./synced-client.js";
 
 // Schema changes in PostgreSQL, followed the documented way (the upstream and weir restarted,
 // weir's schema taken from the upstream's): every namespace ends with exactly what PostgreSQL
@@ -51,38 +51,6 @@ async function stop(): Promise<void> {
   upstream = null;
 }
 
-/** The tenant's rows of `table` as PostgreSQL holds them, in weir's types. */
-async function selectRows(table: string, org: string): Promise<Record<string, unknown>[]> {
-  const { rows } = await db.sql(`SELECT to_jsonb(t) AS row FROM ${table} t WHERE org = $1`, [org]);
-  return sortByKey(
-    rows.map((row) => row.row as Record<string, unknown>),
-    ["id"],
-  );
-}
-
-/** Every namespace's client holds exactly what PostgreSQL does, in every table. */
-async function expectConverged(clients: SyncedClient[], tables: string[]): Promise<void> {
-  for (const client of clients) {
-    let last = "";
-    await waitFor(
-      async () => {
-        await client.ingestAndPull(url);
-        for (const table of tables) {
-          const expected = await selectRows(table, client.namespace);
-          const held = sortByKey(client.rows(table), ["id"]);
-          last = `${client.namespace}.${table}: ${canonicalJson(held).slice(0, 300)} vs ${canonicalJson(expected).slice(0, 300)}`;
-          if (canonicalJson(held) !== canonicalJson(expected)) return false;
-        }
-        return true;
-      },
-      20_000,
-      "convergence",
-    ).catch((error) => {
-      throw new Error(`${(error as Error).message}: ${last}`);
-    });
-  }
-}
-
 beforeAll(async () => {
   db = await startPostgres();
   dir = mkdtempSync(join(tmpdir(), "weir-schema-changes-"));
@@ -102,7 +70,7 @@ describe("schema changes upstream", () => {
   it("ADD COLUMN with a DEFAULT, DROP, a type change, a new table with rows, a column dropped and added again: every namespace equals a fresh SELECT", async () => {
     const clients = ORGS.map((org) => new SyncedClient(org, ADMIN_KEY));
     await start(["item"]);
-    await expectConverged(clients, ["item"]);
+    await expectConverged(url, clients, ["item"], (table, ns) => tenantRows(db, table, "org", ns));
 
     // A change of each kind, written while the upstream runs (its reader stops at the drift),
     // then the restart the docs describe.
@@ -132,7 +100,7 @@ describe("schema changes upstream", () => {
       await db.sql("UPDATE item SET org = org WHERE id % 10 = 0");
       await stop();
       await start(step.tables);
-      await expectConverged(clients, step.tables);
+      await expectConverged(url, clients, step.tables, (table, ns) => tenantRows(db, table, "org", ns));
     }
     const resets = logged.filter((line) => line.msg === "buffer reset");
     expect(resets).toHaveLength(steps.length);

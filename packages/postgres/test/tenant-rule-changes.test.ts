@@ -6,8 +6,8 @@ import { startPostgres, type TestPostgres } from "@weir/postgres-testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type PostgresUpstream, postgresUpstream } from "../src/index.js";
 import type { TableOptions } from "../src/upstream-options.js";
-import { sortByKey, waitFor } from "./namespace-model.js";
-import { canonicalJson, SyncedClient } from "./synced-client.js";
+import { expectConverged, tenantRows } from "./converged.js";
+import { SyncedClient } from "./synced-client.js";
 
 // The tenant rules change (another tenant column, a table shared by every namespace, a tenant
 // column again): after the restart the docs describe, every namespace holds exactly the rows
@@ -52,38 +52,6 @@ async function stop(): Promise<void> {
   upstream = null;
 }
 
-/** The rows namespace `ns` receives under the rule: those whose tenant column holds it, or all. */
-async function selectRows(tenantColumn: string | null, ns: string): Promise<Record<string, unknown>[]> {
-  const where = tenantColumn === null ? "true" : `${tenantColumn} = $1`;
-  const { rows } = await db.sql(
-    `SELECT to_jsonb(t) AS row FROM item t WHERE ${where}`,
-    tenantColumn === null ? [] : [ns],
-  );
-  return sortByKey(
-    rows.map((row) => row.row as Record<string, unknown>),
-    ["id"],
-  );
-}
-
-async function expectConverged(clients: SyncedClient[], tenantColumn: string | null): Promise<void> {
-  for (const client of clients) {
-    let last = "";
-    await waitFor(
-      async () => {
-        await client.ingestAndPull(url);
-        const expected = await selectRows(tenantColumn, client.namespace);
-        const held = sortByKey(client.rows("item"), ["id"]);
-        last = `${client.namespace}: ${held.length} rows held, ${expected.length} in PostgreSQL; ${canonicalJson(held).slice(0, 200)} vs ${canonicalJson(expected).slice(0, 200)}`;
-        return canonicalJson(held) === canonicalJson(expected);
-      },
-      20_000,
-      "convergence",
-    ).catch((error) => {
-      throw new Error(`${(error as Error).message}: ${last}`);
-    });
-  }
-}
-
 beforeAll(async () => {
   db = await startPostgres();
   dir = mkdtempSync(join(tmpdir(), "weir-tenant-rules-"));
@@ -105,7 +73,7 @@ describe("tenant rule changes", () => {
   it("another tenant column, then none (a shared table), then one again: every namespace equals a fresh SELECT under the new rule", async () => {
     const clients = NAMESPACES.map((ns) => new SyncedClient(ns, ADMIN_KEY));
     await start({ tenantColumn: "org" });
-    await expectConverged(clients, "org");
+    await expectConverged(url, clients, ["item"], (table, ns) => tenantRows(db, table, "org", ns));
 
     const rules: (string | null)[] = ["team", null, "org"];
     let id = 1000;
@@ -117,9 +85,9 @@ describe("tenant rule changes", () => {
       await db.sql("UPDATE item SET team = 'c' WHERE id % 11 = 0");
       await start({ tenantColumn: rule });
       await db.sql("DELETE FROM item WHERE id % 13 = 0 AND id < 1000");
-      await expectConverged(clients, rule);
+      await expectConverged(url, clients, ["item"], (table, ns) => tenantRows(db, table, rule, ns));
       await db.sql("DELETE FROM item WHERE id % 17 = 0 AND id < 1000");
-      await expectConverged(clients, rule);
+      await expectConverged(url, clients, ["item"], (table, ns) => tenantRows(db, table, rule, ns));
     }
     const resets = logged.filter((line) => line.msg === "buffer reset");
     expect(resets).toHaveLength(rules.length);
