@@ -1,6 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { ZeroGroup } from "./zero-group.js";
 
+const hashOf = (op: { op: string; hash?: string }) => op.hash;
+
 const put = (hash: string, name = "q", args: unknown[] = [{ n: 1 }]) => ({
   op: "put" as const,
   hash,
@@ -18,6 +20,40 @@ describe("ZeroGroup", () => {
     expect(group.takeEnginePatch()).toEqual([]);
     group.desire("c2", [{ op: "clear" }]);
     expect(group.takeEnginePatch()).toEqual([{ op: "del", hash: "h" }]);
+  });
+
+  it("cancels a pending put with its del and a pending del with its put, in a patch of many", () => {
+    const group = new ZeroGroup("g", "u");
+    const hashes = Array.from({ length: 2_000 }, (_, i) => `h${i}`);
+    group.desire(
+      "c1",
+      hashes.map((hash) => put(hash)),
+    );
+    // Half the puts are let go of again before any pull: they never reach the engine.
+    group.desire(
+      "c1",
+      hashes.filter((_, i) => i % 2 === 1).map((hash) => ({ op: "del" as const, hash })),
+    );
+    const first = group.takeEnginePatch(600);
+    expect(first.map((op) => op.op === "put" && op.hash)).toEqual(
+      hashes.filter((_, i) => i % 2 === 0).slice(0, 600),
+    );
+    // Of those the engine took, a del goes to it; of those still pending, the put is dropped.
+    group.desire("c1", [
+      { op: "del", hash: "h0" },
+      { op: "del", hash: "h1998" },
+    ]);
+    // A del pending is cancelled by the put that follows it: the engine keeps the query.
+    group.desire("c1", [put("h0")]);
+    const rest = group.takeEnginePatch();
+    expect(rest).toHaveLength(399);
+    expect(rest.some((op) => hashOf(op) === "h0" || hashOf(op) === "h1998")).toBe(false);
+    // A failed pull's patch comes back before what was put since, and cancels as before.
+    group.desire("c1", [{ op: "del", hash: "h2" }]);
+    group.restoreEnginePatch(rest);
+    group.desire("c1", [put("h2"), { op: "del", hash: "h1996" }]);
+    expect(group.takeEnginePatch()).toEqual(rest.filter((op) => hashOf(op) !== "h1996"));
+    expect(group.hasPendingPatch()).toBe(false);
   });
 
   it("echoes each client's changes, and every client's whole set after a reset", () => {

@@ -6,6 +6,7 @@ import type {
   ZeroQueryOp,
 } from "@weir/protocol";
 import type { ZeroCookie } from "./zero-cookie.js";
+import { ZeroEnginePatch } from "./zero-engine-patch.js";
 import type { ZeroGroupChanges } from "./zero-group-store.js";
 import { type MutationResult, MutationResults } from "./zero-mutation-results.js";
 
@@ -60,7 +61,7 @@ export class ZeroGroup {
   /** A push of the group is running: its poke waits for the push's results. */
   pushing = false;
   private readonly desired = new Map<string, Map<string, DesiredQuery>>();
-  private enginePatch: QueryPatchOperation[] = [];
+  private readonly enginePatch = new ZeroEnginePatch();
   private desiredEcho = new Map<string, ZeroPokeQueryOp[]>();
   private readonly results = new MutationResults();
   /** Results acknowledged, and clients gone, since the group was last stored. */
@@ -165,15 +166,7 @@ export class ZeroGroup {
    * was pending.
    */
   private cancelPending(op: "put" | "del", hash: string): boolean {
-    let at = this.enginePatch.length - 1;
-    for (; at >= 0; at--) {
-      const pending = this.enginePatch[at]!;
-      if (pending.op === "clear") return false;
-      if (pending.op === op && pending.hash === hash) break;
-    }
-    if (at < 0) return false;
-    this.enginePatch.splice(at, 1);
-    return true;
+    return this.enginePatch.cancel(op, hash);
   }
 
   /** The clients leave the group: their desired queries go. */
@@ -201,7 +194,7 @@ export class ZeroGroup {
 
   /** Drops puts from the engine's pending patch (their queries were refused). */
   dropPuts(hashes: ReadonlySet<string>): void {
-    this.enginePatch = this.enginePatch.filter((op) => op.op !== "put" || !hashes.has(op.hash));
+    this.enginePatch.reset(this.enginePatch.all().filter((op) => op.op !== "put" || !hashes.has(op.hash)));
     for (const [clientID, mine] of this.desired) {
       for (const hash of hashes) {
         if (!mine.delete(hash)) continue;
@@ -217,8 +210,9 @@ export class ZeroGroup {
    * instead of one refused pull per slice. Their clients desire them no more (`dropPuts`).
    */
   takeCappedPuts(): { hash: string; name: string }[] {
-    const end = this.enginePatch.findIndex((op) => op.op !== "put");
-    const taken = end < 0 ? this.enginePatch : this.enginePatch.slice(0, end);
+    const patch = this.enginePatch.all();
+    const end = patch.findIndex((op) => op.op !== "put");
+    const taken = end < 0 ? patch : patch.slice(0, end);
     const puts = taken.flatMap((op) => (op.op === "put" ? [{ hash: op.hash, name: op.name }] : []));
     this.dropPuts(new Set(puts.map((put) => put.hash)));
     return puts;
@@ -247,7 +241,7 @@ export class ZeroGroup {
   /** The engine patch waiting for the next pull. */
   pendingPuts(): { hash: string; name: string }[] {
     const puts: { hash: string; name: string }[] = [];
-    for (const op of this.enginePatch) if (op.op === "put") puts.push({ hash: op.hash, name: op.name });
+    for (const op of this.enginePatch.all()) if (op.op === "put") puts.push({ hash: op.hash, name: op.name });
     return puts;
   }
 
@@ -256,14 +250,7 @@ export class ZeroGroup {
    * `maxPuts`-th put; the rest wait for the pull after (`hasPendingPatch`).
    */
   takeEnginePatch(maxPuts = Number.POSITIVE_INFINITY): QueryPatchOperation[] {
-    let puts = 0;
-    let end = 0;
-    for (; end < this.enginePatch.length; end++) {
-      if (this.enginePatch[end]!.op === "put" && ++puts > maxPuts) break;
-    }
-    const patch = this.enginePatch.slice(0, end);
-    this.enginePatch = this.enginePatch.slice(end);
-    return patch;
+    return this.enginePatch.take(maxPuts);
   }
 
   /** Operations of the engine patch wait for a pull (more puts than one poke takes). */
@@ -273,7 +260,7 @@ export class ZeroGroup {
 
   /** Puts back a patch whose pull failed, so the next one sends it. */
   restoreEnginePatch(patch: readonly QueryPatchOperation[]): void {
-    this.enginePatch = [...patch, ...this.enginePatch];
+    this.enginePatch.reset([...patch, ...this.enginePatch.all()]);
   }
 
   /**
