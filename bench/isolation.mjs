@@ -7,6 +7,10 @@
 // JSON object: the victim's pull p95 alone and under each attack (goal: under 3x alone, no
 // error) and what each attack got (statuses, refusals).
 //
+// The server runs its default worker threads (one per core), and a namespace lives in the worker
+// its name hashes to. Two victims pull side by side: one whose namespace shares the attacker's
+// worker and, with more than one worker, one whose namespace runs in another; each is reported.
+//
 //   pnpm bench isolation [--quick]     --quick: shorter phases, for a smoke run
 import { spawn, spawnSync } from "node:child_process";
 import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync, statSync } from "node:fs";
@@ -14,13 +18,14 @@ import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { isMainThread, parentPort, Worker, workerData } from "node:worker_threads";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 // The server's own WebSocket library, as a client.
 const WebSocket = createRequire(join(root, "packages/node-host/package.json"))("ws");
 const weirBin = join(root, "packages/cli/dist/weir.js");
+const ATTACKER = "attack";
 const quick = process.argv.includes("--quick");
 const PHASE_MS = quick ? 2_000 : 6_000;
 const SEED_ITEMS = 20_000;
@@ -62,7 +67,10 @@ async function startServer(dir) {
     const line = readFileSync(logFile, "utf8")
       .split("\n")
       .find((l) => l.startsWith('{"url":'));
-    if (line) return { child, exited, url: JSON.parse(line).url, dataDir: join(dir, "data") };
+    if (line) {
+      const { url, workers } = JSON.parse(line);
+      return { child, exited, url, workers, dataDir: join(dir, "data") };
+    }
     await sleep(50);
   }
   child.kill("SIGKILL");
@@ -95,14 +103,33 @@ let groups = 0;
 // Each attack runs in a worker of its own: its groups are named after it.
 const freshGroup = (prefix) => `${workerData?.name ?? "main"}-${prefix}-${++groups}`;
 
-/** The victim: pulls of namespace B (a reset of its small table each), one after another. */
-async function victimLoop(url, until) {
+/**
+ * The victims' namespaces: one in the attacker's worker and, with more than one worker, one in
+ * another, chosen by the host's own rule of which worker runs a namespace.
+ */
+async function victimPlacements(workers) {
+  if (workers < 2) return { sameWorker: "victim" };
+  const { namespaceWorker } = await import(
+    pathToFileURL(join(root, "packages/node-host/dist/index.js")).href
+  );
+  const attacker = namespaceWorker(ATTACKER, workers);
+  const placements = {};
+  for (let i = 0; !(placements.sameWorker && placements.otherWorker); i++) {
+    const name = i === 0 ? "victim" : `victim${i}`;
+    const key = namespaceWorker(name, workers) === attacker ? "sameWorker" : "otherWorker";
+    placements[key] ??= name;
+  }
+  return placements;
+}
+
+/** A victim: pulls of its namespace (a reset of its small table each), one after another. */
+async function victimLoop(url, ns, until) {
   const times = [];
   let errors = 0;
   while (Date.now() < until) {
     const started = performance.now();
     try {
-      const answer = await post(url, "victim/pull", "victor", {
+      const answer = await post(url, `${ns}/pull`, "victor", {
         clientGroupID: "victim-g",
         clientID: "victim-c",
         cookie: null,
@@ -147,7 +174,7 @@ async function pullAttack(url, until, patch) {
     try {
       outcome.add(
         statusLabel(
-          await post(url, "attack/pull", "mallory", {
+          await post(url, `${ATTACKER}/pull`, "mallory", {
             clientGroupID: freshGroup("a"),
             clientID: "a-c",
             cookie: null,
@@ -170,7 +197,7 @@ function zeroSocket(url) {
   );
   const group = freshGroup("z");
   const query = `clientID=${group}-c&clientGroupID=${group}&baseCookie=&lmid=0&wsid=w1`;
-  const ws = new WebSocket(`${url.replace("http", "ws")}/attack/sync/v51/connect?${query}`, protocol);
+  const ws = new WebSocket(`${url.replace("http", "ws")}/${ATTACKER}/sync/v51/connect?${query}`, protocol);
   const outcome = tally();
   let pokes = 0;
   ws.on("message", (data) => {
@@ -258,7 +285,7 @@ async function toggles(url, until) {
   while (Date.now() < until) {
     on = !on;
     const patch = on ? [{ op: "put", hash: "t", name: "allItems", args: [] }] : [{ op: "del", hash: "t" }];
-    const answer = await post(url, "attack/pull", "mallory", {
+    const answer = await post(url, `${ATTACKER}/pull`, "mallory", {
       clientGroupID: "toggler",
       clientID: "toggler-c",
       cookie,
@@ -298,61 +325,103 @@ const ATTACKS = {
   queryToggles: { label: "native pulls toggling one query", run: toggles },
 };
 
+/** A victim's figures over one phase, against its pulls alone. */
+function victimFigures(victim, baselineP95) {
+  const p95 = percentile(victim.times, 95);
+  return {
+    victimP95Ms: round1(p95),
+    victimMaxMs: round1(Math.max(...victim.times)),
+    ratio: round1(p95 / baselineP95),
+    victimPulls: victim.times.length,
+    victimErrors: victim.errors,
+  };
+}
+
+/** Every victim pulls at once until `until`: answers each one's loop by placement. */
+async function victimsLoop(url, placements, until) {
+  const names = Object.keys(placements);
+  const loops = await Promise.all(names.map((name) => victimLoop(url, placements[name], until)));
+  return Object.fromEntries(names.map((name, i) => [name, loops[i]]));
+}
+
 async function main() {
   build();
   const dir = mkdtempSync(join(tmpdir(), "weir-bench-isolation-"));
   const server = await startServer(dir);
   const { url } = server;
+  const placements = await victimPlacements(server.workers);
   try {
     log(`bench isolation: seeding ${SEED_ITEMS.toLocaleString("en-US")} items and twice as many tags`);
-    const seeded = await push(url, "attack", "mallory", "seed-g", 1, "seed", { items: SEED_ITEMS });
+    const seeded = await push(url, ATTACKER, "mallory", "seed-g", 1, "seed", { items: SEED_ITEMS });
     if (seeded.status !== 200) throw new Error(`seeding answered ${seeded.status}`);
-    for (let i = 0; i < VICTIM_ROWS; i++)
-      await push(url, "victim", "victor", "victim-w", i + 1, "note", { id: `v${i}` });
-    await victimLoop(url, Date.now() + 500);
-    log("bench isolation: the victim alone");
-    const alone = await victimLoop(url, Date.now() + PHASE_MS);
-    const baselineP95 = percentile(alone.times, 95);
-    const result = {
-      suite: "isolation",
-      victimAloneP95Ms: round1(baselineP95),
-      victimAlonePulls: alone.times.length,
-      attacks: {},
-    };
-    const rows = [["alone", alone.times.length, round1(baselineP95), "", alone.errors, ""]];
+    for (const ns of Object.values(placements))
+      for (let i = 0; i < VICTIM_ROWS; i++)
+        await push(url, ns, "victor", "victim-w", i + 1, "note", { id: `v${i}` });
+    await victimsLoop(url, placements, Date.now() + 500);
+    log(
+      `bench isolation: ${server.workers} workers; the victims alone: ${Object.entries(placements)
+        .map(([placement, ns]) => `${placement} "${ns}"`)
+        .join(", ")}`,
+    );
+    const alone = await victimsLoop(url, placements, Date.now() + PHASE_MS);
+    const result = { suite: "isolation", workers: server.workers, placements: {} };
+    const rows = [];
+    const baselines = {};
+    for (const [placement, ns] of Object.entries(placements)) {
+      baselines[placement] = percentile(alone[placement].times, 95);
+      result.placements[placement] = {
+        namespace: ns,
+        victimAloneP95Ms: round1(baselines[placement]),
+        victimAlonePulls: alone[placement].times.length,
+        attacks: {},
+      };
+      rows.push([
+        placement,
+        "alone",
+        alone[placement].times.length,
+        round1(baselines[placement]),
+        "",
+        alone[placement].errors,
+        "",
+      ]);
+    }
+    result.attacks = {};
     for (const [name, attack] of Object.entries(ATTACKS)) {
       log(`bench isolation: ${name}: ${attack.label}`);
       const until = Date.now() + PHASE_MS;
-      const [victim, attacker] = await Promise.all([victimLoop(url, until), inWorker(name, url, until)]);
-      // The attacker's last request may end after the phase; the victim is measured within it.
-      const p95 = percentile(victim.times, 95);
-      result.attacks[name] = {
-        victimP95Ms: round1(p95),
-        victimMaxMs: round1(Math.max(...victim.times)),
-        ratio: round1(p95 / baselineP95),
-        victimPulls: victim.times.length,
-        victimErrors: victim.errors,
-        attacker,
-      };
-      rows.push([
-        name,
-        victim.times.length,
-        round1(p95),
-        round1(p95 / baselineP95),
-        victim.errors,
-        JSON.stringify(attacker),
+      const [victims, attacker] = await Promise.all([
+        victimsLoop(url, placements, until),
+        inWorker(name, url, until),
       ]);
+      // The attacker's last request may end after the phase; the victims are measured within it.
+      result.attacks[name] = attacker;
+      for (const placement of Object.keys(placements)) {
+        const figures = victimFigures(victims[placement], baselines[placement]);
+        result.placements[placement].attacks[name] = figures;
+        rows.push([
+          placement,
+          name,
+          figures.victimPulls,
+          figures.victimP95Ms,
+          figures.ratio,
+          figures.victimErrors,
+          JSON.stringify(attacker),
+        ]);
+      }
     }
-    result.attackFileMB = round1(statSync(join(server.dataDir, "attack.sqlite")).size / 1048576);
-    result.worstRatio = Math.max(...Object.values(result.attacks).map((a) => a.ratio));
+    result.attackFileMB = round1(statSync(join(server.dataDir, `${ATTACKER}.sqlite`)).size / 1048576);
+    for (const placement of Object.values(result.placements))
+      placement.worstRatio = Math.max(...Object.values(placement.attacks).map((a) => a.ratio));
     // What the server logged as errors (a failure, not a refusal), which no attack should cause.
     const errors = readFileSync(join(dir, "weir.log"), "utf8")
       .split("\n")
       .filter((line) => line.includes('"level":"error"'));
     for (const line of errors.slice(0, 5)) log(`bench isolation: server error: ${line.slice(0, 400)}`);
     result.serverErrors = errors.length;
-    result.victimErrors = Object.values(result.attacks).reduce((sum, a) => sum + a.victimErrors, 0);
-    console.log(["phase", "pulls", "p95 ms", "x alone", "errors", "attacker"].join("\t"));
+    result.victimErrors = Object.values(result.placements)
+      .flatMap((placement) => Object.values(placement.attacks))
+      .reduce((sum, a) => sum + a.victimErrors, 0);
+    console.log(["victim", "phase", "pulls", "p95 ms", "x alone", "errors", "attacker"].join("\t"));
     for (const row of rows) console.log(row.join("\t"));
     console.log(JSON.stringify(result));
   } finally {

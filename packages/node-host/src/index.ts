@@ -8,3 +8,4 @@ export { loadNodeEngine } from "./load-node-engine.js";
 export { serve } from "./serve.js";
 export { fileStorage, memoryStorage } from "./storage.js";
 export { untilStopped } from "./until-stopped.js";
+export { namespaceWorker } from "./worker-pool.js";
