@@ -28,3 +28,4 @@ export {
 } from "./upstream-batch.js";
 export { columnType, keyOf, type VisibilityTerm, visibilityTerms } from "./visibility-terms.js";
 export { pullVisibilityIdentity } from "./visibility-text.js";
+export { checkPatchCaps } from "./work-meter.js";

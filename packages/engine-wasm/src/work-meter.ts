@@ -1,5 +1,5 @@
 import { EngineError } from "./engine-error.js";
-import type { PullInput, QueryPatchOp, SqlAdapter, SqlValue } from "./types.js";
+import type { PullInput, SqlAdapter, SqlValue } from "./types.js";
 
 /** Probe rows between two reads of the clock (a read costs more than a probe row's count). */
 const ROWS_PER_CHECK = 1024;
@@ -75,12 +75,16 @@ export class WorkMeter {
   }
 }
 
+/** What the caps read of a patch operation (a client's, or one resolved to an AST). */
+type CappedOp = { op: "put"; hash: string; args?: unknown } | { op: "del" | "clear" };
+
 /**
  * Refuses, before anything is resolved or evaluated, a patch whose new queries alone pass a
  * group's caps (distinct hashes; the engine checks each put against what the group holds too).
+ * A host that applies a patch in steps checks the whole of it with this first.
  */
 export function checkPatchCaps(
-  patch: readonly QueryPatchOp[],
+  patch: readonly CappedOp[],
   caps: Pick<PullInput, "maxGroupQueries" | "maxGroupQueryBytes">,
 ): void {
   const bytes = new Map<string, number>();

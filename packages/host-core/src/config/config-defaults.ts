@@ -10,6 +10,7 @@ export const CONFIG_DEFAULTS = {
   maxOpenNamespaces: 1_000,
   maxQueryRows: DEFAULT_MAX_QUERY_ROWS,
   queryBudgetMs: 50,
+  querySliceMs: 50,
   maxGroupQueries: 1_000,
   maxGroupQueryBytes: 1024 * 1024,
 } as const;

@@ -44,6 +44,7 @@ const ConfigShape = v.object({
   tolerateUnknownQueries: v.optional(v.boolean()),
   maxQueryRows: Count(1),
   queryBudgetMs: Count(1),
+  querySliceMs: Count(1),
   maxGroupQueries: Count(1),
   maxGroupQueryBytes: Count(1),
   queryTransformVersion: v.optional(
@@ -78,6 +79,7 @@ export function resolveConfig(config: WeirConfig): ResolvedConfig {
     mutate: config.mutate ? resolveMutate(config.mutate) : null,
     maxQueryRows: config.maxQueryRows ?? CONFIG_DEFAULTS.maxQueryRows,
     queryBudgetMs: config.queryBudgetMs ?? CONFIG_DEFAULTS.queryBudgetMs,
+    querySliceMs: config.querySliceMs ?? CONFIG_DEFAULTS.querySliceMs,
     maxGroupQueries: config.maxGroupQueries ?? CONFIG_DEFAULTS.maxGroupQueries,
     maxGroupQueryBytes: config.maxGroupQueryBytes ?? CONFIG_DEFAULTS.maxGroupQueryBytes,
   };

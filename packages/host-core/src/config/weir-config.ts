@@ -61,6 +61,13 @@ export interface WeirConfig {
    * Zero socket a `transformError` for it). Enforced on better-sqlite3 and sql.js.
    */
   queryBudgetMs?: number;
+  /**
+   * How long one step of a request's query work aims to hold the thread (default 50 ms): a native
+   * pull whose patch puts more queries than one step evaluates in that time applies it in steps,
+   * each its own transaction, and gives other requests their turn between them. Unlike
+   * `queryBudgetMs` it refuses nothing.
+   */
+  querySliceMs?: number;
   /** Queries one client group may hold (default 1,000); a put past it is refused (422). */
   maxGroupQueries?: number;
   /** Bytes of stored arguments one client group's queries may hold (default 1 MiB); likewise. */
@@ -82,6 +89,7 @@ export interface ResolvedConfig extends Omit<WeirConfig, "quotas" | "upstream" |
   mutate: ResolvedMutate | null;
   maxQueryRows: number;
   queryBudgetMs: number;
+  querySliceMs: number;
   maxGroupQueries: number;
   maxGroupQueryBytes: number;
 }

@@ -23,7 +23,8 @@ export interface PullFlowResult extends FlowResult {
  * Pull in either dialect: changes since the cookie, through the visibility filter of these
  * claims. `followers`: other groups of the same user that the caller holds at the same cookie with
  * the same queries; those the engine finds holding this group's state take its answer
- * (`PullFlowResult.followed`), the rest are left for pulls of their own.
+ * (`PullFlowResult.followed`), the rest are left for pulls of their own. `caps`: the answer's
+ * caps, the namespace's unless a step of a sliced pull has sent part of them already.
  */
 export function runPull(
   ctx: PullContext,
@@ -31,6 +32,7 @@ export function runPull(
   body: unknown,
   claims: Claims,
   followers?: readonly string[],
+  caps: PullContext["caps"] = ctx.caps,
 ): PullFlowResult {
   let input: ReturnType<typeof parsePullRequest>;
   try {
@@ -87,8 +89,8 @@ export function runPull(
     cookie: input.cookie,
     dialect,
     visibility,
-    maxChangeRows: ctx.caps.maxChangeRows,
-    maxChangeBytes: ctx.caps.maxChangeBytes,
+    maxChangeRows: caps.maxChangeRows,
+    maxChangeBytes: caps.maxChangeBytes,
     ...(queries
       ? {
           queries: {

@@ -156,7 +156,9 @@ export class RequestRouter {
     const dialect = route.kind.startsWith("replicache") ? "replicache" : "native";
     const pull = route.kind === "pull" || route.kind === "replicache_pull";
     const result = pull
-      ? service.pull(dialect, body, claims)
+      ? dialect === "native"
+        ? await service.pullNative(body, claims)
+        : service.pull(dialect, body, claims)
       : service.delegates
         ? await service.pushDelegated(dialect, body, claims, request.headers.get("authorization"))
         : service.push(dialect, body, claims);

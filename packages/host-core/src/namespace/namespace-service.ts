@@ -10,6 +10,8 @@ import type { FlowResult, NamespaceData } from "../flows/flow-context.js";
 import { type PullFlowResult, runPull } from "../flows/pull-flow.js";
 import type { RecordWith } from "../flows/push-answers.js";
 import { runPush } from "../flows/push-flow.js";
+import { MAX_PUTS_PER_STEP, PutSlice } from "../flows/put-slice.js";
+import { runSlicedPull } from "../flows/sliced-pull.js";
 import { HttpError } from "../http/http-error.js";
 import { type IngestAction, runIngestAdmin, runNotify } from "../ingest/ingest-flow.js";
 import type { IngestPassResult } from "../ingest/ingest-pass.js";
@@ -98,6 +100,8 @@ export class NamespaceService {
   /** Requests being served, so an idle close never pulls the database from under one. */
   readonly usage: NamespaceUsage;
   private readonly retentionPacer: RetentionPacer;
+  /** How many new queries each step of a native pull's query patch evaluates (sliced-pull.ts). */
+  private readonly pullSteps: PutSlice;
   private closed = false;
 
   constructor(init: NamespaceServiceInit) {
@@ -110,6 +114,7 @@ export class NamespaceService {
     this.clock = clock;
     this.logger = logger;
     this.waitUntil = init.waitUntil;
+    this.pullSteps = new PutSlice(MAX_PUTS_PER_STEP, config.querySliceMs);
     this.usage = new NamespaceUsage(clock);
     store.transaction(() => engine.install(store.db, config.schema));
     const control = ControlStore.open(store);
@@ -191,6 +196,21 @@ export class NamespaceService {
 
   pull(dialect: Dialect, body: unknown, claims: Claims, followers?: readonly string[]): PullFlowResult {
     return this.guard(false, () => runPull(this.contexts.pull, dialect, body, claims, followers));
+  }
+
+  /**
+   * A native pull over HTTP: a query patch that puts more queries than one step evaluates is
+   * applied in steps, other requests served between them (see runSlicedPull).
+   */
+  async pullNative(body: unknown, claims: Claims): Promise<PullFlowResult> {
+    try {
+      return await runSlicedPull(this.contexts.pull, body, claims, this.pullSteps);
+    } catch (error) {
+      if (error instanceof FaultError) this.control.disarm(error.point);
+      throw error;
+    } finally {
+      this.counterFlush.changed(false, this.clock.monotonic());
+    }
   }
 
   push(dialect: Dialect, body: unknown, claims: Claims, recordWith?: RecordWith): FlowResult {

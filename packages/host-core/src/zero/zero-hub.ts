@@ -2,6 +2,7 @@ import type { AudienceProbe } from "@weir/engine-wasm";
 import type { ZeroPushBody } from "@weir/protocol";
 import { EVERYONE, type WakeAudience } from "../audience/wake-audience.js";
 import type { Claims } from "../auth/claims.js";
+import { PutSlice } from "../flows/put-slice.js";
 import type { Logger } from "../ports/logger.js";
 import { admitQueries, chargeMessage } from "./zero-admission.js";
 import { checkLastMutationID, recoveryPullAnswer } from "./zero-client-record.js";
@@ -17,7 +18,6 @@ import type { ZeroMeter } from "./zero-meter.js";
 import type { ZeroNamespace } from "./zero-namespace.js";
 import { ZeroPokes } from "./zero-pokes.js";
 import { runZeroPush } from "./zero-push.js";
-import { PutSlice } from "./zero-put-slice.js";
 import { zeroRefusal } from "./zero-refusal.js";
 import type { ZeroSocket } from "./zero-socket.js";
 

@@ -1,5 +1,6 @@
 import type { Claims } from "../auth/claims.js";
 import type { PullFlowResult } from "../flows/pull-flow.js";
+import { PutSlice } from "../flows/put-slice.js";
 import type { Logger } from "../ports/logger.js";
 import type { ZeroConnection } from "./zero-connection.js";
 import {
@@ -16,7 +17,6 @@ import type { ZeroMembers } from "./zero-members.js";
 import type { ZeroMeter } from "./zero-meter.js";
 import type { ZeroNamespace } from "./zero-namespace.js";
 import type { QueryPullAnswer } from "./zero-poke.js";
-import { PutSlice } from "./zero-put-slice.js";
 
 /**
  * Computes groups' query-aware pulls and sends them as pokes: one group's (with its query changes

@@ -2,9 +2,9 @@ import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
 import { testService } from "../../test/test-host.js";
 import { config, push, recorder, settle } from "../../test/zero-hub-fixtures.js";
+import { PutSlice } from "../flows/put-slice.js";
 import type { NamespaceService } from "../namespace/namespace-service.js";
 import { ZeroHub } from "./zero-hub.js";
-import { PutSlice } from "./zero-put-slice.js";
 
 const services: NamespaceService[] = [];
 afterEach(() => {

@@ -1,0 +1,138 @@
+import { checkPatchCaps } from "@weir/engine-wasm";
+import { parsePullRequest, type QueryPatchOperation } from "@weir/protocol";
+import type { Claims } from "../auth/claims.js";
+import { jsonParts } from "../http/http-parts.js";
+import type { PullContext } from "./flow-context.js";
+import { type PullFlowResult, runPull } from "./pull-flow.js";
+
+/** How many new queries one step evaluates, learnt from what the steps before took. */
+export interface StepSize {
+  readonly size: number;
+  took(puts: number, ms: number): void;
+}
+
+/** Gives the event loop its turn: what waits (another namespace's request) runs first. */
+const nextTurn = () => new Promise<void>((resolve) => setTimeout(resolve, 0));
+
+/** A native query-aware answer, as the engine writes it (`unknownQueries` added by the host). */
+interface Answer {
+  unknownQueries?: string[];
+  cookie: number;
+  lastMutationIDChanges: Record<string, number>;
+  gotQueries?: string[];
+  rowsPatch?: Array<{ op: string }>;
+  unchanged?: true;
+}
+
+/**
+ * A native pull whose `queries.patch` puts more queries than one step evaluates (`step.size`,
+ * sized so that a step holds the thread about the server's `querySliceMs`): the patch is applied
+ * in steps, each a pull of its own in its own transaction from the cookie the step before
+ * answered, and the event loop has its turn between them, so requests to other namespaces are
+ * answered in between instead of after the whole patch. The client gets one answer: every
+ * step's rows in order (from the last `clear`, should a step reset), the mutation ids of all of
+ * them, and the last step's cookie and complete queries. What it ends with is what one step
+ * would give it. The change caps hold for the answer as a whole (a step after they are spent
+ * still sends one row). Any other pull is `runPull`'s at once.
+ *
+ * A patch whose new queries alone pass the group's caps is refused before any step; a step
+ * refused otherwise (a query past its work budget) leaves the steps before it applied, and the
+ * client, whose cookie the group is no longer at, gets every row of its queries on its next pull.
+ */
+export async function runSlicedPull(
+  ctx: PullContext,
+  body: unknown,
+  claims: Claims,
+  step: StepSize,
+  yieldTurn: () => Promise<void> = nextTurn,
+): Promise<PullFlowResult> {
+  const timed = (puts: number, run: () => PullFlowResult) => {
+    const started = performance.now();
+    const result = run();
+    step.took(puts, performance.now() - started);
+    return result;
+  };
+  // Every pull that puts queries teaches the step's size, whether it is sliced or not.
+  const puts = countPuts(rawPatch(body));
+  if (puts <= step.size) return timed(puts, () => runPull(ctx, "native", body, claims));
+  const patch = parsedPatch(body);
+  if (patch === null) return runPull(ctx, "native", body, claims);
+  checkPatchCaps(patch, ctx.queryLimits);
+  const request = body as Record<string, unknown>;
+  let cookie = request.cookie;
+  let rest = patch;
+  let merged: Answer | null = null;
+  const log = { queryOps: 0, queryRows: 0, puts: 0, dels: 0, idsAdvanced: 0, txMs: 0, reset: false };
+  let last: PullFlowResult | null = null;
+  let bytes = 0;
+  while (rest.length > 0) {
+    if (last !== null) await yieldTurn();
+    const end = stepEnd(rest, step.size);
+    const ops = rest.slice(0, end);
+    rest = rest.slice(end);
+    const caps = {
+      maxChangeRows: Math.max(1, ctx.caps.maxChangeRows - log.puts - log.dels),
+      maxChangeBytes: Math.max(1, ctx.caps.maxChangeBytes - bytes),
+    };
+    const result = timed(countPuts(ops), () =>
+      runPull(ctx, "native", { ...request, cookie, queries: { patch: ops } }, claims, undefined, caps),
+    );
+    const answer = JSON.parse(result.response.body ?? "{}") as Answer;
+    bytes += result.response.body?.length ?? 0;
+    merged = merged === null ? answer : mergeAnswers(merged, answer);
+    cookie = answer.cookie;
+    for (const key of ["queryOps", "queryRows", "puts", "dels", "idsAdvanced", "txMs"] as const)
+      log[key] += result.log[key] ?? 0;
+    log.reset ||= result.log.reset === true;
+    last = result;
+  }
+  return {
+    response: jsonParts(JSON.stringify(merged)),
+    log: { ...last!.log, ...log, cookieIn: request.cookie as number | null },
+  };
+}
+
+/** The request's query patch as sent, unchecked (empty when it has none). */
+function rawPatch(body: unknown): ReadonlyArray<{ op?: unknown }> {
+  const ops = (body as { queries?: { patch?: unknown } } | null)?.queries?.patch;
+  return Array.isArray(ops) ? ops : [];
+}
+
+/** The request's query patch, checked (null when the request does not parse: `runPull` says why). */
+function parsedPatch(body: unknown): readonly QueryPatchOperation[] | null {
+  try {
+    return parsePullRequest(body, "native").queries?.patch ?? null;
+  } catch {
+    return null;
+  }
+}
+
+function countPuts(patch: ReadonlyArray<{ op?: unknown } | null>): number {
+  let puts = 0;
+  for (const op of patch) if (op?.op === "put") puts++;
+  return puts;
+}
+
+/** Where a step of at most `maxPuts` puts ends (the operations before the next put past it). */
+function stepEnd(patch: readonly QueryPatchOperation[], maxPuts: number): number {
+  let puts = 0;
+  let end = 0;
+  for (; end < patch.length; end++) if (patch[end]!.op === "put" && ++puts > maxPuts) break;
+  return end;
+}
+
+/** The answer of two steps, `later` applied after `earlier`. */
+function mergeAnswers(earlier: Answer, later: Answer): Answer {
+  if (later.unchanged) return { ...earlier, cookie: later.cookie };
+  const rows = later.rowsPatch ?? [];
+  // A step that reset (its rows start with `clear`) answers every row: the rows before it go.
+  const reset = rows[0]?.op === "clear";
+  const unknown = [...new Set([...(earlier.unknownQueries ?? []), ...(later.unknownQueries ?? [])])];
+  return {
+    ...(unknown.length > 0 ? { unknownQueries: unknown } : {}),
+    cookie: later.cookie,
+    lastMutationIDChanges: { ...earlier.lastMutationIDChanges, ...later.lastMutationIDChanges },
+    gotQueries: later.gotQueries ?? [],
+    rowsPatch: reset ? rows : [...(earlier.rowsPatch ?? []), ...rows],
+  };
+}
