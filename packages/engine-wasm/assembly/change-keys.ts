@@ -8,7 +8,7 @@ import { exec, queryRows } from "./host";
 import { keyMatch } from "./projection";
 import { PRIOR_SEQ, priorTableName, Schema, Table } from "./schema";
 import { firstSeq } from "./state";
-import { extraParam, ident, jsonString, literal, params, parseI64 } from "./text";
+import { extraParam, ident, jsonString, literal, params, parseI64, unionAll } from "./text";
 import { Filter, Visibility } from "./visibility";
 
 export const CHANGE_KEYS_SQL: Array<string> = [
@@ -161,6 +161,10 @@ export function keyReads(schema: Schema, visibility: Visibility, watermark: i64)
  * before it in its version (see pull-changes.ts). Adds the parameters.
  */
 export function keyedSeqs(read: KeyRead, filter: Filter, from: i64, to: i64, bound: Array<string>): string {
+  return seqsByKeys(read, filter, from.toString(), to.toString(), bound);
+}
+
+function seqsByKeys(read: KeyRead, filter: Filter, from: string, to: string, bound: Array<string>): string {
   const parts: string[] = [];
   for (let k = 0; k < read.ids.length; k++) {
     parts.push(
@@ -169,8 +173,8 @@ export function keyedSeqs(read: KeyRead, filter: Filter, from: i64, to: i64, bou
         " AND val = ? AND seq >= ? AND seq < ?",
     );
     bound.push(extraParam(filter.keys[k].param));
-    bound.push(from.toString());
-    bound.push(to.toString());
+    bound.push(from);
+    bound.push(to);
   }
   return parts.join(" UNION ");
 }
@@ -178,4 +182,93 @@ export function keyedSeqs(read: KeyRead, filter: Filter, from: i64, to: i64, bou
 /** Whether a pull from `cookie` reads the table through its keys. */
 export function readsByKeys(read: KeyRead | null, cookie: i64): bool {
   return read != null && cookie >= read.since;
+}
+
+/**
+ * The changes a pull from `cookie` reads, table by table (query/pull.ts): those a table's keys
+ * hold for the caller where it reads them so (`readsByKeys`), every change of the range
+ * otherwise; `reads` are the schema's `tables`' (keyReads), and the ranges read start after
+ * `cookie`. Without reads, every change of a range is read.
+ */
+export class ChangeScope {
+  private tables: Map<string, i32> = new Map<string, i32>();
+  private keyedNames: Array<string> = [] as string[];
+
+  constructor(
+    public visibility: Visibility,
+    public reads: Array<KeyRead | null> = [],
+    tables: Array<Table> = [],
+    cookie: i64 = 0,
+  ) {
+    for (let i = 0; i < reads.length; i++) {
+      if (!readsByKeys(reads[i], cookie)) continue;
+      this.tables.set(tables[i].name, i);
+      this.keyedNames.push(tables[i].name);
+    }
+  }
+
+  /** Whether some table is read through its keys. */
+  keyed(): bool {
+    return this.keyedNames.length > 0;
+  }
+
+  /**
+   * A condition on the log's rows at `alias`: the changes of `table` with seqs in [from, to)
+   * that are read. Adds its parameters to `bound`, in the order its `?` appear.
+   */
+  of(table: Table, alias: string, from: string, to: string, bound: Array<string>): string {
+    const tbl = alias + ".tbl = " + literal(table.name);
+    if (!this.tables.has(table.name)) {
+      bound.push(from);
+      bound.push(to);
+      return alias + ".seq >= ? AND " + alias + ".seq < ? AND " + tbl;
+    }
+    const read = this.reads[this.tables.get(table.name)]!;
+    const filter = this.visibility.filterFor(table.name);
+    return alias + ".seq IN (" + seqsByKeys(read, filter, from, to, bound) + ") AND " + tbl;
+  }
+
+  /**
+   * The log's rows read with seqs in [from, to), every table's, as a subquery of columns seq,
+   * tbl and pk. Adds its parameters to `bound`.
+   */
+  rows(from: string, to: string, bound: Array<string>): string {
+    const whole =
+      "SELECT seq, tbl, pk FROM _weir_changes AS c WHERE c.seq >= ? AND c.seq < ? AND c.tbl <> ''";
+    const parts: string[] = [];
+    if (!this.keyed()) {
+      bound.push(from);
+      bound.push(to);
+      parts.push(whole);
+    } else {
+      const names: string[] = [];
+      for (let i = 0; i < this.keyedNames.length; i++) names.push(literal(this.keyedNames[i]));
+      if (this.keyedNames.length < this.reads.length) {
+        bound.push(from);
+        bound.push(to);
+        parts.push(whole + " AND c.tbl NOT IN (" + names.join(", ") + ")");
+      }
+      for (let i = 0; i < this.keyedNames.length; i++) {
+        const name = this.keyedNames[i];
+        const read = this.reads[this.tables.get(name)]!;
+        parts.push(
+          "SELECT seq, tbl, pk FROM _weir_changes AS c WHERE c.seq IN (" +
+            seqsByKeys(read, this.visibility.filterFor(name), from, to, bound) +
+            ") AND c.tbl = " +
+            literal(name),
+        );
+      }
+    }
+    return "(" + unionAll(parts) + ")";
+  }
+
+  /** Tells apart the statements scopes build (their key ids and keyed tables; values are bound). */
+  signature(): string {
+    let text = "";
+    for (let i = 0; i < this.keyedNames.length; i++) {
+      const read = this.reads[this.tables.get(this.keyedNames[i])]!;
+      text += this.keyedNames[i] + ":" + read.ids.join(",") + ";";
+    }
+    return text;
+  }
 }

@@ -141,5 +141,7 @@ export function groupClients(ns: Namespace, put: Extract<QueryPatchOp, { op: "pu
       ),
     ].sort();
   const keys = (group: string) => clients.get(group)!.keys();
-  return { pull, expected, keys };
+  /** The rows the group's client holds, with their values. */
+  const rows = (group: string) => clients.get(group)!.rows;
+  return { pull, expected, keys, rows };
 }

@@ -1,6 +1,7 @@
 // What the query-aware pull's model tests share: a seeded generator, the queries groups
 // subscribe to, and the from-scratch evaluation a group's rows must equal.
 import type { Engine } from "../src/engine.js";
+import type { Visibility } from "../src/types.js";
 import {
   channelMessages,
   channelsWrittenBy,
@@ -36,11 +37,19 @@ export const QUERIES: Record<string, unknown> = {
   u1wrote: channelsWrittenBy("u1"),
 };
 
-/** The group's rows a from-scratch evaluation of `names` gives, with their current values. */
-export function evaluate(ns: Namespace, engine: Engine, names: Iterable<string>): Map<string, unknown> {
+/**
+ * The group's rows a from-scratch evaluation of `names` gives (under `visibility`, if any), with
+ * their current values.
+ */
+export function evaluate(
+  ns: Namespace,
+  engine: Engine,
+  names: Iterable<string>,
+  visibility?: Visibility,
+): Map<string, unknown> {
   const expected = new Map<string, unknown>();
   for (const name of names) {
-    for (const row of engine.queryRows(ns.db.adapter, QUERIES[name])) {
+    for (const row of engine.queryRows(ns.db.adapter, QUERIES[name], visibility ? { visibility } : {})) {
       const value = ns.db.adapter.query(
         `SELECT json_object(${Object.keys(chatSchema.tables[row.table as "user"].columns)
           .map((c) => `'${c}', ${c}`)

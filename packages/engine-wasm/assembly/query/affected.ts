@@ -15,8 +15,11 @@
 //   node's condition. Any other EXISTS (correlated on other columns, or with subqueries of its
 //   own) is affected by any change to a table it reads.
 // A visibility filter is a condition on the row's own columns, so a row that passes none of the
-// query's conditions cannot matter to it either.
+// query's conditions cannot matter to it either. Nor can a row no state of which passes it: where
+// the filter narrows by keys, only the changes the caller's keys hold are read (ChangeScope), and
+// they include a row's first change after a state it may see and its last change before one.
 
+import { ChangeScope } from "../change-keys";
 import { queryRows } from "../host";
 import { keyMatch } from "../projection";
 import { PRIOR_SEQ, priorTableName, Table } from "../schema";
@@ -61,6 +64,7 @@ class AffectedSql {
     public from: string,
     public to: string,
     public touched: Array<string>,
+    public scope: ChangeScope,
   ) {
     this.sql.loose = true;
   }
@@ -94,12 +98,10 @@ class AffectedSql {
       this.always = true;
       return;
     }
-    const bound = this.sql.params;
-    bound.push(this.from);
-    bound.push(this.to);
+    const read = this.scope.of(subquery.table, "_weir_c", this.from, this.to, this.sql.params);
     const live = this.correlatedBy(subquery, subquery.alias(), node, condition.correlation);
     const prior = this.correlatedBy(subquery, subquery.alias(), node, condition.correlation);
-    this.parts.push(this.changes(subquery.table, subquery.alias(), live, prior));
+    this.parts.push(this.changes(subquery.table, subquery.alias(), read, live, prior));
   }
 
   private correlatedBy(
@@ -125,11 +127,12 @@ class AffectedSql {
     return text + this.sql.condition(node.where, nodeAlias) + ")";
   }
 
-  // EXISTS a change of `table` in range whose current row or prior row (at `alias`) passes.
-  private changes(table: Table, alias: string, live: string, prior: string): string {
+  // EXISTS a change of `table` read (`read`, on the log at _weir_c) whose current row or prior
+  // row (at `alias`) passes.
+  private changes(table: Table, alias: string, read: string, live: string, prior: string): string {
     return (
-      "EXISTS (SELECT 1 FROM _weir_changes AS _weir_c WHERE _weir_c.seq >= ? AND _weir_c.seq < ? AND _weir_c.tbl = " +
-      literal(table.name) +
+      "EXISTS (SELECT 1 FROM _weir_changes AS _weir_c WHERE " +
+      read +
       " AND (EXISTS (SELECT 1 FROM " +
       ident(table.name) +
       " AS " +
@@ -154,13 +157,11 @@ class AffectedSql {
 
   // A change of the node's table in range whose current row or prior row passes.
   private changedRows(node: QueryNode, parent: QueryNode | null, correlation: Correlation | null): void {
-    const bound = this.sql.params;
-    bound.push(this.from);
-    bound.push(this.to);
+    const read = this.scope.of(node.table, "_weir_c", this.from, this.to, this.sql.params);
     const alias = node.alias();
     const live = this.passes(node, alias, parent, correlation);
     const prior = this.passes(node, alias, parent, correlation);
-    this.parts.push(this.changes(node.table, alias, live, prior));
+    this.parts.push(this.changes(node.table, alias, read, live, prior));
   }
 
   // The node's condition, read loosely, and for a related node a held parent it correlates with.
@@ -196,12 +197,20 @@ class AffectedSql {
   }
 }
 
-/** The tables the changes in (cookie, watermark] touched. */
-export function touchedTables(cookie: i64, watermark: i64): Array<string> {
-  const rows = queryRows(
-    "SELECT DISTINCT tbl FROM _weir_changes WHERE seq >= ? AND seq < ? AND tbl <> ''",
-    params([firstSeq(cookie + 1).toString(), firstSeq(watermark + 1).toString()]),
-  );
+/** The tables the changes in (cookie, watermark] touched, of those `scope` reads (by default all). */
+export function touchedTables(cookie: i64, watermark: i64, scope: ChangeScope | null = null): Array<string> {
+  const from = firstSeq(cookie + 1).toString();
+  const to = firstSeq(watermark + 1).toString();
+  let rows: Array<Array<string>>;
+  if (scope == null || !scope.keyed()) {
+    rows = queryRows(
+      "SELECT DISTINCT tbl FROM _weir_changes WHERE seq >= ? AND seq < ? AND tbl <> ''",
+      params([from, to]),
+    );
+  } else {
+    const bound: string[] = [];
+    rows = queryRows("SELECT DISTINCT tbl FROM " + scope.rows(from, to, bound), params(bound));
+  }
   const names: string[] = [];
   for (let i = 0; i < rows.length; i++) names.push(rows[i][0]);
   return names;
@@ -210,7 +219,7 @@ export function touchedTables(cookie: i64, watermark: i64): Array<string> {
 /**
  * Whether the changes with seq in [from, to) (the tables they touched: `touched`) can change
  * the result the group's query `hash` holds (`groupKey`: the group's key in the rows tables; both
- * JSON parameters).
+ * JSON parameters). Only the changes `scope` reads are looked at (by default all of them).
  */
 export function affected(
   root: QueryNode,
@@ -219,8 +228,9 @@ export function affected(
   from: string,
   to: string,
   touched: Array<string>,
+  scope: ChangeScope = new ChangeScope(new Visibility()),
 ): bool {
-  const test = new AffectedSql(groupKey, hash, from, to, touched);
+  const test = new AffectedSql(groupKey, hash, from, to, touched, scope);
   test.node(root, null, null);
   if (test.always) return true;
   if (test.parts.length == 0) return false;

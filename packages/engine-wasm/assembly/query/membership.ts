@@ -8,6 +8,7 @@
 // pull empties it before it answers, inside its transaction.
 //
 // A query evaluated afresh first asks another group to lend its rows (lend.ts).
+import { ChangeScope } from "../change-keys";
 import { exec, execStatement, queryRows, Statement } from "../host";
 import { Schema, Table } from "../schema";
 import { literal, params } from "../text";
@@ -15,7 +16,7 @@ import { Visibility } from "../visibility";
 import { Lending } from "./lend";
 import { meterQuery } from "./limits";
 import { QueryNode, readPlan } from "./plan";
-import { changedIn, QuerySql, querySql } from "./sql";
+import { QuerySql, querySql } from "./sql";
 import { StoredQuery } from "./stored";
 
 export const QUERY_ROWS_TABLE =
@@ -186,11 +187,12 @@ export class Membership {
 
   /**
    * Brings the query's rows up to date among the rows of its table changed in [from, to)
-   * (sequence numbers), for a plan whose other rows cannot have moved (`changedRowsPlan`).
+   * (sequence numbers) that `scope` reads, for a plan whose other rows cannot have moved
+   * (`changedRowsPlan`).
    */
-  evaluateChanged(hash: string, plan: QueryNode, from: i64, to: i64): void {
+  evaluateChanged(hash: string, plan: QueryNode, from: i64, to: i64, scope: ChangeScope): void {
     const sql = new QuerySql(this.visibility);
-    const rows = sql.changedRows(plan, from, to);
+    const rows = sql.changedRows(plan, from, to, scope);
     const kind = this.nextKind();
     this.scratched = true;
     const bound: string[] = [kind];
@@ -203,7 +205,9 @@ export class Membership {
         params(bound),
       )
     );
-    this.diff(hash, kind, changedScope(plan.table), [from.toString(), to.toString()]);
+    const scopeParams: string[] = [];
+    const read = scope.of(plan.table, "_weir_c", from.toString(), to.toString(), scopeParams);
+    this.diff(hash, kind, changedScope(plan.table, read), scopeParams);
   }
 
   /** Lets go of every row of the query (its result is empty now). */
@@ -319,19 +323,18 @@ const WHOLE = new DiffStatements("", "");
 const changedScopes = new Map<string, DiffStatements>();
 
 /**
- * Only the stored rows among those of `table` changed in [from, to) (the scope's parameters):
- * the rest stay as they are. Naming the table lets SQLite seek each changed key in the stored
- * rows instead of scanning the query's rows.
+ * Only the stored rows among those of `table` changed by the changes read (`read`, a condition
+ * on the log at _weir_c whose parameters are the scope's): the rest stay as they are. Naming the
+ * table lets SQLite seek each changed key in the stored rows instead of scanning the query's rows.
  */
-function changedScope(table: Table): DiffStatements {
-  if (changedScopes.has(table.name)) return changedScopes.get(table.name);
-  const changed =
-    " IN (SELECT _weir_c.pk FROM _weir_changes AS _weir_c WHERE " + changedIn(table, "_weir_c") + ")";
+function changedScope(table: Table, read: string): DiffStatements {
+  if (changedScopes.has(read)) return changedScopes.get(read);
+  const changed = " IN (SELECT _weir_c.pk FROM _weir_changes AS _weir_c WHERE " + read + ")";
   const name = literal(table.name);
   const scope = new DiffStatements(
     " AND r.tbl = " + name + " AND r.pk" + changed,
     " AND _weir_query_rows.tbl = " + name + " AND _weir_query_rows.pk" + changed,
   );
-  changedScopes.set(table.name, scope);
+  changedScopes.set(read, scope);
   return scope;
 }

@@ -16,6 +16,7 @@
 // While rows are owed the group also has a `_weir_query_partial` row: the cookie its
 // `lastMutationIDChanges` were last complete at, so that the last part of a cut answer reports
 // every id the parts cover (and no earlier part reports an id before its rows arrive).
+import { ChangeScope } from "../change-keys";
 import { exec, queryJoinedStatement, queryPayloadStatement, queryRows } from "../host";
 import { delOp, keyMatch, putOp } from "../projection";
 import { Schema } from "../schema";
@@ -38,9 +39,10 @@ const HELD_NOW =
 
 /**
  * Owes the rows an incremental pull moved: those whose count changed and whose holding did
- * (scratch kind 1), and the held rows that changed in (cookie, watermark].
+ * (scratch kind 1), and the held rows that changed in (cookie, watermark] (among the changes
+ * `scope` reads: a held row is visible, so its changes are among them).
  */
-export function oweChanges(groupKey: string, cookie: i64, watermark: i64): void {
+export function oweChanges(groupKey: string, cookie: i64, watermark: i64, scope: ChangeScope): void {
   exec(
     "INSERT INTO _weir_query_pending (group_key, tbl, pk, client_has) SELECT ?, s.tbl, s.pk, s.was_held " +
       "FROM _weir_query_scratch AS s WHERE s.kind = 1 AND s.was_held <> " +
@@ -49,24 +51,34 @@ export function oweChanges(groupKey: string, cookie: i64, watermark: i64): void 
     params([groupKey, groupKey]),
   );
   // Held now, and not owed for its holding: the client has it.
+  const bound: string[] = [groupKey];
+  const changes = scope.rows(firstSeq(cookie + 1).toString(), firstSeq(watermark + 1).toString(), bound);
+  bound.push(groupKey);
   exec(
-    "INSERT INTO _weir_query_pending (group_key, tbl, pk, client_has) SELECT ?, s.tbl, s.pk, 1 " +
-      "FROM _weir_changes AS s WHERE s.seq >= ? AND s.seq < ? AND s.tbl <> '' AND " +
+    "INSERT INTO _weir_query_pending (group_key, tbl, pk, client_has) SELECT ?, s.tbl, s.pk, 1 FROM " +
+      changes +
+      " AS s WHERE " +
       HELD_NOW +
       " ON CONFLICT DO NOTHING",
-    params([groupKey, firstSeq(cookie + 1).toString(), firstSeq(watermark + 1).toString(), groupKey]),
+    params(bound),
   );
 }
 
 // The rows `oweChanges` would owe, as the owed table holds them (a row moved and changed is
-// owed once; whether the client has it matters only to a row no longer held, which moved).
-const OWED_CHANGES: string =
-  "SELECT ? AS group_key, tbl, pk, max(client_has) AS client_has FROM (SELECT s.tbl AS tbl, s.pk AS pk, " +
-  "s.was_held AS client_has FROM _weir_query_scratch AS s WHERE s.kind = 1 AND s.was_held <> " +
-  HELD_NOW +
-  " UNION ALL SELECT s.tbl, s.pk, 1 FROM _weir_changes AS s WHERE s.seq >= ? AND s.seq < ? AND s.tbl <> '' AND " +
-  HELD_NOW +
-  ") GROUP BY tbl, pk";
+// owed once; whether the client has it matters only to a row no longer held, which moved), the
+// changes read being `changes` (ChangeScope.rows).
+function owedChanges(changes: string): string {
+  return (
+    "SELECT ? AS group_key, tbl, pk, max(client_has) AS client_has FROM (SELECT s.tbl AS tbl, s.pk AS pk, " +
+    "s.was_held AS client_has FROM _weir_query_scratch AS s WHERE s.kind = 1 AND s.was_held <> " +
+    HELD_NOW +
+    " UNION ALL SELECT s.tbl, s.pk, 1 FROM " +
+    changes +
+    " AS s WHERE " +
+    HELD_NOW +
+    ") GROUP BY tbl, pk"
+  );
+}
 
 /**
  * Sends the rows an incremental pull moved (see `oweChanges`) to a group owed none before, when
@@ -82,10 +94,14 @@ export function sendChanges(
   watermark: i64,
   maxRows: i64,
   maxBytes: i64,
+  scope: ChangeScope,
 ): i64 {
   if (schema.tables.length == 0) return 0;
   const limit = maxRows < I64.MAX_VALUE ? maxRows + 1 : maxRows;
-  const key = "sendChanges " + format.toString() + " " + limit.toString();
+  const bound = [maxRows.toString(), maxBytes.toString(), groupKey, groupKey];
+  const changes = scope.rows(firstSeq(cookie + 1).toString(), firstSeq(watermark + 1).toString(), bound);
+  bound.push(groupKey);
+  const key = "sendChanges " + format.toString() + " " + limit.toString() + " " + scope.signature();
   let sql = schema.statement(key);
   if (sql == null) {
     sql = schema.keep(
@@ -94,26 +110,13 @@ export function sendChanges(
         "group_concat(patch, ','), total(patch LIKE '{\"op\":\"del\"%') FROM (SELECT patch FROM (SELECT " +
         patchSql(schema, format) +
         " AS patch FROM (" +
-        OWED_CHANGES +
+        owedChanges(changes) +
         ") AS _weir_o ORDER BY _weir_o.tbl, _weir_o.pk LIMIT -1) WHERE patch IS NOT NULL LIMIT " +
         limit.toString() +
         ")",
     );
   }
-  return <i64>(
-    queryJoinedStatement(
-      sql,
-      params([
-        maxRows.toString(),
-        maxBytes.toString(),
-        groupKey,
-        groupKey,
-        firstSeq(cookie + 1).toString(),
-        firstSeq(watermark + 1).toString(),
-        groupKey,
-      ]),
-    )
-  );
+  return <i64>queryJoinedStatement(sql, params(bound));
 }
 
 /** Owes every held row to a client that starts from nothing (the answer begins with `clear`). */

@@ -14,6 +14,7 @@ import {
   QUERY_OP_VERSION,
   ROW_SEPARATOR,
 } from "../../src/abi";
+import { ChangeScope, keyReads } from "../change-keys";
 import { exec, queryRows } from "../host";
 import { noteQuietVersion } from "../retention";
 import { Schema } from "../schema";
@@ -185,6 +186,13 @@ export function queryPull(
   // The cookie the membership moves on from.
   const base = resumed || caughtUp ? storedCookie : cookie;
   const full = cookie == NULL_COOKIE || cookie < floor || (storedCookie != cookie && !resumed && !caughtUp);
+  // The changes the pull reads: where the visibility filter narrows, only those its keys hold for
+  // the caller (change-keys.ts), as the rows of every table a query reads pass that filter. A
+  // row no state of which since the cookie the caller may see is in no result at either end, and
+  // no held row, so its changes move nothing; one of its changes holds each state it may see. A
+  // reset keys the filter's columns, so that the pulls after it read by them.
+  const reads = keyReads(schema, visibility, watermark);
+  const scope = new ChangeScope(visibility, reads, schema.tables, min<i64>(cookie, base));
   // The group's queries as the answer ends, when read on the way (to name the complete ones).
   let known: Array<StoredQuery> | null = null;
   if (full) {
@@ -215,7 +223,7 @@ export function queryPull(
         answer.recomputed++;
       }
     } else if (base < watermark) {
-      const touched = touchedTables(base, watermark);
+      const touched = touchedTables(base, watermark, scope);
       const fromSeq = firstSeq(base + 1);
       const toSeq = firstSeq(watermark + 1);
       const from = fromSeq.toString();
@@ -226,10 +234,10 @@ export function queryPull(
         const query = queries[q];
         if (!query.readsAny(touched)) continue;
         const plan = readPlan(query.plan, schema);
-        if (!affected(plan, key, query.hash, from, to, touched)) continue;
+        if (!affected(plan, key, query.hash, from, to, touched, scope)) continue;
         // A query whose rows are each held by their own values is brought up to date among the
         // changed rows alone; any other is evaluated whole and diffed.
-        if (changedRowsPlan(plan)) membership.evaluateChanged(query.hash, plan, fromSeq, toSeq);
+        if (changedRowsPlan(plan)) membership.evaluateChanged(query.hash, plan, fromSeq, toSeq, scope);
         else membership.evaluate(query.hash, query.plan);
         answer.recomputed++;
       }
@@ -260,7 +268,7 @@ export function queryPull(
     }
   } else {
     // Likewise the rows the pull moved, unless rows were owed before.
-    const count = owing ? -1 : sendChanges(schema, format, key, cookie, watermark, maxRows, maxBytes);
+    const count = owing ? -1 : sendChanges(schema, format, key, cookie, watermark, maxRows, maxBytes, scope);
     if (count >= 0) {
       sent = new Sent();
       sent.included = count;
@@ -282,7 +290,7 @@ export function queryPull(
       if (membership.scratched || answer.followed.length > 0) exec("DELETE FROM _weir_query_scratch");
     } else {
       if (caughtUp) oweMissed(key, cookie);
-      oweChanges(key, caughtUp ? cookie : base, watermark);
+      oweChanges(key, caughtUp ? cookie : base, watermark, scope);
       if (membership.scratched) exec("DELETE FROM _weir_query_scratch");
       sent = sendOwed(schema, format, key, maxRows, maxBytes, true);
       kept = true;

@@ -9,6 +9,7 @@
 // parents with equal keys share their children); a node's condition witnesses are one more CTE
 // that reads the node's once (`witnessesOf`).
 import { PLAN_COLUMN, PLAN_GLOB, PLAN_NOT_GLOB, PLAN_NULL } from "../../src/abi";
+import { ChangeScope } from "../change-keys";
 import { Table } from "../schema";
 import { ident, literal, unionAll } from "../text";
 import { Visibility } from "../visibility";
@@ -266,9 +267,9 @@ export class QuerySql {
 
   /**
    * The rows of a root-only plan among the rows of its table changed in [from, to) (sequence
-   * numbers), "<table>\t<key>": see `changedRowsPlan`.
+   * numbers) that `scope` reads, "<table>\t<key>": see `changedRowsPlan`.
    */
-  changedRows(node: QueryNode, from: i64, to: i64): string {
+  changedRows(node: QueryNode, from: i64, to: i64, scope: ChangeScope): string {
     const alias = node.alias();
     const key: string[] = [];
     const extracted: string[] = [];
@@ -276,13 +277,16 @@ export class QuerySql {
       key.push(alias + "." + ident(node.table.primaryKey[i].name));
       extracted.push("json_extract(_weir_c.pk, '$[" + i.toString() + "]')");
     }
+    // Parameters bind in the order their `?` appear: the source's, the changes read, the condition's.
+    const source = this.source(node.table);
+    const read = scope.of(node.table, "_weir_c", from.toString(), to.toString(), this.params);
     let sql =
       "SELECT " +
       literal(node.table.name) +
       " AS t, " +
       keyArray(node.table, alias) +
       " AS k FROM " +
-      this.source(node.table) +
+      source +
       " AS " +
       alias +
       " WHERE " +
@@ -290,10 +294,8 @@ export class QuerySql {
       " IN (SELECT " +
       extracted.join(", ") +
       " FROM _weir_changes AS _weir_c WHERE " +
-      changedIn(node.table, "_weir_c") +
+      read +
       ") AND ";
-    this.params.push(from.toString());
-    this.params.push(to.toString());
     sql += this.condition(node.where, alias);
     sql += " AND " + this.startCondition(node, alias);
     return sql;
@@ -331,11 +333,6 @@ function hasExists(condition: Condition | null): bool {
   if (condition.kind == CONDITION_EXISTS) return true;
   for (let i = 0; i < condition.children.length; i++) if (hasExists(condition.children[i])) return true;
   return false;
-}
-
-/** The change log's rows (at `alias`) of `table` with sequence numbers in [?, ?). */
-export function changedIn(table: Table, alias: string): string {
-  return alias + ".seq >= ? AND " + alias + ".seq < ? AND " + alias + ".tbl = " + literal(table.name);
 }
 
 /**
