@@ -53,6 +53,7 @@ export function pull(
   queriesSupplied: bool,
   queryPatch: string,
   maxQueryRows: f64,
+  queryTables: bool,
   followersExtra: i32,
   visibilityExtra: i32,
   claimsExtra: i32,
@@ -70,6 +71,7 @@ export function pull(
     queriesSupplied,
     queryPatch,
     <i64>maxQueryRows,
+    queryTables,
     followersExtra < 0 ? "" : extraParam(followersExtra),
     visibilityExtra < 0 ? "null" : extraParam(visibilityExtra),
     claimsExtra < 0 ? "null" : extraParam(claimsExtra),
@@ -103,8 +105,8 @@ export function finalizeBatch(groupID: string, lastIDs: string): void {
   push.finalizeBatch(groupID, lastIDs);
 }
 
-export function prune(retain: f64, limit: f64): string {
-  return retention.prune(<i64>retain, <i64>limit);
+export function prune(retain: f64, limit: f64, queryTables: bool): string {
+  return retention.prune(<i64>retain, <i64>limit, queryTables);
 }
 
 /** Commits the changes pending in the caller's transaction as a new version. */

@@ -2,14 +2,21 @@
 // Installing the same schema again changes nothing. A schema that only adds tables or nullable
 // columns migrates (and every client resets once to receive the new shape); anything else
 // would lose or reinterpret data and is refused.
-import { INSTALL_CREATED, INSTALL_MIGRATED, INSTALL_UNCHANGED } from "../src/abi";
+import {
+  COLUMN_SEPARATOR,
+  ERROR_MARK,
+  FALSE,
+  INSTALL_CREATED,
+  INSTALL_MIGRATED,
+  INSTALL_UNCHANGED,
+  TRUE,
+} from "../src/abi";
 import { CHANGE_KEYS_SQL, dropKeys, upgradeKeyed } from "./change-keys";
 import { fail } from "./errors";
 import { exec, queryRows } from "./host";
-import { JOURNAL_SQL } from "./query/journal";
-import { GROUP_ROWS_TABLE, MEMBERSHIP_SQL, QUERY_ROWS_TABLE } from "./query/membership";
-import { PENDING_SQL, PENDING_TABLE } from "./query/pending";
-import { QUIET_VERSIONS_TABLE } from "./retention";
+import { GROUP_ROWS_TABLE, QUERY_ROWS_TABLE } from "./query/membership";
+import { PENDING_TABLE } from "./query/pending";
+import { createQueryTables, hasQueryTables } from "./query/tables";
 import {
   Column,
   createPriorTableSql,
@@ -264,25 +271,34 @@ function isFresh(): bool {
   );
 }
 
+/**
+ * Installs the schema. Answers what it did and whether the database has the query tables
+ * ("<outcome>\t<1|0>"): a new namespace has none until a pull supplies queries (query/tables.ts).
+ */
 export function install(schemaText: string, engineVersion: string): string {
+  const fresh = isFresh();
+  const queries = !fresh && hasQueryTables();
+  const outcome = installSchema(schemaText, engineVersion, fresh, queries);
+  if (outcome.startsWith(ERROR_MARK)) return outcome;
+  return outcome + COLUMN_SEPARATOR + (queries ? TRUE : FALSE);
+}
+
+function installSchema(schemaText: string, engineVersion: string, fresh: bool, queries: bool): string {
   // A connection setting, so set on every install: without it the rows REPLACE deletes would
   // not fire the delete trigger, and clients could keep rows they may no longer see.
   exec("PRAGMA recursive_triggers = ON");
-  const fresh = isFresh();
   execAll(BOOKKEEPING_SQL);
-  execAll(MEMBERSHIP_SQL);
-  execAll(PENDING_SQL);
-  execAll(JOURNAL_SQL);
-  exec(QUIET_VERSIONS_TABLE);
+  // Those an earlier engine created lack the newer ones.
+  if (queries) createQueryTables();
   execAll(CHANGE_KEYS_SQL);
   let upgraded = false;
   if (!fresh) {
     upgradeKeyed();
     upgraded = upgradeLogLayout();
     upgradePriorKeys();
-    upgradeQueryGroups();
+    if (queries) upgradeQueryGroups();
     upgradeClientGroups();
-    upgradeGroupKeys();
+    if (queries) upgradeGroupKeys();
   }
   let rows: Array<Array<string>> = [];
   if (!fresh) rows = queryRows("SELECT schema FROM _weir_state WHERE id = 1");

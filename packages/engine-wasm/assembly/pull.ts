@@ -29,6 +29,7 @@ import { planChanges } from "./pull-changes";
 import { PullPlan } from "./pull-plan";
 import { planReset } from "./pull-reset";
 import { queryPull } from "./query/pull";
+import { createQueryTables } from "./query/tables";
 import { Schema } from "./schema";
 import { WATERMARK } from "./state";
 import { jsonString, params, parseI64 } from "./text";
@@ -42,6 +43,13 @@ const PULL_STATE = new Statement(
     "LEFT JOIN _weir_client_groups " +
     "AS g ON g.id = ? LEFT JOIN _weir_query_groups AS q ON q.group_id = g.id LEFT JOIN _weir_query_partial AS o " +
     "ON o.group_id = g.id WHERE s.id = 1",
+);
+// The same row where the query tables do not exist (query/tables.ts): no group pulled by queries.
+const PLAIN_PULL_STATE = new Statement(
+  "SELECT " +
+    WATERMARK +
+    ", s.floor, g.user_id = ?, 0, NULL, NULL, g.visibility IS ? FROM _weir_state AS s " +
+    "LEFT JOIN _weir_client_groups AS g ON g.id = ? WHERE s.id = 1",
 );
 
 /** Checks that the group belongs to the user (registering it on first use). "" or a failure. */
@@ -91,6 +99,7 @@ export function pull(
   queriesSupplied: bool,
   queryPatch: string,
   maxQueryRows: i64,
+  queryTables: bool,
   followersParam: string = "",
   visibilityParam: string = "null",
   claimsParam: string = "null",
@@ -99,7 +108,10 @@ export function pull(
   // whether query rows are owed to it (1), the cookie its query membership is at (none: it
   // never pulled with queries), the cookie a lost part of its last answer resumes from (none),
   // and whether its rows were answered under this pull's visibility.
-  const state = queryStatement(PULL_STATE, params([jsonString(userID), claimsParam, jsonString(groupID)]));
+  const state = queryStatement(
+    queryTables ? PULL_STATE : PLAIN_PULL_STATE,
+    params([jsonString(userID), claimsParam, jsonString(groupID)]),
+  );
   if (state.length == 0) return fail("internal", "the engine is not installed in this database");
   const firstTab = state.indexOf(COLUMN_SEPARATOR);
   const secondTab = state.indexOf(COLUMN_SEPARATOR, firstTab + 1);
@@ -154,6 +166,8 @@ export function pull(
   const plan = new PullPlan();
   let body: string;
   if (!unchanged && byQueries) {
+    // The namespace's first pull by queries (only such a pull gets here without them).
+    if (!queryTables) createQueryTables();
     const answer = queryPull(
       schema,
       groupID,

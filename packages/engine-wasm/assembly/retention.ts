@@ -38,17 +38,20 @@ function retainedFloor(watermark: i64, retain: i64, floor: i64): i64 {
 
 /**
  * Raises the floor to keep the newest `retain` versions that hold changes, then deletes up to
- * `limit` changes at or below it. Returns "<deleted>\t<floor>\t<more 0|1>".
+ * `limit` changes at or below it. `queryTables`: the database has them (query/tables.ts), and
+ * so quiet versions and moves. Returns "<deleted>\t<floor>\t<more 0|1>".
  */
-export function prune(retain: i64, limit: i64): string {
+export function prune(retain: i64, limit: i64, queryTables: bool): string {
   const versions = readVersions();
   let floor = versions.floor;
-  const wanted = retainedFloor(versions.watermark, retain, floor);
+  const wanted = queryTables ? retainedFloor(versions.watermark, retain, floor) : versions.watermark - retain;
   if (wanted > floor) {
     floor = wanted;
     exec("UPDATE _weir_state SET floor = ? WHERE id = 1", params([floor.toString()]));
-    exec("DELETE FROM _weir_quiet_versions WHERE version <= ?", params([floor.toString()]));
-    pruneMoves(floor);
+    if (queryTables) {
+      exec("DELETE FROM _weir_quiet_versions WHERE version <= ?", params([floor.toString()]));
+      pruneMoves(floor);
+    }
   }
   // Changes are numbered in version order, so those at or below the floor are a seq range at
   // the start of the log, and a batch reads no more than `limit` of them (with the commit

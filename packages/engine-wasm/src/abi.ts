@@ -74,6 +74,13 @@ export const INSTALL_CREATED = "created";
 export const INSTALL_UNCHANGED = "unchanged";
 export const INSTALL_MIGRATED = "migrated";
 
+/**
+ * Finds whether a database has the query tables (query-aware pulls create them together, the
+ * group table first): the engine and its loader both ask it.
+ */
+export const QUERY_TABLES_PROBE =
+  "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '_weir_query_groups'";
+
 /** What an upstream batch did. */
 export const UPSTREAM_APPLIED = "applied";
 export const UPSTREAM_ALREADY_APPLIED = "already_applied";

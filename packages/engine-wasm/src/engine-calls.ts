@@ -28,6 +28,8 @@ export const ENGINE_CALLS = {
       queriesSupplied: "bool",
       queryPatch: "string",
       maxQueryRows: "f64",
+      /** Whether the database has the query tables (a pull that supplies queries creates them). */
+      queryTables: "bool",
       /** The extra parameter holding the followers' ids as a JSON array (-1: none). */
       followersExtra: "i32",
       /** The extra parameter holding the visibility's identity (-1: none; no rows are copied). */
@@ -49,7 +51,8 @@ export const ENGINE_CALLS = {
   preflightBatch: { params: { groupID: "string", plan: "string" }, answer: "string" },
   /** The batch's client ids go as the host's extra parameters; `lastIDs` has a line per client. */
   finalizeBatch: { params: { groupID: "string", lastIDs: "string" }, answer: "void" },
-  prune: { params: { retain: "f64", limit: "f64" }, answer: "string" },
+  /** `queryTables`: whether the database has them (and so quiet versions and moves to prune). */
+  prune: { params: { retain: "f64", limit: "f64", queryTables: "bool" }, answer: "string" },
   /** Commits the changes pending in the caller's transaction: "<watermark>\t<committed 1|0>". */
   commit: { params: {}, answer: "string" },
   invalidate: { params: {}, answer: "void" },

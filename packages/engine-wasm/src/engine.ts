@@ -1,3 +1,4 @@
+import { COLUMN_SEPARATOR, TRUE } from "./abi.js";
 import { type AudienceProbe, type ChangeAudience, changeAudience } from "./change-audience.js";
 import { EngineCore } from "./engine/core.js";
 import * as inspect from "./engine/inspect.js";
@@ -70,10 +71,12 @@ export class Engine {
    */
   install(db: SqlAdapter, schema: Schema): { outcome: "created" | "unchanged" | "migrated" } {
     const { core } = this;
-    const outcome = core.call(db, [], () =>
+    const answer = core.call(db, [], () =>
       checkEngineResult(core.wasm.install({ schema: core.handle(schema) })),
     );
+    const [outcome, queryTables] = answer.split(COLUMN_SEPARATOR);
     core.installed.set(db, schema);
+    core.queryTables.set(db, queryTables === TRUE);
     return { outcome: outcome as "created" | "unchanged" | "migrated" };
   }
 

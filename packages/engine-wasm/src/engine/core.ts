@@ -1,3 +1,4 @@
+import { QUERY_TABLES_PROBE } from "../abi.js";
 import { EngineError } from "../engine-error.js";
 import { EngineFailure, type EngineModule } from "../engine-module.js";
 import { schemaText } from "../schema-text.js";
@@ -33,6 +34,11 @@ export class EngineCore {
   private readonly schemaHandles = new Map<Schema, number>();
   /** The schema installed on each database (its handle may change when the instance is replaced). */
   readonly installed = new WeakMap<SqlAdapter, Schema>();
+  /**
+   * Whether each database has the query tables (see assembly/query/tables.ts), as install found
+   * it or the database was asked; forgotten after a pull that may have created them.
+   */
+  readonly queryTables = new WeakMap<SqlAdapter, boolean>();
 
   constructor(wasm: EngineModule, bridge: SqlBridge, memoryCeilingBytes = DEFAULT_MEMORY_CEILING_BYTES) {
     this.wasm = wasm;
@@ -96,6 +102,16 @@ export class EngineCore {
       this.schemaHandles.set(schema, handle);
     }
     return handle;
+  }
+
+  /** Whether `db` has the query tables: known, or asked of the database once. */
+  hasQueryTables(db: SqlAdapter): boolean {
+    let known = this.queryTables.get(db);
+    if (known === undefined) {
+      known = db.query(QUERY_TABLES_PROBE, []).length > 0;
+      this.queryTables.set(db, known);
+    }
+    return known;
   }
 
   /** The schema installed on `db` through this engine. */

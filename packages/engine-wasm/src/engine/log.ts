@@ -13,7 +13,8 @@ export function prune(core: EngineCore, db: SqlAdapter, retain: number, limit: n
   }
   if (!Number.isSafeInteger(limit) || limit < 1)
     throw new EngineError("bad_request", "limit must be positive");
-  const result = core.call(db, [], () => core.wasm.prune({ retain, limit }));
+  const queryTables = core.hasQueryTables(db);
+  const result = core.call(db, [], () => core.wasm.prune({ retain, limit, queryTables }));
   const [deleted, floor, more] = result.split(COLUMN_SEPARATOR).map(Number) as number[];
   return { deleted: deleted!, floor: floor!, more: more === 1 };
 }

@@ -78,6 +78,7 @@ export function answerPull(
   // Whether another group's query rows may be copied: the engine compares visibilities by this
   // (a query-aware pull without a patch passes none: its group lends nothing until a reset).
   const visibilityExtra = patch !== null && !caughtUpOnly ? claimsExtra : -1;
+  const queryTables = core.hasQueryTables(db);
   return core.call(db, extras, () => {
     wasm.queryLimits({
       metered,
@@ -99,6 +100,7 @@ export function answerPull(
           queriesSupplied: patch !== null,
           queryPatch: patch?.text ?? "",
           maxQueryRows: input.maxQueryRows ?? DEFAULT_MAX_QUERY_ROWS,
+          queryTables,
           followersExtra,
           visibilityExtra,
           claimsExtra,
@@ -106,6 +108,8 @@ export function answerPull(
       ),
     );
     if (result === NEEDS_TRANSACTION) return null;
+    // The pull created them, unless its transaction is rolled back: the database tells next time.
+    if (!queryTables && patch !== null) core.queryTables.delete(db);
     const { answer, meta } = readPullAnswer(core, result, metered);
     if (followers) answer.followed = followedPulls(answer, meta);
     return answer;
