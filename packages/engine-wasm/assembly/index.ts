@@ -4,11 +4,13 @@
 // as a trap.
 // Numbers cross the boundary as f64 (the host holds them as JS numbers, all safe integers),
 // which spares the host a BigInt per call; the modules take them as i64.
+import { ERROR_MARK } from "../src/abi";
 import * as inspect from "./inspect";
 import { install as installSchema } from "./install";
 import * as pulls from "./pull";
 import * as push from "./push";
 import * as queries from "./query/evaluate";
+import { indexNamedQueries } from "./query/indexes";
 import { setQueryLimits } from "./query/limits";
 import * as queryPulls from "./query/pull";
 import * as retention from "./retention";
@@ -36,8 +38,11 @@ export function registerSchema(text: string): i32 {
   return schemaTexts.length - 1;
 }
 
-export function install(schema: i32): string {
-  return installSchema(schemaTexts[schema], ENGINE_VERSION);
+/** `queries`: the named queries whose indexes are created now, as indexNamedQueries reads them. */
+export function install(schema: i32, queries: string): string {
+  const outcome = installSchema(schemaTexts[schema], ENGINE_VERSION);
+  if (!outcome.startsWith(ERROR_MARK)) indexNamedQueries(schemas[schema], queries);
+  return outcome;
 }
 
 export function pull(

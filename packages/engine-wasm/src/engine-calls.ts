@@ -12,7 +12,8 @@ export const ENGINE_CALLS = {
   engineVersion: { params: {}, answer: "string" },
   /** Parses a schema once; the same text answers the same handle. */
   registerSchema: { params: { text: "string" }, answer: "i32" },
-  install: { params: { schema: "i32" }, answer: "string" },
+  /** `queries`: "<name>\t<plan>" lines of extra parameter indexes, the named queries to index. */
+  install: { params: { schema: "i32", queries: "string" }, answer: "string" },
   /** Answers "<meta>\n<body>", the meta's fields at the PULL_* positions of abi.ts. */
   pull: {
     params: {

@@ -6,6 +6,7 @@ import * as log from "./engine/log.js";
 import * as pulls from "./engine/pull.js";
 import * as push from "./engine/push.js";
 import * as queries from "./engine/queries.js";
+import { namedQueryPlans } from "./engine/query-indexes.js";
 import * as upstream from "./engine/upstream.js";
 import { checkEngineResult } from "./engine-error.js";
 import { instantiateEngine } from "./engine-module.js";
@@ -13,7 +14,9 @@ import { SqlBridge } from "./sql-bridge.js";
 import type {
   EngineState,
   HeldRow,
+  InstallResult,
   MutationRef,
+  NamedQueryShape,
   Preflight,
   PruneResult,
   PullInput,
@@ -68,16 +71,25 @@ export class Engine {
    * Creates the schema's tables, the change capture and the engine's bookkeeping. Installing
    * the same schema again changes nothing; adding tables or nullable columns migrates (every
    * client then resets once); any other change is refused with a `schema_mismatch` error.
+   * Then creates the indexes the named queries of `options.queries` need (their correlations,
+   * EXISTS conditions and orderings) that the file lacks, as a pull does at a query's first put.
    */
-  install(db: SqlAdapter, schema: Schema): { outcome: "created" | "unchanged" | "migrated" } {
+  install(
+    db: SqlAdapter,
+    schema: Schema,
+    options: { queries?: readonly NamedQueryShape[] } = {},
+  ): InstallResult {
     const { core } = this;
-    const answer = core.call(db, [], () =>
-      checkEngineResult(core.wasm.install({ schema: core.handle(schema) })),
+    const named = namedQueryPlans(schema, options.queries ?? []);
+    const answer = core.call(db, named.values, () =>
+      checkEngineResult(core.wasm.install({ schema: core.handle(schema), queries: named.text })),
     );
     const [outcome, queryTables] = answer.split(COLUMN_SEPARATOR);
     core.installed.set(db, schema);
     core.queryTables.set(db, queryTables === TRUE);
-    return { outcome: outcome as "created" | "unchanged" | "migrated" };
+    const result: InstallResult = { outcome: outcome as InstallResult["outcome"] };
+    if (named.unindexed.length > 0) result.unindexed = named.unindexed;
+    return result;
   }
 
   /** Answers a pull on a database the schema was installed on through this adapter. */

@@ -7,9 +7,14 @@ export interface TableIndex {
   table: string;
   /** The indexed columns as the index's SQL lists them. */
   columns: string;
-  /** Derived by the engine from a query's plan when the query was first put. */
+  /** Derived by the engine from a query's plan, at install or when the query was first put. */
   derived: boolean;
+  /** The named query that asked for a derived index first (null: the app's, or unnamed). */
+  query: string | null;
 }
+
+/** How a derived index's SQL ends: a comment naming its query as JSON (`/` escaped). */
+const QUERY_COMMENT = " /* query ";
 
 /** The indexes on the app's tables (not the engine's own tables'), by table and name. */
 export function tableIndexes(db: SqlAdapter): TableIndex[] {
@@ -20,13 +25,21 @@ export function tableIndexes(db: SqlAdapter): TableIndex[] {
     [],
   );
   return rows.map(([name, table, sql]) => {
-    const text = String(sql);
+    const derived = String(name).startsWith(DERIVED_INDEX_PREFIX);
+    let text = String(sql);
+    let query: string | null = null;
+    const comment = derived ? text.lastIndexOf(QUERY_COMMENT) : -1;
+    if (comment >= 0 && text.endsWith(" */")) {
+      query = JSON.parse(text.slice(comment + QUERY_COMMENT.length, -3)) as string;
+      text = text.slice(0, comment);
+    }
     const open = text.indexOf("(", text.toUpperCase().lastIndexOf(" ON "));
     return {
       name: String(name),
       table: String(table),
       columns: text.slice(open + 1, text.lastIndexOf(")")),
-      derived: String(name).startsWith(DERIVED_INDEX_PREFIX),
+      derived,
+      query,
     };
   });
 }

@@ -84,6 +84,19 @@ export interface PullInput {
 }
 
 /** A change to a group's active queries; a put carries the AST the server resolved its name to. */
+/** A named query as an install indexes it: its name and an AST of its shape (see Engine.install). */
+export interface NamedQueryShape {
+  name: string;
+  ast: unknown;
+}
+
+/** What Engine.install did. */
+export interface InstallResult {
+  outcome: "created" | "unchanged" | "migrated";
+  /** The named queries given whose AST the engine cannot answer, with why: not indexed now (none: absent). */
+  unindexed?: { name: string; message: string }[];
+}
+
 export type QueryPatchOp =
   | { op: "put"; hash: string; name: string; args: unknown; ast: unknown }
   | { op: "del"; hash: string }

@@ -151,6 +151,7 @@ describe("query work is bounded", () => {
       table: "tag",
       columns: '"itemId", "label"',
       derived: true,
+      query: "tagged",
     });
   });
 

@@ -6,7 +6,29 @@ import { betterSqliteAdapter } from "@weir/engine-wasm/better-sqlite3";
 import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ITEM_SCHEMA, writeNamespaceDb } from "../../test/namespace-db.js";
+import { postJson, startTestServer } from "../../test/test-server.js";
 import { jsonOf, runWeir } from "../../test/weir-process.js";
+
+/** A config with the reported named query: four items by id with a tag of a label. */
+const TAGGED_CONFIG = `export default {
+  schema: { tables: {
+    item: { columns: { id: "string" }, primaryKey: ["id"] },
+    tag: { columns: { id: "string", itemId: "string", label: "string" }, primaryKey: ["id"] },
+  } },
+  mutators: { addItem(tx, args) { tx.insert("item", { id: args.id }); } },
+  queries: {
+    tagged: (args) => ({
+      table: "item", orderBy: [["id", "asc"]], limit: 4,
+      where: { type: "correlatedSubquery", op: "EXISTS", related: {
+        correlation: { parentField: ["id"], childField: ["itemId"] },
+        subquery: { table: "tag", where: { type: "simple", op: "=",
+          left: { type: "column", name: "label" }, right: { type: "literal", value: args[0] } } },
+      } },
+    }),
+  },
+  devAuth: true,
+};
+`;
 
 let dir: string;
 let db: string;
@@ -70,7 +92,43 @@ describe("weir inspect", () => {
       ],
     });
     const human = await runWeir(["inspect", file]);
-    expect(human.stdout).toMatch(/^_weir_qx:item\(value-\)\s+item\s+"value" DESC\s+derived from queries$/m);
+    expect(human.stdout).toMatch(/^_weir_qx:item\(value-\)\s+item\s+"value" DESC\s+query top$/m);
+  });
+
+  it("shows the index a config's named query needs, made when the server installed the namespace", async () => {
+    const server = await startTestServer(TAGGED_CONFIG);
+    try {
+      const push = await postJson(
+        `${server.origin}/shop/push`,
+        {
+          clientGroupID: "g",
+          pushVersion: 1,
+          mutations: [{ type: "custom", id: 1, clientID: "c", name: "addItem", args: [{ id: "i1" }] }],
+        },
+        { authorization: "alice" },
+      );
+      expect(push.status).toBe(200);
+      expect(await server.stop()).toBe(0);
+      const file = join(server.dir, ".data", "shop.sqlite");
+      const run = await runWeir(["inspect", file, "--json"]);
+      expect(jsonOf(run)).toMatchObject({
+        indexes: [
+          {
+            name: "_weir_qx:tag(itemId,label)",
+            table: "tag",
+            columns: '"itemId", "label"',
+            derived: true,
+            query: "tagged",
+          },
+        ],
+      });
+      const human = await runWeir(["inspect", file]);
+      expect(human.stdout).toMatch(
+        /^_weir_qx:tag\(itemId,label\)\s+tag\s+"itemId", "label"\s+query tagged$/m,
+      );
+    } finally {
+      await server.dispose();
+    }
   });
 
   it("lists changes after a version, bounded by --limit", async () => {

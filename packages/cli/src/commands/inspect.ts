@@ -1,3 +1,4 @@
+import type { TableIndex } from "@weir/engine-wasm";
 import type { Command } from "commander";
 import { integerArg } from "../arguments.js";
 import { UsageError } from "../cli-error.js";
@@ -8,6 +9,12 @@ interface InspectOptions {
   since: number;
   limit: number;
   json?: boolean;
+}
+
+/** Where an index comes from, in the human view: the query that asked for it, or the app. */
+function from(index: TableIndex): string {
+  if (!index.derived) return "app";
+  return index.query === null ? "derived from a query" : `query ${index.query}`;
 }
 
 /** Clients shown in the human view; `--json` lists all. */
@@ -76,7 +83,7 @@ export function registerInspect(program: Command, state: RunState): void {
           indexes.length
             ? formatTable(
                 ["index", "table", "columns", "from"],
-                indexes.map((i) => [i.name, i.table, i.columns, i.derived ? "derived from queries" : "app"]),
+                indexes.map((i) => [i.name, i.table, i.columns, from(i)]),
               )
             : "no indexes on app tables",
           "",

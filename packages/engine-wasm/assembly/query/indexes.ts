@@ -1,5 +1,6 @@
-// Indexes a query's plan needs, derived from the plan and created when a query of its shape is
-// first put (kept in the file from then on). Without them a correlated probe scans its whole
+// Indexes a query's plan needs, derived from the plan and created at install from the plans of
+// the config's named queries the host passes (indexNamedQueries), else when a query of its shape
+// is first put (kept in the file from then on). Without them a correlated probe scans its whole
 // table for every row of its parent: an EXISTS over 20,000 parents and 40,000 children that
 // matches nothing costs 800 million row visits, and a related subquery's window sorts its table.
 //
@@ -13,11 +14,13 @@
 // An index whose columns lead the table's primary key (every table is WITHOUT ROWID, clustered
 // by its key), or lead an index already on the table (the app's own), is not needed: an index
 // costs every write. App-declared indexes stay as they are; these are named
-// `_weir_qx:<table>(<columns>)`, `-` after a descending column.
-import { DERIVED_INDEX_PREFIX, PLAN_COLUMN } from "../../src/abi";
+// `_weir_qx:<table>(<columns>)`, `-` after a descending column, and their SQL ends with a comment
+// naming the query that asked for it first, `/* query "<name>" */` (its name as JSON, `/`
+// escaped, so the comment holds no `*/`), which `weir inspect` shows.
+import { COLUMN_SEPARATOR, DERIVED_INDEX_PREFIX, PLAN_COLUMN, ROW_SEPARATOR } from "../../src/abi";
 import { exec, queryRows } from "../host";
-import { Table } from "../schema";
-import { ident, jsonString, params } from "../text";
+import { Schema, Table } from "../schema";
+import { extraParam, ident, jsonString, params } from "../text";
 import {
   CONDITION_AND,
   CONDITION_COMPARE,
@@ -25,10 +28,32 @@ import {
   Condition,
   Correlation,
   QueryNode,
+  readPlan,
 } from "./plan";
 
-/** Creates the indexes `root` needs that are not in the file yet; `done` names those made in this call. */
-export function ensureIndexes(root: QueryNode, done: Set<string>): void {
+/**
+ * Creates the indexes the named queries' plans need (at install, before any is put): each line of
+ * `text` is "<name>\t<plan>", the indexes of the extra parameters holding them.
+ */
+export function indexNamedQueries(schema: Schema, text: string): void {
+  if (text.length == 0) return;
+  const lines = text.split(ROW_SEPARATOR);
+  const done = new Set<string>();
+  for (let i = 0; i < lines.length; i++) {
+    const fields = lines[i].split(COLUMN_SEPARATOR);
+    const query = queryRows(
+      "SELECT ?, ?",
+      params([extraParam(I32.parseInt(fields[0], 10)), extraParam(I32.parseInt(fields[1], 10))]),
+    );
+    ensureIndexes(readPlan(query[0][1], schema), done, query[0][0]);
+  }
+}
+
+/**
+ * Creates the indexes `root` needs that are not in the file yet, noting `query` (its name) as the
+ * one that asked; `done` names those made in this call.
+ */
+export function ensureIndexes(root: QueryNode, done: Set<string>, query: string): void {
   const wanted: Wanted[] = [];
   collect(root, true, wanted);
   for (let i = 0; i < wanted.length; i++) {
@@ -43,7 +68,9 @@ export function ensureIndexes(root: QueryNode, done: Set<string>): void {
         ident(index.table.name) +
         " (" +
         index.sql +
-        ")",
+        ") /* query " +
+        jsonString(query).replaceAll("/", "\\/") +
+        " */",
     );
   }
 }

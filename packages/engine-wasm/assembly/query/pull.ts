@@ -115,11 +115,11 @@ function applyPatch(
     const refused = caps.added(extraParam(I32.parseInt(fields[3], 10)));
     if (refused.length > 0) return refused;
     const plan = queryRows(
-      "SELECT plan FROM _weir_queries WHERE group_id = ? AND hash = ?",
+      "SELECT plan, name FROM _weir_queries WHERE group_id = ? AND hash = ?",
       params([group, hash]),
     );
     const node: QueryNode = readPlan(plan[0][0], schema);
-    ensureIndexes(node, indexed);
+    ensureIndexes(node, indexed, plan[0][1]);
     if (!evaluate || membership.exceeded()) continue;
     membership.evaluate(hash, plan[0][0], true);
   }

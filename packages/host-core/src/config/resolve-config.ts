@@ -41,6 +41,9 @@ const ConfigShape = v.object({
       v.function("a query must be a function (args, claims) => ast"),
     ),
   ),
+  queryIndexArgs: v.optional(
+    v.record(v.string(), v.array(v.unknown(), "queryIndexArgs: each query's args must be a list")),
+  ),
   tolerateUnknownQueries: v.optional(v.boolean()),
   maxQueryRows: Count(1),
   queryBudgetMs: Count(1),

@@ -46,6 +46,14 @@ export interface WeirConfig {
    * to a query AST (the subset of Zero's, see docs/protocol.md). Clients send names, never ASTs.
    */
   queries?: Record<string, QueryDefinition>;
+  /**
+   * Args of a named query whose AST has the shape its clients put (each element one client's
+   * args), by name. At install the engine creates the indexes the queries' correlations,
+   * `EXISTS` conditions and orderings need, from an AST of each; a query not listed here is
+   * resolved with null, `[]`, `[""]` then `{}`, and indexed for the first its function answers.
+   * A query answered for none gets its indexes when a client first puts it.
+   */
+  queryIndexArgs?: Record<string, readonly unknown[]>;
   /** Answer a query name the server does not define by reporting it (`unknownQueries`), not 400. */
   tolerateUnknownQueries?: boolean;
   /**

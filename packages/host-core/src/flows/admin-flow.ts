@@ -1,3 +1,4 @@
+import { tableIndexes } from "@weir/engine-wasm";
 import {
   type AdminAction,
   FaultRequest,
@@ -87,5 +88,7 @@ function status(ctx: AdminContext) {
     sizes: { databaseBytes: ctx.sizeBytes() },
     memory: { engineBytes: engine.memoryBytes(), ...ctx.memory() },
     upstream: ctx.upstreamStatus(),
+    /** The indexes on the app's tables: the app's, and those derived from the named queries. */
+    indexes: tableIndexes(store.db),
   };
 }

@@ -1,6 +1,7 @@
 import type { Engine, SqlAdapter } from "@weir/engine-wasm";
 import type { AdminAction, Dialect, UpstreamSource } from "@weir/protocol";
 import type { Claims } from "../auth/claims.js";
+import { namedQueryShapes } from "../config/query-shapes.js";
 import type { ResolvedConfig } from "../config/weir-config.js";
 import { runDelegatedPush } from "../delegate/delegated-push-flow.js";
 import { runAdmin } from "../flows/admin-flow.js";
@@ -116,7 +117,12 @@ export class NamespaceService {
     this.waitUntil = init.waitUntil;
     this.pullSteps = new PutSlice(MAX_PUTS_PER_STEP, config.querySliceMs);
     this.usage = new NamespaceUsage(clock);
-    store.transaction(() => engine.install(store.db, config.schema));
+    const installed = store.transaction(() =>
+      engine.install(store.db, config.schema, { queries: namedQueryShapes(config) }),
+    );
+    for (const { name, message } of installed.unindexed ?? []) {
+      logger.log("warn", { msg: "query not indexed at install", ns: this.hash, query: name, error: message });
+    }
     const control = ControlStore.open(store);
     this.control = control;
     const data: NamespaceData = {
