@@ -109,6 +109,26 @@ describe("indexes from the config's named queries", () => {
     ]);
   });
 
+  it("leave out a query the engine cannot answer, logged, and index the others", async () => {
+    const logger = memoryLogger();
+    const missing: QueryDefinition = () => ({ table: "item", orderBy: [["price", "asc"]], limit: 3 });
+    const dataDir = tempDir();
+    const { url } = await start(dataDir, { queries: { ...queries, missing }, logger });
+    await push(url, "a");
+    expect(logger.lines).toContainEqual(
+      expect.objectContaining({
+        level: "warn",
+        msg: "query not indexed at install",
+        query: "missing",
+        error: expect.stringContaining('item has no column "price"'),
+      }),
+    );
+    const status = await fetch(`${url}/a/admin/status`, { headers: { "x-admin-key": ADMIN_KEY } });
+    expect(
+      ((await status.json()) as { indexes: Array<{ query: string }> }).indexes.map((i) => i.query),
+    ).toEqual(["tagged"]);
+  });
+
   it("come with a query the config gains, at the namespace's next open, but for one the app's index serves", async () => {
     const dataDir = tempDir();
     const first = await start(dataDir);
