@@ -47,6 +47,13 @@ export class ZeroEnginePatch {
     return false;
   }
 
+  /** Whether a put of `hash` is pending (since the last clear). */
+  hasPut(hash: string): boolean {
+    for (const position of this.byHash.get(hash) ?? [])
+      if (this.ops[position - this.base]?.op === "put") return true;
+    return false;
+  }
+
   /** The operations in order. */
   all(): QueryPatchOperation[] {
     const ops: QueryPatchOperation[] = [];

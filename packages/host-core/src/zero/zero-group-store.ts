@@ -1,5 +1,6 @@
 import type { ZeroMutationResult } from "@weir/protocol";
 import type { NamespaceStore } from "../ports/storage.js";
+import type { DesiredRowChange } from "./zero-desired-rows.js";
 import type { MutationResult } from "./zero-mutation-results.js";
 
 /** The dialect's own tables in the namespace database. */
@@ -8,8 +9,8 @@ const ZERO_RESULTS_TABLE = "_weir_zero_results";
 
 /** What changed in a group since it was last stored (see ZeroGroup.takeStoreChanges). */
 export interface ZeroGroupChanges {
-  /** Each client's desired hashes, when they changed. */
-  desired: Map<string, string[]> | null;
+  /** The rows of which client desires which query that changed (null: none). */
+  desired: DesiredRowChange[] | null;
   /** Results acknowledged: each client's id up to which they go. */
   acknowledged: Array<{ clientID: string; id: number }>;
   /** Clients that left the group. */
@@ -80,17 +81,13 @@ export class ZeroGroupStore {
   write(clientGroupID: string, changes: ZeroGroupChanges): void {
     this.create();
     const { db } = this.store;
-    if (changes.desired) {
-      db.exec(`DELETE FROM ${ZERO_DESIRED_TABLE} WHERE group_id = ?`, [clientGroupID]);
-      for (const [clientID, hashes] of changes.desired) {
-        for (const hash of hashes) {
-          db.exec(`INSERT INTO ${ZERO_DESIRED_TABLE} (group_id, client_id, hash) VALUES (?, ?, ?)`, [
-            clientGroupID,
-            clientID,
-            hash,
-          ]);
-        }
-      }
+    for (const { clientID, hash, op } of changes.desired ?? []) {
+      db.exec(
+        op === "put"
+          ? `INSERT INTO ${ZERO_DESIRED_TABLE} (group_id, client_id, hash) VALUES (?, ?, ?) ON CONFLICT DO NOTHING`
+          : `DELETE FROM ${ZERO_DESIRED_TABLE} WHERE group_id = ? AND client_id = ? AND hash = ?`,
+        [clientGroupID, clientID, hash],
+      );
     }
     for (const { clientID, id } of changes.acknowledged) {
       db.exec(`DELETE FROM ${ZERO_RESULTS_TABLE} WHERE group_id = ? AND client_id = ? AND mutation_id <= ?`, [

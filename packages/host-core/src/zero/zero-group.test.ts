@@ -91,6 +91,54 @@ describe("ZeroGroup", () => {
     expect(group.takeContent(false).results).toEqual([{ op: "del", id: { clientID: "c1", id: 5 } }]);
   });
 
+  it("stores only the desires that changed since the last write, not every query of the group", () => {
+    const group = new ZeroGroup("g", "u");
+    group.desire("c1", [put("a"), put("b")]);
+    group.desire("c2", [put("a")]);
+    group.takeEnginePatch();
+    expect(group.takeStoreChanges()?.desired).toEqual([
+      { clientID: "c1", hash: "a", op: "put" },
+      { clientID: "c1", hash: "b", op: "put" },
+      { clientID: "c2", hash: "a", op: "put" },
+    ]);
+    // A put again of a query the client desires changes no row.
+    group.desire("c1", [put("c"), { op: "del", hash: "a" }, put("b")]);
+    group.forgetClients(["c2"]);
+    group.takeEnginePatch();
+    expect(group.takeStoreChanges()?.desired).toEqual([
+      { clientID: "c1", hash: "a", op: "del" },
+      { clientID: "c1", hash: "c", op: "put" },
+      { clientID: "c2", hash: "a", op: "del" },
+    ]);
+  });
+
+  it("stores a put with the pull that sends its query, and never one refused before", () => {
+    const group = new ZeroGroup("g", "u");
+    group.desire("c1", [put("kept")]);
+    group.takeEnginePatch();
+    group.takeStoreChanges();
+    group.desire("c1", [put("x"), put("y"), put("z"), { op: "del", hash: "kept" }]);
+    // The poke takes one new query: its put is stored with it, the others wait.
+    expect(group.takeEnginePatch(1)).toHaveLength(1);
+    const failed = group.takeStoreChanges()!;
+    expect(failed.desired).toEqual([
+      { clientID: "c1", hash: "kept", op: "del" },
+      { clientID: "c1", hash: "x", op: "put" },
+    ]);
+    // The pull was refused (the group's caps): its patch comes back, the puts are dropped, and
+    // meanwhile the client put `kept` again.
+    group.desire("c1", [put("kept")]);
+    group.restoreStoreChanges(failed);
+    group.dropPuts(new Set(["x", "y"]));
+    group.takeEnginePatch();
+    expect(group.takeStoreChanges()).toEqual({
+      desired: [{ clientID: "c1", hash: "z", op: "put" }],
+      acknowledged: [],
+      forgotten: [],
+    });
+    expect(group.takeStoreChanges()).toBeNull();
+  });
+
   it("puts every result not yet acknowledged again in a full poke, and stores what was acknowledged", () => {
     const group = new ZeroGroup("g", "u");
     const result = { error: "app" as const, message: "no" };

@@ -6,6 +6,7 @@ import type {
   ZeroQueryOp,
 } from "@weir/protocol";
 import type { ZeroCookie } from "./zero-cookie.js";
+import { DesiredRows } from "./zero-desired-rows.js";
 import { ZeroEnginePatch } from "./zero-engine-patch.js";
 import type { ZeroGroupChanges } from "./zero-group-store.js";
 import { type MutationResult, MutationResults } from "./zero-mutation-results.js";
@@ -67,8 +68,8 @@ export class ZeroGroup {
   /** Results acknowledged, and clients gone, since the group was last stored. */
   private acknowledgedSince: Array<{ clientID: string; id: number }> = [];
   private forgottenSince: string[] = [];
-  /** Clients' desired queries changed since they were last stored. */
-  private desiredChanged = false;
+  /** How clients' desired queries changed since they were last stored. */
+  private readonly desiredRows = new DesiredRows();
 
   constructor(
     readonly id: string,
@@ -103,18 +104,10 @@ export class ZeroGroup {
 
   /** What changed since the group was last stored (null: nothing), for the store to write. */
   takeStoreChanges(): ZeroGroupChanges | null {
-    if (!this.desiredChanged && this.acknowledgedSince.length === 0 && this.forgottenSince.length === 0) {
+    const desired = this.desiredRows.take();
+    if (desired === null && this.acknowledgedSince.length === 0 && this.forgottenSince.length === 0)
       return null;
-    }
-    let desired: Map<string, string[]> | null = null;
-    if (this.desiredChanged) {
-      desired = new Map();
-      for (const [clientID, mine] of this.desired) {
-        if (clientID !== UNCLAIMED && mine.size > 0) desired.set(clientID, [...mine.keys()]);
-      }
-    }
     const changes = { desired, acknowledged: this.acknowledgedSince, forgotten: this.forgottenSince };
-    this.desiredChanged = false;
     this.acknowledgedSince = [];
     this.forgottenSince = [];
     return changes;
@@ -122,7 +115,7 @@ export class ZeroGroup {
 
   /** The changes taken were not stored after all: the next poke stores them. */
   restoreStoreChanges(changes: ZeroGroupChanges): void {
-    if (changes.desired) this.desiredChanged = true;
+    if (changes.desired) this.desiredRows.restore(changes.desired);
     this.acknowledgedSince = [...changes.acknowledged, ...this.acknowledgedSince];
     this.forgottenSince = [...changes.forgotten, ...this.forgottenSince];
   }
@@ -151,11 +144,14 @@ export class ZeroGroup {
       }
       const args = op.args === undefined || op.args.length === 0 ? null : op.args[0];
       const wanted = this.wanted(op.hash);
+      const added = !mine.has(op.hash) && clientID !== UNCLAIMED;
       mine.set(op.hash, { name: op.name!, args });
-      this.desiredChanged = true;
       this.echo(clientID, { op: "put", hash: op.hash });
       if (!wanted && !this.cancelPending("del", op.hash))
         this.enginePatch.push({ op: "put", hash: op.hash, name: op.name!, args });
+      // A client's put is stored with the pull that sends its query to the engine: a flood of
+      // puts the group's caps refuse is never written.
+      if (added) this.desiredRows.added(clientID, op.hash, this.enginePatch.hasPut(op.hash));
     }
   }
 
@@ -174,7 +170,7 @@ export class ZeroGroup {
     for (const clientID of clientIDs) {
       const mine = this.desired.get(clientID);
       if (mine) for (const hash of [...mine.keys()]) this.undesire(clientID, mine, hash);
-      if (this.desired.delete(clientID)) this.desiredChanged = true;
+      this.desired.delete(clientID);
       this.desiredEcho.delete(clientID);
       this.results.forget([clientID]);
       this.forgottenSince.push(clientID);
@@ -197,9 +193,9 @@ export class ZeroGroup {
     this.enginePatch.reset(this.enginePatch.all().filter((op) => op.op !== "put" || !hashes.has(op.hash)));
     for (const [clientID, mine] of this.desired) {
       for (const hash of hashes) {
-        if (!mine.delete(hash)) continue;
-        this.desiredChanged = true;
-        if (clientID !== UNCLAIMED) this.echo(clientID, { op: "del", hash });
+        if (!mine.delete(hash) || clientID === UNCLAIMED) continue;
+        this.desiredRows.removed(clientID, hash);
+        this.echo(clientID, { op: "del", hash });
       }
     }
   }
@@ -225,10 +221,17 @@ export class ZeroGroup {
   settled(): boolean {
     return (
       this.enginePatch.length === 0 &&
-      !this.desiredChanged &&
+      this.desiredRows.size === 0 &&
       this.acknowledgedSince.length === 0 &&
       this.forgottenSince.length === 0
     );
+  }
+
+  /** Whether the clients hold every query some client of the group desires as got. */
+  gotEvery(): boolean {
+    for (const mine of this.desired.values())
+      for (const hash of mine.keys()) if (!this.got.has(hash)) return false;
+    return true;
   }
 
   /** The hashes of the queries some client of the group desires, sorted. */
@@ -250,7 +253,9 @@ export class ZeroGroup {
    * `maxPuts`-th put; the rest wait for the pull after (`hasPendingPatch`).
    */
   takeEnginePatch(maxPuts = Number.POSITIVE_INFINITY): QueryPatchOperation[] {
-    return this.enginePatch.take(maxPuts);
+    const patch = this.enginePatch.take(maxPuts);
+    for (const op of patch) if (op.op === "put") this.desiredRows.sent(op.hash);
+    return patch;
   }
 
   /** Operations of the engine patch wait for a pull (more puts than one poke takes). */
@@ -293,7 +298,7 @@ export class ZeroGroup {
 
   private undesire(clientID: string, mine: Map<string, DesiredQuery>, hash: string): void {
     mine.delete(hash);
-    this.desiredChanged = true;
+    if (clientID !== UNCLAIMED) this.desiredRows.removed(clientID, hash);
     this.echo(clientID, { op: "del", hash });
     if (!this.wanted(hash) && !this.cancelPending("put", hash)) this.enginePatch.push({ op: "del", hash });
   }

@@ -250,7 +250,11 @@ describe("ZeroHub after a restart, with two clients in a group", () => {
     c1.socketClosed();
     // As a namespace whose clients' desires were never stored (or lost in a crash) holds it.
     service.transaction(() =>
-      service.zeroStore.write("g1", { desired: new Map(), acknowledged: [], forgotten: [] }),
+      service.zeroStore.write("g1", {
+        desired: [{ clientID: "c1", hash: "one", op: "del" }],
+        acknowledged: [],
+        forgotten: [],
+      }),
     );
 
     const restarted = new ZeroHub(service.contexts.zero, { log() {} }, () =>

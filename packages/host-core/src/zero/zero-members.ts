@@ -100,7 +100,7 @@ export class ZeroMembers {
 
   /** Whether the group's queries are all complete; if not, rows are owed to it. */
   noteOwed(group: ZeroGroup): void {
-    if (group.activeHashes().every((hash) => group.got.has(hash))) this.owing.delete(group);
+    if (group.gotEvery()) this.owing.delete(group);
     else this.owing.add(group);
   }
 

@@ -94,13 +94,14 @@ export class ZeroPokes {
           claims,
         );
       // What the group keeps is stored with the pull that applies it: a restart finds both or
-      // neither.
+      // neither. The pull goes first: one refused writes nothing.
       const result =
         changes === null
           ? pull()
           : this.ns.transaction(() => {
+              const pulled = pull();
               this.ns.zeroStore.write(group.id, changes);
-              return pull();
+              return pulled;
             });
       answer = JSON.parse(result.response.body ?? "{}") as QueryPullAnswer;
       this.chargeEvaluated(claims, result);
