@@ -9,6 +9,7 @@ import {
   type NamespaceService,
   namespaceHash,
   partsFromRequest,
+  type ResponseParts,
   TimerScheduler,
   type WeirHost,
 } from "@weir/host-core";
@@ -134,7 +135,7 @@ export function createSyncDurableObject<Env>(source: EdgeConfigSource<Env>): Syn
           return errorResponse(400, "bad_request", "the forwarded namespace does not match the path");
         }
         // Another request may have bound the object while the hash was computed.
-        if (this.binding.namespace === null) this.bind(namespace, hash);
+        if (this.binding.namespace === null) this.binding.bind(namespace, hash);
       }
       if (namespace !== this.binding.namespace || forwarded.ns !== this.binding.hash) {
         this.logger.log("error", {
@@ -147,7 +148,13 @@ export function createSyncDurableObject<Env>(source: EdgeConfigSource<Env>): Syn
       if (this.service && !this.service.isClosed) this.zero.ready(this.service.zero);
       const parts = partsFromRequest(request);
       this.forwarded.set(parts, forwarded);
-      const answer = await this.host.handleParts(parts);
+      let answer: ResponseParts;
+      try {
+        answer = await this.host.handleParts(parts);
+      } finally {
+        // With what the request wrote (the install, the first answer): one commit.
+        if (this.binding.store()) this.startAlarmTask();
+      }
       // A body the answer did not need (a refusal) is let go of, never left for the runtime to
       // read after the answer went out.
       if (request.body && !request.bodyUsed) await request.body.cancel().catch(() => {});
@@ -223,9 +230,8 @@ export function createSyncDurableObject<Env>(source: EdgeConfigSource<Env>): Syn
       this.logger.log("error", { msg: "closing a wake socket failed", code, error: String(error) });
     }
 
-    /** Records the namespace this object serves, and starts the alarm task the first time. */
-    private bind(namespace: string, hash: string): void {
-      this.binding.bind(namespace, hash);
+    /** Starts the alarm task, the first time the object is bound. */
+    private startAlarmTask(): void {
       const task = this.config.alarm;
       if (task) void this.alarms.set("task", Date.now() + Math.max(0, task.firstDelayMs));
     }

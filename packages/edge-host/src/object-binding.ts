@@ -6,15 +6,22 @@ export const OBJECT_TABLE = "_weir_edge_object";
 /**
  * The namespace an object serves, stored in its database on the first request, so that after an
  * eviction it knows its name again (for alarms, and to refuse requests routed to the wrong object).
+ *
+ * A new object writes nothing until its first request has been served: each write the object
+ * makes on its own is a commit that holds up what it awaits next (the platform's input gate), so
+ * the binding is stored with the namespace's install and first answer, as one commit.
  */
 export class ObjectBinding {
-  namespace: string | null;
+  namespace: string | null = null;
   hash: string | null = null;
+  /** Bound, not stored yet. */
+  private unstored = false;
 
   constructor(private readonly storage: DurableObjectStorage) {
-    storage.sql.exec(
-      `CREATE TABLE IF NOT EXISTS ${OBJECT_TABLE} (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID`,
-    );
+    const table = storage.sql
+      .exec("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", OBJECT_TABLE)
+      .toArray();
+    if (table.length === 0) return;
     const row = storage.sql
       .exec<{ value: string }>(`SELECT value FROM ${OBJECT_TABLE} WHERE key = 'namespace'`)
       .toArray()[0];
@@ -26,9 +33,21 @@ export class ObjectBinding {
     if (this.namespace !== null) this.hash = await namespaceHash(this.namespace);
   }
 
+  /** Binds the object to `namespace`; `store` writes it down, once the request is served. */
   bind(namespace: string, hash: string): void {
-    this.storage.sql.exec(`INSERT INTO ${OBJECT_TABLE} (key, value) VALUES ('namespace', ?)`, namespace);
     this.namespace = namespace;
     this.hash = hash;
+    this.unstored = true;
+  }
+
+  /** Stores the binding made by `bind`; answers whether it had not been stored yet. */
+  store(): boolean {
+    if (!this.unstored) return false;
+    this.storage.sql.exec(
+      `CREATE TABLE IF NOT EXISTS ${OBJECT_TABLE} (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID`,
+    );
+    this.storage.sql.exec(`INSERT INTO ${OBJECT_TABLE} (key, value) VALUES ('namespace', ?)`, this.namespace);
+    this.unstored = false;
+    return true;
   }
 }
