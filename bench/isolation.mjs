@@ -3,7 +3,8 @@
 // loop, alone and then while an attacker in namespace A runs each attack of the queries side:
 // the reported slow query, a query no index makes cheap, a desired-query flood on a Zero socket
 // (1,000-put frames, and del+put pairs sent without waiting), an argument flood (native pulls of
-// queries with 1,000 ids each) and query toggles. Prints a table, then, as the last line, one
+// queries with 1,000 ids each), a patch flood within the caps (native pulls of 1,000 queries,
+// applied in steps) and query toggles. Prints a table, then, as the last line, one
 // JSON object: the victim's pull p95 alone and under each attack (goal: under 3x alone, no
 // error) and what each attack got (statuses, refusals).
 //
@@ -297,6 +298,16 @@ async function toggles(url, until) {
   return outcome.counts;
 }
 
+/** `count` puts of `byIds`, each of `ids` ids (`id(query, i)`), hashed `<prefix><query>`. */
+function byIdsPatch(prefix, count, ids, id) {
+  return Array.from({ length: count }, (_, q) => ({
+    op: "put",
+    hash: `${prefix}${q}`,
+    name: "byIds",
+    args: Array.from({ length: ids }, (_, i) => id(q, i)),
+  }));
+}
+
 const ATTACKS = {
   slowQuery: {
     label: "the reported query (EXISTS on tag.itemId, no match), a new group each pull",
@@ -312,14 +323,13 @@ const ATTACKS = {
   toggleFlood: { label: "Zero del+put pairs of one query, 200 at a time", run: toggleFlood },
   argumentFlood: {
     label: "native pulls of 300 queries of 1,000 ids each",
+    run: (url, until) => pullAttack(url, until, () => byIdsPatch("b", 300, 1000, (q, i) => `id-${q}-${i}`)),
+  },
+  patchFlood: {
+    label: "native pulls of 1,000 queries of 30 ids each (within the caps: applied in steps)",
     run: (url, until) =>
       pullAttack(url, until, () =>
-        Array.from({ length: 300 }, (_, q) => ({
-          op: "put",
-          hash: `b${q}`,
-          name: "byIds",
-          args: Array.from({ length: 1000 }, (_, i) => `id-${q}-${i}`),
-        })),
+        byIdsPatch("p", 1000, 30, (q, i) => `i${String((q * 30 + i) % SEED_ITEMS).padStart(6, "0")}`),
       ),
   },
   queryToggles: { label: "native pulls toggling one query", run: toggles },
