@@ -19,6 +19,8 @@ export const CHANGE_KEYS_SQL: Array<string> = [
   // A change's keys: a value a keyed column had before or after the change, under its log seq.
   "CREATE TABLE IF NOT EXISTS _weir_change_keys (key_id INTEGER NOT NULL, val NOT NULL, seq INTEGER NOT NULL, " +
     "PRIMARY KEY (key_id, val, seq)) WITHOUT ROWID",
+  // The keys by seq, so that retention deletes the pruned changes' keys without reading the rest.
+  "CREATE INDEX IF NOT EXISTS _weir_change_keys_seq ON _weir_change_keys (seq)",
 ];
 
 /** The newest version logged: a pending change's, or the watermark when none is pending. */
@@ -39,7 +41,10 @@ export function dropKeys(tableName: string): void {
   exec("DELETE FROM _weir_keyed WHERE tbl = ?", name);
 }
 
-/** Deletes the keys of the changes retention deleted (seqs `bound` ("<" or "<=") `upTo`). */
+/**
+ * Deletes the keys of the changes retention deleted (seqs `bound` ("<" or "<=") `upTo`), found by
+ * seq: the cost is the keys deleted, not all of them.
+ */
 export function pruneKeys(bound: string, upTo: string): void {
   exec("DELETE FROM _weir_change_keys WHERE seq " + bound + " ?", params([upTo]));
 }

@@ -108,6 +108,38 @@ describe.each(DATABASES)("pulls read through change keys on $kind", ({ open }) =
     expect(keyed).toEqual([["label"], ["uid"]]);
   });
 
+  it("prunes exactly the pruned changes' keys, found by seq", async () => {
+    const ns = await namespace();
+    for (const owner of ["alice", "bob", "carol"]) ns.sql(insert, [`${owner}-1`, owner]);
+    for (const owner of ["alice", "bob", "carol"]) {
+      ns.pull({ cookie: null, userID: owner, clientGroupID: owner, visibility: ownerFilter(owner) });
+    }
+    for (let i = 0; i < 12; i++) {
+      ns.sql("UPDATE todo SET text = ? WHERE id = ?", [`t${i}`, `${["alice", "bob", "carol"][i % 3]}-1`]);
+      if (i % 4 === 0) ns.sql("UPDATE todo SET owner = 'bob' WHERE id = 'alice-1'");
+      if (i % 4 === 2) ns.sql("UPDATE todo SET owner = 'alice' WHERE id = 'alice-1'");
+    }
+    ns.pull({ cookie: null, userID: "alice", clientGroupID: "alice", visibility: ownerFilter("alice") });
+    const keys = () =>
+      ns.db.adapter.query("SELECT key_id, val, seq FROM _weir_change_keys ORDER BY 1, 2, 3", []);
+    const all = keys();
+    expect(all.length).toBeGreaterThan(12);
+    // Whole batches (every change up to the floor) and batches cut by the limit.
+    for (const [retain, limit] of [
+      [14, 1000],
+      [10, 3],
+      [10, 1000],
+    ] as const) {
+      ns.db.transaction(() => ns.engine.prune(ns.db.adapter, retain, limit));
+      const kept = new Set(ns.db.adapter.query("SELECT seq FROM _weir_changes", []).map(([seq]) => seq));
+      expect(keys()).toEqual(all.filter(([, , seq]) => kept.has(seq)));
+    }
+    expect(keys().length).toBeLessThan(all.length);
+    // The keys are deleted by seq through an index, not by a scan of every key.
+    const plan = ns.db.adapter.query("EXPLAIN QUERY PLAN DELETE FROM _weir_change_keys WHERE seq < ?", [1]);
+    expect(plan.map((row) => row.at(-1)).join("\n")).toMatch(/USING (COVERING )?INDEX _weir_change_keys_seq/);
+  });
+
   it("prunes the keys with the changes, and a migration forgets them", async () => {
     const ns = await namespace();
     ns.sql(insert, ["a1", "alice"]);
