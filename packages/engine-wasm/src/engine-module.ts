@@ -43,15 +43,19 @@ const STRING_CLASS_ID = 2;
 // Below this many characters a loop beats setting up a decoder.
 const DECODE_THRESHOLD = 32;
 
-/** An instance's exports: its memory and allocator, and each declared call as a function of numbers. */
-function exportsOf(instance: WebAssembly.Instance): { raw: RawExports; calls: Map<string, RawFunction> } {
+const CALL_NAMES = Object.keys(ENGINE_CALLS) as (keyof typeof ENGINE_CALLS)[];
+
+/**
+ * An instance's exports: its memory and allocator, and each declared call as a function of
+ * numbers, in CALL_NAMES' order.
+ */
+function exportsOf(instance: WebAssembly.Instance): { raw: RawExports; calls: RawFunction[] } {
   const raw = instance.exports as unknown as RawExports;
-  const calls = new Map<string, RawFunction>();
-  for (const name of Object.keys(ENGINE_CALLS)) {
+  const calls = CALL_NAMES.map((name) => {
     const fn = raw[name];
     if (typeof fn !== "function") throw new EngineFailure(`the engine does not export ${name}`);
-    calls.set(name, fn as RawFunction);
-  }
+    return fn as RawFunction;
+  });
   return { raw, calls };
 }
 
@@ -66,13 +70,14 @@ export async function instantiateEngine(
   let u32 = new Uint32Array(0);
   const decoder = new TextDecoder("utf-16le");
 
+  // The memory's buffer is read again only when the one held is detached (a memory that grows
+  // detaches its buffer; a buffer of the memory is never empty): reading `memory.buffer` is a
+  // call into the runtime, and every string crossing would pay it.
   const views = () => {
-    const current = wasm!.raw.memory.buffer as ArrayBuffer;
-    if (current !== buffer) {
-      buffer = current;
-      u16 = new Uint16Array(current);
-      u32 = new Uint32Array(current);
-    }
+    if (buffer !== undefined && buffer.byteLength !== 0) return;
+    buffer = wasm!.raw.memory.buffer as ArrayBuffer;
+    u16 = new Uint16Array(buffer);
+    u32 = new Uint32Array(buffer);
   };
 
   // WASM hands pointers over as i32, which JS reads as signed: past 2 GiB of memory they would
@@ -120,7 +125,7 @@ export async function instantiateEngine(
    * (strings into the engine's memory, booleans to 0 or 1), its answer lifted. The minimal runtime
    * collects only when asked, so the lowered strings need no pinning.
    */
-  const glue = (name: string, declaration: CallDeclaration) => {
+  const glue = (index: number, declaration: CallDeclaration) => {
     const names = Object.keys(declaration.params);
     const kinds = names.map((param) => declaration.params[param]!);
     const answer = declaration.answer;
@@ -132,18 +137,23 @@ export async function instantiateEngine(
         args[i] =
           kind === "string" ? lower(value as string) : kind === "bool" ? (value ? 1 : 0) : (value as number);
       }
-      const result = wasm!.calls.get(name)!(...args);
+      const result = wasm!.calls[index]!(...args);
       if (answer === "string") return lift(result);
       return answer === "void" ? undefined : result;
     };
   };
   const calls: Record<string, unknown> = {};
-  for (const [name, declaration] of Object.entries(ENGINE_CALLS)) calls[name] = glue(name, declaration);
+  CALL_NAMES.forEach((name, index) => {
+    calls[name] = glue(index, ENGINE_CALLS[name]);
+  });
 
   return {
     ...(calls as unknown as EngineCalls),
     collect: () => wasm!.raw.__collect(),
-    memoryBytes: () => wasm!.raw.memory.buffer.byteLength,
+    memoryBytes: () => {
+      views();
+      return buffer!.byteLength;
+    },
     renew: () => {
       // Synchronous, from the module already compiled (which Workers allow too), so that a call
       // can follow at once.

@@ -91,6 +91,8 @@ export class SqlBridge implements EngineHost {
   private bind(params: string): SqlValue[] {
     if (params === EMPTY_PARAMS) return [];
     const values = JSON.parse(params) as unknown[];
+    // Parameters without an object (no "{" anywhere) hold no placeholder: the hot statements'.
+    if (!params.includes("{")) return values as SqlValue[];
     return values.map((value) => (isPlaceholder(value) ? this.extras[value.$]! : (value as SqlValue)));
   }
 }

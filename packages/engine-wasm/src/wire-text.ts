@@ -13,7 +13,11 @@ export function isPlaceholder(value: unknown): value is PlaceholderRef {
 /** Rows as the engine reads them: "\n" between rows, "\t" between columns. */
 export function rowsText(rows: SqlValue[][]): string {
   if (rows.length === 0) return "";
-  if (rows[0]!.length === 1) return rows.join(ROW_SEPARATOR);
+  if (rows[0]!.length === 1) {
+    // One value (a preflight's last id, a state figure): as join would write it, null as "".
+    if (rows.length === 1) return String(rows[0]![0] ?? "");
+    return rows.join(ROW_SEPARATOR);
+  }
   return rows.map((row) => row.join(COLUMN_SEPARATOR)).join(ROW_SEPARATOR);
 }
 
