@@ -4,6 +4,9 @@
 import { createServer } from "node:http";
 import pg from "pg";
 import { createPushProcessor } from "../../dist/index.js";
+import { reportCpu } from "./processes.mjs";
+
+reportCpu();
 
 const pool = new pg.Pool({
   connectionString: process.env.WEIR_BENCH_DATABASE_URL,

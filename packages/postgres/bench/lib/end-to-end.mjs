@@ -48,7 +48,7 @@ export async function endToEnd(db, results, log) {
     await initialSync(weir.url, results, log);
     await changes(weir.url, pool, results, log);
     await commitToWake(weir.url, pool, results, log);
-    await delegatedPush(weir.url, results, log);
+    await delegatedPush(weir, app, results, log);
     await appServerAlone(app.url, results, log);
   } catch (error) {
     log(`weir server:\n${weir.output()}\napp server:\n${app.output()}`);
@@ -144,14 +144,18 @@ async function commitToWake(url, pool, results, log) {
 /**
  * PUSH_CLIENTS clients push MUTATIONS_PER_PUSH todos at a time to weir, which forwards them to
  * the app, waits for them to come back through replication, and acknowledges; each push is timed
- * until a pull shows its last mutation acknowledged.
+ * until a pull shows its last mutation acknowledged. The CPU time the weir server's process (and
+ * the app server's) spent meanwhile, per acknowledged mutation, is weir's share apart from
+ * PostgreSQL's and the clients'.
  */
-async function delegatedPush(url, results, log) {
+async function delegatedPush(weir, app, results, log) {
+  const url = weir.url;
   const clients = Array.from({ length: PUSH_CLIENTS }, (_, i) => new WeirClient(url, "app", `user${i}`));
   await clients[0].sync();
   await Promise.all(clients.map((client) => client.sync()));
   const latencies = [];
   let acknowledged = 0;
+  const [weirCpuBefore, appCpuBefore] = await Promise.all([weir.cpuMs(), app.cpuMs()]);
   const started = performance.now();
   const deadline = started + PUSH_SECONDS * 1000;
   await Promise.all(
@@ -174,6 +178,7 @@ async function delegatedPush(url, results, log) {
     }),
   );
   const seconds = (performance.now() - started) / 1000;
+  const [weirCpuAfter, appCpuAfter] = await Promise.all([weir.cpuMs(), app.cpuMs()]);
   // Every acknowledged todo reached its client's pulls.
   await Promise.all(clients.map((client) => client.sync()));
   const rows = clients.reduce((sum, client) => sum + client.count("todo"), 0);
@@ -182,10 +187,12 @@ async function delegatedPush(url, results, log) {
   results.delegatedPushMutationsPerSec = Math.round(acknowledged / seconds);
   results.pushToAckP50Ms = round(percentile(latencies, 50));
   results.pushToAckP95Ms = round(percentile(latencies, 95));
+  results.weirCpuMsPerMutation = Number(((weirCpuAfter - weirCpuBefore) / acknowledged).toFixed(3));
+  results.appCpuMsPerMutation = Number(((appCpuAfter - appCpuBefore) / acknowledged).toFixed(3));
   results.delegatedPushClients = PUSH_CLIENTS;
   results.delegatedPushMutationsPerPush = MUTATIONS_PER_PUSH;
   log(
-    `delegated push: ${results.delegatedPushMutationsPerSec} mutations/s, push to ack p50 ${results.pushToAckP50Ms} ms, p95 ${results.pushToAckP95Ms} ms`,
+    `delegated push: ${results.delegatedPushMutationsPerSec} mutations/s, push to ack p50 ${results.pushToAckP50Ms} ms, p95 ${results.pushToAckP95Ms} ms, CPU per mutation: weir ${results.weirCpuMsPerMutation} ms, app ${results.appCpuMsPerMutation} ms`,
   );
 }
 

@@ -5,6 +5,7 @@ import { fileURLToPath } from "node:url";
 /**
  * Starts `lib/<script>` in a child process and waits for the line `<name> listening on <url>`.
  * WEIR_BENCH_PROFILE=<dir> runs it under `--cpu-prof`, the profile written to that directory.
+ * `cpuMs()` asks the child for the CPU time its process has used (`reportCpu`).
  */
 export async function startChild(script, env) {
   const file = fileURLToPath(new URL(`./${script}`, import.meta.url));
@@ -12,7 +13,7 @@ export async function startChild(script, env) {
   const args = profile ? ["--cpu-prof", `--cpu-prof-dir=${profile}`, file] : [file];
   const child = spawn(process.execPath, args, {
     env: { ...process.env, ...env },
-    stdio: ["ignore", "pipe", "pipe"],
+    stdio: ["ignore", "pipe", "pipe", "ipc"],
   });
   let output = "";
   const exited = new Promise((resolve) => child.on("exit", (code, signal) => resolve(code ?? signal)));
@@ -30,11 +31,26 @@ export async function startChild(script, env) {
   return {
     url,
     output: () => output,
+    /** The child's CPU time so far (user and system), in milliseconds. */
+    cpuMs: () =>
+      new Promise((resolve) => {
+        child.once("message", ({ cpu }) => resolve((cpu.user + cpu.system) / 1000));
+        child.send("cpu");
+      }),
     async stop() {
       child.kill("SIGTERM");
       await exited;
     },
   };
+}
+
+/** In a child started by `startChild`: answers its parent's "cpu" with `process.cpuUsage()`. */
+export function reportCpu() {
+  process.on("message", (message) => {
+    if (message === "cpu") process.send({ cpu: process.cpuUsage() });
+  });
+  // The channel alone does not keep the child running.
+  process.channel?.unref();
 }
 
 export function percentile(sorted, p) {

@@ -3,6 +3,9 @@
 // process of the benchmark, so that its event loop is its own. Prints `weir listening on <url>`.
 import { createServer } from "@weir/node-host";
 import { postgresUpstream } from "../../dist/index.js";
+import { reportCpu } from "./processes.mjs";
+
+reportCpu();
 
 const env = process.env;
 const upstream = await postgresUpstream({
