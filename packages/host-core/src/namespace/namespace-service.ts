@@ -1,8 +1,7 @@
 import type { Engine, SqlAdapter } from "@weir/engine-wasm";
-import type { AdminAction, Dialect, UpstreamSource } from "@weir/protocol";
+import type { AdminAction, Dialect } from "@weir/protocol";
 import type { Claims } from "../auth/claims.js";
 import { namedQueryShapes } from "../config/query-shapes.js";
-import type { ResolvedConfig } from "../config/weir-config.js";
 import { runDelegatedPush } from "../delegate/delegated-push-flow.js";
 import { runAdmin } from "../flows/admin-flow.js";
 import { CaughtUpPulls } from "../flows/caught-up-pulls.js";
@@ -16,19 +15,15 @@ import { runSlicedPull } from "../flows/sliced-pull.js";
 import { HttpError } from "../http/http-error.js";
 import { type IngestAction, runIngestAdmin, runNotify } from "../ingest/ingest-flow.js";
 import type { IngestPassResult } from "../ingest/ingest-pass.js";
-import type { IngestEvent, NamespaceIngest } from "../ingest/namespace-ingest.js";
-import type { TableInfo } from "../mutators/column-codec.js";
+import type { NamespaceIngest } from "../ingest/namespace-ingest.js";
 import type { Clock } from "../ports/clock.js";
 import type { Logger } from "../ports/logger.js";
-import type { Scheduler } from "../ports/scheduler.js";
 import type { NamespaceStore } from "../ports/storage.js";
-import type { Wake } from "../ports/wake.js";
 import { ZeroGroupStore } from "../zero/zero-group-store.js";
 import { ZeroHub } from "../zero/zero-hub.js";
-import type { ZeroMeter } from "../zero/zero-meter.js";
 import type { ZeroNamespace } from "../zero/zero-namespace.js";
 import { ControlStore } from "./control-store.js";
-import { CounterFlush, type CounterFlushPolicy } from "./counter-flush.js";
+import { CounterFlush } from "./counter-flush.js";
 import {
   assembleContexts,
   changeCaps,
@@ -40,35 +35,13 @@ import {
   queryReads,
   retainChanges,
 } from "./flow-contexts.js";
+import type { NamespaceServiceInit } from "./namespace-service-init.js";
 import { NamespaceUsage } from "./namespace-usage.js";
 import { RetentionPacer } from "./retention-pacer.js";
 import { upstreamParts } from "./upstream-parts.js";
 import { type CommitScope, WakeCoalescer } from "./wake-coalescer.js";
 import { WakeRouter } from "./wake-router.js";
 import { zeroNamespace, zeroReauthenticate } from "./zero-parts.js";
-
-export interface NamespaceServiceInit {
-  namespace: string;
-  hash: string;
-  store: NamespaceStore;
-  engine: Engine;
-  config: ResolvedConfig;
-  tables: Map<string, TableInfo>;
-  scheduler: Scheduler;
-  wake: Wake;
-  clock: Clock;
-  logger: Logger;
-  counterFlush: CounterFlushPolicy;
-  memory?(): Record<string, number>;
-  waitUntil(promise: Promise<unknown>): void;
-  /** The namespace's upstream (config.upstream's source for it), null without one. */
-  upstream: UpstreamSource | null;
-  /** The timer of upstream polls (apart from `scheduler`, which the wake window uses). */
-  pollScheduler: Scheduler;
-  observeIngest?(event: IngestEvent): void;
-  /** Charges Zero sockets' messages to their users' budgets (none: they cost nothing). */
-  zeroMeter?: ZeroMeter;
-}
 
 /**
  * One namespace: its database, knobs, counters and wake window, and the flows that run on them.
