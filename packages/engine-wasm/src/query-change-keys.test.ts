@@ -73,6 +73,42 @@ describe.each(DATABASES)("query-aware pulls read through change keys on $kind", 
     expect(() => pull("gw", "u1", whole)).toThrow(/JSON/);
   });
 
+  // Groups alike share their rows (query/lend.ts): a group's fresh query, or a reset's queries
+  // all at once, are copied from a group of the same visibility behind the watermark when no
+  // change since the lender's cookie can affect them. That test reads the changes through the
+  // keys too: other users' changes are never read.
+  it("lending between a user's groups reads that user's changes only", async () => {
+    const ns = new Namespace(await testEngine(), open(), chatSchema);
+    ns.sql("INSERT INTO channel VALUES ('c1', 'one'), ('c2', 'two')");
+    ns.sql("INSERT INTO user VALUES ('u1', 'Ann'), ('u2', 'Bo')");
+    ns.sql("INSERT INTO message VALUES ('m0', 'c1', 'u1', 0, 'z'), ('m1', 'c2', 'u1', 1, 'a')");
+    const clients = groupClients(ns, put);
+    const other: QueryPatchOp = { ...put, hash: "o", args: ["c2"], ast: channelMessages("c2", 10) };
+    const pull = (group: string, userID: string, input: Partial<PullInput> = {}) =>
+      clients.pull(group, { userID, visibility: authoredBy(userID), ...input });
+    // u1's groups: one holding the channel, two holding both channels (twins).
+    pull("ga", "u1");
+    for (const group of ["gc", "gd"]) pull(group, "u1", { queries: { patch: [put, other] } });
+    pull("gb", "u2");
+    for (let i = 0; i < 20; i++) ns.sql("INSERT INTO message VALUES (?, 'c1', 'u2', ?, 'b')", [`b${i}`, i]);
+    // u1's change moves neither query: the lenders still lend, having read it.
+    ns.sql("INSERT INTO message VALUES ('m2', 'c3', 'u1', 2, 'c')");
+    for (let i = 0; i < 20; i++) ns.sql("UPDATE message SET at = at + 1 WHERE id = ?", [`b${i}`]);
+    pull("gb", "u2");
+    expect(ns.db.transaction(() => poisonChangesOfB(ns))).toBe(40);
+    // A new group's query is copied from a group behind (ga, gc or gd).
+    const fresh = pull("gn", "u1");
+    expect(fresh.queriesCopied).toBe(1);
+    expect(clients.keys("gn")).toEqual(keysOf(evaluateOne(ns, authoredBy("u1"))));
+    // A reset copies both queries at once from its twin behind (gd).
+    const reset = pull("gc", "u1", { cookie: null });
+    expect(reset.reset).toBe(true);
+    expect(reset.queriesCopied).toBe(2);
+    expect(clients.keys("gc")).toEqual(
+      [...new Set([...clients.keys("gn"), ...keysOf(evaluateOne(ns, authoredBy("u1"), other.ast))])].sort(),
+    );
+  });
+
   // Random writes and subscriptions by groups of several users, each under a filter that keys
   // narrow, some of them behind their group's answers now and then: pulled until unchanged, a
   // group's rows equal a from-scratch evaluation of its queries under its filter.
@@ -153,11 +189,15 @@ describe.each(DATABASES)("query-aware pulls read through change keys on $kind", 
   });
 });
 
-function evaluateOne(ns: Namespace, visibility: Visibility): Map<string, unknown> {
-  QUERIES.h = put.ast;
+function evaluateOne(ns: Namespace, visibility: Visibility, ast: unknown = put.ast): Map<string, unknown> {
+  QUERIES.h = ast;
   try {
     return evaluate(ns, ns.engine, ["h"], visibility);
   } finally {
     delete QUERIES.h;
   }
+}
+
+function keysOf(rows: Map<string, unknown>): string[] {
+  return [...rows.keys()].sort();
 }

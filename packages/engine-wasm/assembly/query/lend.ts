@@ -15,10 +15,17 @@
 // are found among the first LENDER_CANDIDATES groups holding the query's hash, the one with
 // the newest membership first, so a hydration never scans every group that holds a popular
 // query. A lender's cookie is at or above the floor: the log still holds every change since.
+//
+// Whether the changes since a lender's cookie can affect a query is asked of the changes the
+// pull's keys hold, where its visibility filter narrows (change-keys.ts), as a pull asks it of
+// its own group's: the lender's rows were built under the same filters and values, so a row no
+// state of which since that cookie passes them is in the query's result at neither end.
+import { ChangeScope, KeyRead } from "../change-keys";
 import { COLUMN_SEPARATOR, execStatement, queryStatement, Statement } from "../host";
 import { Schema } from "../schema";
 import { firstSeq } from "../state";
 import { params, parseI64 } from "../text";
+import { Visibility } from "../visibility";
 import { affected, touchedTables } from "./affected";
 import { readPlan } from "./plan";
 import { StoredQuery } from "./stored";
@@ -95,6 +102,9 @@ export class Lending {
    * whose twin behind was refused tries its queries one at a time, often from the same lender.
    */
   private movedQueries: Map<string, bool> = new Map();
+  /** The pull's visibility and how it reads each table's changes (keyReads); none: all are read. */
+  private visibilityFilters: Visibility = new Visibility();
+  private reads: Array<KeyRead | null> = [];
 
   constructor(
     public schema: Schema,
@@ -104,6 +114,12 @@ export class Lending {
     public floor: i64,
     public visibility: string,
   ) {}
+
+  /** Reads the changes since a lender's cookie as the pull reads its own (`reads`: keyReads'). */
+  readBy(visibility: Visibility, reads: Array<KeyRead | null>): void {
+    this.visibilityFilters = visibility;
+    this.reads = reads;
+  }
 
   /**
    * Copies the rows of the group's query `hash` (which holds none yet; `plan`: its plan text)
@@ -163,7 +179,10 @@ export class Lending {
   private moved(lenderKey: string, cookie: i64, hash: string, plan: string): bool {
     const known = lenderKey + COLUMN_SEPARATOR + hash;
     if (this.movedQueries.has(known)) return this.movedQueries.get(known);
-    if (!this.touchedSince.has(cookie)) this.touchedSince.set(cookie, touchedTables(cookie, this.watermark));
+    const scope = new ChangeScope(this.visibilityFilters, this.reads, this.schema.tables, cookie);
+    if (!this.touchedSince.has(cookie)) {
+      this.touchedSince.set(cookie, touchedTables(cookie, this.watermark, scope));
+    }
     const touched = this.touchedSince.get(cookie);
     const moved =
       touched.length > 0 &&
@@ -174,6 +193,7 @@ export class Lending {
         firstSeq(cookie + 1).toString(),
         firstSeq(this.watermark + 1).toString(),
         touched,
+        scope,
       );
     this.movedQueries.set(known, moved);
     return moved;

@@ -193,6 +193,7 @@ export function queryPull(
   // reset keys the filter's columns, so that the pulls after it read by them.
   const reads = keyReads(schema, visibility, watermark);
   const scope = new ChangeScope(visibility, reads, schema.tables, min<i64>(cookie, base));
+  membership.lending.readBy(visibility, reads);
   // The group's queries as the answer ends, when read on the way (to name the complete ones).
   let known: Array<StoredQuery> | null = null;
   if (full) {
