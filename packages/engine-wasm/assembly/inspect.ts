@@ -1,6 +1,6 @@
 // Read-only views of the bookkeeping, for status pages and the CLI.
 import { queryRows } from "./host";
-import { firstSeq, WATERMARK } from "./state";
+import { CLIENTS, firstSeq, WATERMARK } from "./state";
 import { jsonString, params } from "./text";
 
 /** "watermark\tfloor\tchanges\tclients\tgroups". */
@@ -9,7 +9,9 @@ export function stateSummary(): string {
     "SELECT " +
       WATERMARK +
       ", floor, (SELECT count(*) FROM _weir_changes WHERE tbl <> ''), " +
-      "(SELECT count(*) FROM _weir_clients), " +
+      "(SELECT count(*) FROM " +
+      CLIENTS +
+      "), " +
       "(SELECT count(*) FROM _weir_client_groups) FROM _weir_state WHERE id = 1",
   );
   if (rows.length == 0) return "";
@@ -31,7 +33,9 @@ export function listClients(): string {
   const rows = queryRows(
     "SELECT coalesce(json_group_array(json_object('clientID', c.id, 'clientGroupID', c.group_id, " +
       "'userID', g.user_id, 'lastMutationID', c.last_mutation_id)), '[]') " +
-      "FROM _weir_clients AS c LEFT JOIN _weir_client_groups AS g ON g.id = c.group_id",
+      "FROM " +
+      CLIENTS +
+      " AS c LEFT JOIN _weir_client_groups AS g ON g.id = c.group_id",
   );
   return rows.length == 0 ? "[]" : rows[0][0];
 }
@@ -42,7 +46,9 @@ export function listClients(): string {
  */
 export function groupMutationIDs(groupID: string, userID: string): string {
   const rows = queryRows(
-    "SELECT coalesce(json_group_object(c.id, c.last_mutation_id), '{}') FROM _weir_clients AS c " +
+    "SELECT coalesce(json_group_object(c.id, c.last_mutation_id), '{}') FROM " +
+      CLIENTS +
+      " AS c " +
       "JOIN _weir_client_groups AS g ON g.id = c.group_id WHERE c.group_id = ? AND g.user_id = ?",
     params([jsonString(groupID), jsonString(userID)]),
   );

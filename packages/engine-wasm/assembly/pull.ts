@@ -31,7 +31,7 @@ import { planReset } from "./pull-reset";
 import { queryPull } from "./query/pull";
 import { createQueryTables } from "./query/tables";
 import { Schema } from "./schema";
-import { WATERMARK } from "./state";
+import { CLIENTS, WATERMARK } from "./state";
 import { jsonString, params, parseI64 } from "./text";
 import { parseVisibility } from "./visibility";
 
@@ -72,7 +72,9 @@ export function claimGroup(groupID: string, userID: string): string {
 /** `"clientID":lastMutationID` members for the group's clients whose ids moved in (after, upTo]. */
 function lastMutationIDs(groupID: string, after: i64, upTo: i64, plan: PullPlan): string {
   const rows = queryRows(
-    "SELECT json_quote(id), last_mutation_id FROM _weir_clients WHERE group_id = ? AND version > ? AND version <= ?",
+    "SELECT json_quote(id), last_mutation_id FROM " +
+      CLIENTS +
+      " WHERE group_id = ? AND version > ? AND version <= ?",
     params([jsonString(groupID), after.toString(), upTo.toString()]),
   );
   const members: string[] = [];

@@ -7,12 +7,17 @@ import {
   ROW_SEPARATOR,
 } from "../src/abi";
 import { execStatement, queryStatement, Statement } from "./host";
-import { COMMIT_MARKER, PENDING_VERSION } from "./state";
+import { COMMIT_CLIENT_MARKER, FLUSH_HEAD, HEAD_LAST_MUTATION_ID, PENDING_VERSION } from "./state";
 import { extraParam, jsonString, parseI64, stringsParams } from "./text";
 
-const COMMIT = new Statement(COMMIT_MARKER);
+const COMMIT_CLIENT = new Statement(COMMIT_CLIENT_MARKER);
+const FLUSH = new Statement(FLUSH_HEAD);
+// The head's record when it is the client's (see state.ts), else its row; the client's group
+// and id are the parameters, twice.
 const LAST_MUTATION_ID = new Statement(
-  "SELECT last_mutation_id FROM _weir_clients WHERE group_id = ? AND id = ?",
+  "SELECT coalesce(" +
+    HEAD_LAST_MUTATION_ID +
+    ", (SELECT last_mutation_id FROM _weir_clients WHERE group_id = ? AND id = ?))",
 );
 const RECORD_ONE = new Statement(
   "INSERT INTO _weir_clients (group_id, id, last_mutation_id, version) VALUES (?, ?, ?, " +
@@ -29,14 +34,21 @@ function status(id: i64, next: i64): string {
 
 /** The preflight of a single mutation: "<status>\t<the client's last id>". */
 export function preflight(groupID: string, clientID: string, id: i64): string {
-  const last = parseI64(queryStatement(LAST_MUTATION_ID, stringsParams(groupID, clientID)));
+  const client = stringsParams(groupID, clientID);
+  const last = parseI64(queryStatement(LAST_MUTATION_ID, twice(client)));
   return status(id, last + 1) + COLUMN_SEPARATOR + last.toString();
 }
 
-/** Records a single processed mutation and commits its version. */
+/** `[a,b]` as `[a,b,a,b]`. */
+function twice(pair: string): string {
+  const inner = pair.slice(1, pair.length - 1);
+  return "[" + inner + "," + inner + "]";
+}
+
+/** Records a single processed mutation and commits its version, the client's record its head. */
 export function finalize(groupID: string, clientID: string, id: i64): void {
-  execStatement(RECORD_ONE, stringsParams(groupID, clientID, id));
-  execStatement(COMMIT);
+  execStatement(FLUSH, stringsParams(groupID, clientID));
+  execStatement(COMMIT_CLIENT, stringsParams(groupID, clientID, id));
 }
 
 /** The parameters of a statement on the batch's client `index`: the caller's extra parameter `index`. */
@@ -57,7 +69,8 @@ export function preflightBatch(groupID: string, plan: string): string {
   const clients = plan.split(ROW_SEPARATOR);
   const lines: string[] = [];
   for (let c = 0; c < clients.length; c++) {
-    let next = parseI64(queryStatement(LAST_MUTATION_ID, clientParams(group, c))) + 1;
+    const client = clientParams(group, c);
+    let next = parseI64(queryStatement(LAST_MUTATION_ID, twice(client))) + 1;
     const ids = clients[c].split(",");
     for (let i = 0; i < ids.length; i++) {
       const found = status(parseI64(ids[i]), next);
@@ -77,6 +90,10 @@ export function preflightBatch(groupID: string, plan: string): string {
 export function finalizeBatch(groupID: string, lastIDs: string): void {
   const group = jsonString(groupID);
   const ids = lastIDs.split(ROW_SEPARATOR);
-  for (let c = 0; c < ids.length; c++) execStatement(RECORD_ONE, clientParams(group, c, ids[c]));
-  execStatement(COMMIT);
+  // The last client's record becomes the head; the others' go to their rows, after the head's
+  // own record (when another client's) has gone to its row.
+  const last = ids.length - 1;
+  execStatement(FLUSH, clientParams(group, last));
+  for (let c = 0; c < last; c++) execStatement(RECORD_ONE, clientParams(group, c, ids[c]));
+  execStatement(COMMIT_CLIENT, clientParams(group, last, ids[last]));
 }

@@ -25,11 +25,63 @@ export function appendToLogWhen(values: string, condition: string): string {
   return LOG_COLUMNS + "SELECT " + NEXT_SEQ + ", " + PENDING_VERSION + ", " + values + " WHERE " + condition;
 }
 
-/** Commits the pending version: the changes before it become visible to pulls. */
-export const COMMIT_MARKER = appendToLog("'', '[]', NULL");
-
 /** The committed watermark: the version of the newest marker. */
 export const WATERMARK = "(SELECT version - (tbl <> '')" + NEWEST;
+
+// A push's commit marker also holds the record of the client it finalized: `pk` is the
+// client's key, json_array(group, id), and `existed` its last mutation id, which moved in the
+// marker's version ('[]' and NULL in every other marker). So a run of pushes writes two b-trees
+// (the app's and the log) and not a third: a client's record is the newest marker's (the head's)
+// when it names the client, else its `_weir_clients` row, which is written only when another
+// commit takes the head over. Retention never deletes the newest marker.
+/** The head: the newest commit marker (the last row at or below the watermark). */
+const HEAD =
+  "(SELECT pk, existed, version FROM _weir_changes WHERE seq < " +
+  WATERMARK +
+  " * 16777216 + 16777216 ORDER BY seq DESC LIMIT 1)";
+/** The key of the client whose group and id are the parameters, as a push's marker holds it. */
+const CLIENT_KEY = "json_array(?, ?)";
+
+/** The last mutation id the head holds for the client whose group and id are the parameters. */
+export const HEAD_LAST_MUTATION_ID = "(SELECT existed FROM " + HEAD + " WHERE pk = " + CLIENT_KEY + ")";
+
+/** Every client's record (group_id, id, last_mutation_id, version), as a table expression. */
+export const CLIENTS =
+  "(SELECT group_id, id, last_mutation_id, version FROM _weir_clients AS c WHERE NOT EXISTS " +
+  "(SELECT 1 FROM " +
+  HEAD +
+  " WHERE pk = json_array(c.group_id, c.id)) UNION ALL SELECT json_extract(pk, '$[0]'), " +
+  "json_extract(pk, '$[1]'), existed, version FROM " +
+  HEAD +
+  " WHERE pk <> '[]')";
+
+const FLUSH =
+  "INSERT INTO _weir_clients (group_id, id, last_mutation_id, version) SELECT json_extract(pk, '$[0]'), " +
+  "json_extract(pk, '$[1]'), existed, version FROM " +
+  HEAD +
+  " WHERE pk <> '[]'";
+const FLUSH_UPDATE =
+  " ON CONFLICT (group_id, id) DO UPDATE SET last_mutation_id = excluded.last_mutation_id, version = excluded.version";
+
+/**
+ * Writes the head's record to `_weir_clients` unless it is the record of the client whose group
+ * and id are the parameters: run before a push's marker takes the head over.
+ */
+export const FLUSH_HEAD = FLUSH + " AND pk <> " + CLIENT_KEY + FLUSH_UPDATE;
+
+/**
+ * Commits the pending version as a push's: the new marker is the head and holds the record of
+ * the client whose group, id and last mutation id are the parameters.
+ */
+export const COMMIT_CLIENT_MARKER = appendToLog("'', " + CLIENT_KEY + ", CAST(? AS INTEGER)");
+
+const COMMIT_MARKER = appendToLog("'', '[]', NULL");
+
+/** Commits the pending version: the changes before it become visible to pulls. */
+export function commitVersion(): void {
+  exec(FLUSH + FLUSH_UPDATE);
+  exec(COMMIT_MARKER);
+}
 
 export const BOOKKEEPING_SQL: Array<string> = [
   // The floor (the oldest version the log still answers from), the engine version and the
@@ -50,7 +102,8 @@ export const BOOKKEEPING_SQL: Array<string> = [
   // values) its last pull was answered under: a pull under another one recomputes the group's rows.
   "CREATE TABLE IF NOT EXISTS _weir_client_groups (id TEXT PRIMARY KEY, user_id TEXT NOT NULL, visibility TEXT) " +
     "WITHOUT ROWID",
-  // A client is known within its group: the same id in another group is another client.
+  // A client is known within its group: the same id in another group is another client. The
+  // head's client may have an older row here (see HEAD above): read clients through CLIENTS.
   "CREATE TABLE IF NOT EXISTS _weir_clients (group_id TEXT NOT NULL, id TEXT NOT NULL, " +
     "last_mutation_id INTEGER NOT NULL, version INTEGER NOT NULL, PRIMARY KEY (group_id, id)) WITHOUT ROWID",
 ];
@@ -77,13 +130,13 @@ export function readVersions(): Versions {
 
 /** Commits a new version above every cookie handed out, and makes it the floor: every client resets once. */
 export function raiseFloorToWatermark(): void {
-  exec(COMMIT_MARKER);
+  commitVersion();
   exec("UPDATE _weir_state SET floor = " + WATERMARK + " WHERE id = 1");
 }
 
 /** Commits the pending version if changes are pending. Answers "<watermark>\t<committed 1|0>". */
 export function commitPending(): string {
   const pending = queryRows("SELECT (SELECT tbl <> ''" + NEWEST)[0][0] == "1";
-  if (pending) exec(COMMIT_MARKER);
+  if (pending) commitVersion();
   return queryRows("SELECT " + WATERMARK)[0][0] + "\t" + (pending ? "1" : "0");
 }

@@ -8,7 +8,7 @@ import { UPSTREAM_ALREADY_APPLIED, UPSTREAM_APPLIED } from "../src/abi";
 import { fail } from "./errors";
 import { exec, queryRows } from "./host";
 import { createTableSql, createTriggersSql, dropTriggersSql, Schema, Table } from "./schema";
-import { COMMIT_MARKER, raiseFloorToWatermark } from "./state";
+import { commitVersion, raiseFloorToWatermark } from "./state";
 import { extraParam, ident, jsonString, literal, params, parseI64 } from "./text";
 
 const UPSTREAM_SQL: Array<string> = [
@@ -184,7 +184,7 @@ export function applyUpstream(
   exec("UPDATE _weir_upstream SET cursor = CAST(? AS INTEGER) WHERE id = 1", params([jsonString(watermark)]));
   // Only the app's rows make a version; a batch of unmodelled tables just moves the cursor.
   const pending = queryRows("SELECT tbl <> '' FROM _weir_changes ORDER BY seq DESC LIMIT 1")[0][0] == "1";
-  if (pending) exec(COMMIT_MARKER);
+  if (pending) commitVersion();
   return UPSTREAM_APPLIED + "\t" + changed.toString() + "\t" + watermark + "\t" + (pending ? "1" : "0");
 }
 

@@ -11,6 +11,7 @@
 // so a follower's rows before the pull are the leader's, and the rows the leader's pull moved
 // are the only ones where the two can differ after it.
 import { COLUMN_SEPARATOR, execStatement, queryStatement, ROW_SEPARATOR, Statement } from "../host";
+import { CLIENTS } from "../state";
 import { jsonString, params } from "../text";
 
 /** Scratch kind of a follower: tbl is empty and pk the group's id. */
@@ -104,7 +105,9 @@ const START_JOURNALS = new Statement(
 /** Each follower's id, and the last mutation ids of its clients that moved in (after, upTo]. */
 const FOLLOWER_IDS = new Statement(
   "SELECT json_quote(f.pk), '{' || coalesce((SELECT group_concat(json_quote(c.id) || ':' || " +
-    "c.last_mutation_id, ',') FROM _weir_clients AS c WHERE c.group_id = f.pk AND c.version > ? AND " +
+    "c.last_mutation_id, ',') FROM " +
+    CLIENTS +
+    " AS c WHERE c.group_id = f.pk AND c.version > ? AND " +
     "c.version <= ?), '') || '}' FROM _weir_query_scratch AS f WHERE f.kind = " +
     FOLLOWER,
 );

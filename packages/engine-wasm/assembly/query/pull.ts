@@ -18,7 +18,7 @@ import { ChangeScope, keyReads } from "../change-keys";
 import { exec, queryRows } from "../host";
 import { noteQuietVersion } from "../retention";
 import { Schema } from "../schema";
-import { COMMIT_MARKER, firstSeq, readVersions } from "../state";
+import { commitVersion, firstSeq, readVersions } from "../state";
 import { extraParam, jsonString, params } from "../text";
 import { Visibility } from "../visibility";
 import { affected, touchedTables } from "./affected";
@@ -367,7 +367,7 @@ function hashArray(queries: Array<StoredQuery>): string {
 function newVersion(): i64 {
   const pending = queryRows("SELECT tbl <> '' FROM _weir_changes ORDER BY seq DESC LIMIT 1");
   const clean = pending.length == 0 || pending[0][0] == "0";
-  exec(COMMIT_MARKER);
+  commitVersion();
   if (!clean) return -1;
   const version = readVersions().watermark;
   noteQuietVersion(version);
