@@ -61,53 +61,53 @@ export class KeyRead {
  * column's value before each change (its prior value) and after it (the prior value of the
  * row's next change, absent when that change found no row, or the live row after its last).
  * Only when no change is pending, so that the live rows are the last changes' after images.
+ *
+ * One statement, set-based and in bulk: the log is read in seq order with each change's prior
+ * value beside it (the prior table is keyed by seq too), a row's next change and its prior value
+ * come from a window over those states (not a lookup per change, which would read the prior
+ * table in the window's order, all over it), only a row's last change reads the live row, and
+ * the keys go in in the order of the keys' primary key, so that a long backlog (a column keyed
+ * on a long log) fills its pages in order.
  */
 function noteKeys(table: Table, id: i64, column: string, through: i64, watermark: i64): void {
-  const name = ident(table.name);
   const col = ident(column);
-  const prior = priorTableName(table);
-  const range = "seq >= ? AND seq < ? AND tbl = " + literal(table.name);
-  const before =
-    "SELECT c.seq AS seq, p." +
+  const states =
+    "SELECT c.seq AS seq, c.pk AS pk, c.existed AS existed, p." +
     col +
-    " AS val FROM _weir_changes AS c JOIN " +
-    prior +
+    " AS val FROM _weir_changes AS c LEFT JOIN " +
+    priorTableName(table) +
     " AS p ON p." +
     PRIOR_SEQ +
     " = c.seq WHERE c.seq >= ? AND c.seq < ? AND c.tbl = " +
-    literal(table.name) +
-    " AND c.existed = 1";
-  const changes =
-    "SELECT seq, pk, lead(seq) OVER w AS next, lead(existed) OVER w AS next_existed FROM _weir_changes WHERE " +
-    range +
-    " WINDOW w AS (PARTITION BY pk ORDER BY seq)";
-  const after =
-    "SELECT a.seq AS seq, CASE WHEN a.next IS NULL THEN (SELECT r." +
+    literal(table.name);
+  const windowed =
+    "SELECT seq, pk, existed, val, lead(seq) OVER w AS next, lead(existed) OVER w AS next_existed, " +
+    "lead(val) OVER w AS next_val FROM (" +
+    states +
+    ") WINDOW w AS (PARTITION BY pk ORDER BY seq)";
+  const images =
+    "SELECT seq, CASE WHEN existed = 1 THEN val END AS before_val, CASE WHEN next IS NULL THEN (SELECT r." +
     col +
     " FROM " +
-    name +
+    ident(table.name) +
     " AS r WHERE " +
     keyMatch(table, "a.pk", "r") +
-    ") WHEN a.next_existed = 1 THEN (SELECT n." +
-    col +
-    " FROM " +
-    prior +
-    " AS n WHERE n." +
-    PRIOR_SEQ +
-    " = a.next) END AS val FROM (" +
-    changes +
+    ") WHEN next_existed = 1 THEN next_val END AS after_val FROM (" +
+    windowed +
     ") AS a";
+  const keys =
+    "SELECT seq, CASE WHEN side = 0 THEN before_val ELSE after_val END AS val FROM (" +
+    images +
+    ") CROSS JOIN (SELECT 0 AS side UNION ALL SELECT 1)";
   const from = firstSeq(through + 1).toString();
   const to = firstSeq(watermark + 1).toString();
   exec(
     "INSERT OR IGNORE INTO _weir_change_keys (key_id, val, seq) SELECT " +
       id.toString() +
       ", val, seq FROM (" +
-      before +
-      " UNION ALL " +
-      after +
-      ") WHERE val IS NOT NULL",
-    params([from, to, from, to]),
+      keys +
+      ") WHERE val IS NOT NULL ORDER BY val, seq",
+    params([from, to]),
   );
 }
 

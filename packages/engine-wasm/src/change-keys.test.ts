@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { DATABASES, testEngine } from "../test/databases.js";
 import { cardSchema, Namespace, ownerFilter, todoSchema } from "../test/fixtures.js";
+import { random } from "../test/query-model.js";
 import type { Visibility } from "./types.js";
 
 const insert = "INSERT INTO todo (id, owner, text, done, sort) VALUES (?, ?, 'x', 0, 0)";
@@ -69,6 +70,51 @@ describe.each(DATABASES)("pulls read through change keys on $kind", ({ open }) =
     ns.sql("DELETE FROM todo WHERE id = 'b1'");
     expect(ids(ns.pull({ cookie: next, ...alice }).json.rowsPatch)).toEqual(["del b2", "put b3"]);
   });
+
+  // The keys of a long backlog are noted in one statement: they must be the keys noted a few
+  // changes at a time, change for change, whatever the writes (several to a row in one
+  // transaction, deletes, rows inserted again, keys changed).
+  it.each([1, 2, 3, 4])(
+    "notes the same keys in bulk as pull by pull, random writes, seed %i",
+    async (seed) => {
+      const lcg = random(seed);
+      const next = (n: number) => Math.floor((lcg(2 ** 30) / 2 ** 30) * n);
+      const owners = ["alice", "bob", "carol"];
+      const alice = { userID: "alice", clientGroupID: "ga", visibility: ownerFilter("alice") };
+      const [bulk, step] = [await namespace(), await namespace()];
+      for (const ns of [bulk, step]) ns.pull({ cookie: null, ...alice });
+      const writes: Array<[string, (string | number)[]]> = [];
+      for (let version = 0; version < 60; version++) {
+        writes.length = 0;
+        for (let n = 1 + next(4); n > 0; n--) {
+          const id = `t${next(8)}`;
+          const owner = owners[next(owners.length)]!;
+          const kind = next(6);
+          if (kind === 0)
+            writes.push([
+              "INSERT OR REPLACE INTO todo (id, owner, text, done, sort) VALUES (?, ?, 'x', 0, 0)",
+              [id, owner],
+            ]);
+          else if (kind === 1) writes.push(["DELETE FROM todo WHERE id = ?", [id]]);
+          else if (kind === 2) writes.push(["UPDATE todo SET text = text || '!' WHERE id = ?", [id]]);
+          else if (kind === 3)
+            writes.push(["UPDATE OR REPLACE todo SET id = ? WHERE id = ?", [`t${next(8)}`, id]]);
+          else writes.push(["UPDATE todo SET owner = ? WHERE id = ?", [owner, id]]);
+        }
+        for (const ns of [bulk, step]) {
+          ns.mutate("w", "w", (run) => {
+            for (const [sql, params] of writes) run(sql, params);
+          });
+        }
+        if (next(3) === 0) step.pull({ cookie: null, ...alice });
+      }
+      for (const ns of [bulk, step]) ns.pull({ cookie: null, ...alice });
+      const keys = (ns: Namespace) =>
+        ns.db.adapter.query("SELECT key_id, val, seq FROM _weir_change_keys ORDER BY key_id, val, seq", []);
+      expect(keys(bulk).length).toBeGreaterThan(60);
+      expect(keys(bulk)).toEqual(keys(step));
+    },
+  );
 
   it("reads a table whole for cookies from before its column was keyed", async () => {
     const ns = await namespace();
