@@ -1,4 +1,5 @@
 import type { Dialect } from "@weir/protocol";
+import type { QueryPages } from "./query-pages.js";
 
 /** A value SQLite stores and a `SqlAdapter` binds or returns. */
 export type SqlValue = null | number | bigint | string | Uint8Array;
@@ -68,6 +69,13 @@ export interface PullInput {
    * `defineFunction`. Default: none.
    */
   queryBudgetMs?: number;
+  /**
+   * Reads the roots of the queries the pull evaluates in pages, and stops the pull between pages
+   * once it has run the pages' time (`QueryPageTurn`, after its transaction is rolled back): the
+   * caller runs it again with the same `QueryPages` after other requests had their turn. Only
+   * with `queryBudgetMs`, on drivers with `defineFunction`. Default: none (one statement each).
+   */
+  queryPages?: QueryPages;
   /** Queries one group may hold (default: no cap); a put past it is refused (`query_budget_exceeded`). */
   maxGroupQueries?: number;
   /** Bytes of stored arguments one group's queries may hold (default: no cap); likewise. */

@@ -1,4 +1,5 @@
 import { EngineError } from "./engine-error.js";
+import type { QueryPages } from "./query-pages.js";
 import type { PullInput, SqlAdapter, SqlValue } from "./types.js";
 
 /** Probe rows between two reads of the clock (a read costs more than a probe row's count). */
@@ -27,6 +28,8 @@ export class WorkMeter {
   private startedAt = 0;
   private current: MeteredQuery | null = null;
   private readonly defined = new WeakSet<SqlAdapter>();
+  /** The current call's paging (null: its queries are read whole). */
+  private pages: QueryPages | null = null;
 
   /** Defines the functions on `db` once; false when its driver cannot (then nothing is metered). */
   attach(db: SqlAdapter): boolean {
@@ -35,23 +38,56 @@ export class WorkMeter {
     // Declared with the arity the SQL calls them with (sql.js takes a function's length as it).
     db.defineFunction("_weir_work", (_row) => this.tick());
     db.defineFunction("_weir_query", (hash, name) => this.query(hash, name));
+    // A query's root read in pages (QueryPages), where the call pages.
+    db.defineFunction("_weir_pages", (hash, plan, watermark) =>
+      this.pages ? this.pages.state(String(hash), String(plan), String(watermark)) : "0",
+    );
+    db.defineFunction("_weir_paged", (hash, plan, last, keys) => {
+      this.pages!.kept(String(hash), String(plan), last === null ? null : String(last), String(keys));
+      return 1;
+    });
+    db.defineFunction("_weir_page_keys", (hash, plan) => this.pages!.keys(String(hash), String(plan)));
     this.defined.add(db);
     return true;
   }
 
-  /** Starts a call whose evaluations may each take `budgetMs`. */
-  begin(budgetMs: number): void {
+  /**
+   * Starts a call whose evaluations may each take `budgetMs`; `pages`: the call reads roots in
+   * pages, and is a run of a pull whose earlier runs' time each query's budget counts.
+   */
+  begin(budgetMs: number, pages: QueryPages | null = null): void {
     this.rows = 0;
     this.exceeded = null;
     this.current = null;
     this.budgetMs = budgetMs;
+    this.pages = pages;
+    pages?.begin();
     this.startedAt = performance.now();
   }
 
+  /** Whether the call was stopped between the pages of a query (QueryPages). */
+  turned(): boolean {
+    return this.pages?.stopped === true;
+  }
+
+  /** Ends the call: the time of the query it was in counts toward the pull's next run. */
+  end(): void {
+    this.spend();
+    this.pages = null;
+    this.current = null;
+  }
+
   private query(hash: SqlValue, name: SqlValue): number {
+    this.spend();
     this.current = { hash: String(hash), name: name === null ? null : String(name) };
-    this.startedAt = performance.now();
+    this.startedAt = performance.now() - (this.pages?.spent.get(this.current.hash) ?? 0);
     return 1;
+  }
+
+  /** Keeps the current query's time so far for the pull's later runs (when it pages). */
+  private spend(): void {
+    if (this.pages && this.current)
+      this.pages.spent.set(this.current.hash, performance.now() - this.startedAt);
   }
 
   private tick(): number {

@@ -16,6 +16,11 @@ export function setQueryLimits(meter: bool, maxQueries: i64, maxArgBytes: i64): 
   maxGroupQueryBytes = maxArgBytes;
 }
 
+/** Whether this call's query evaluations are metered (the host's SQL functions are defined). */
+export function meteredCall(): bool {
+  return metered;
+}
+
 /**
  * The term an EXISTS probe tests first, for every row it examines: the host counts them, and
  * fails the statement once the query's evaluation has passed its budget. A probe is where a

@@ -11,12 +11,13 @@
 import { ChangeScope } from "../change-keys";
 import { exec, execStatement, queryRows, Statement } from "../host";
 import { Schema, Table } from "../schema";
-import { literal, params } from "../text";
+import { jsonString, literal, params } from "../text";
 import { Visibility } from "../visibility";
 import { Lending } from "./lend";
 import { meterQuery } from "./limits";
+import { readRootPages } from "./pages";
 import { QueryNode, readPlan } from "./plan";
-import { QuerySql, querySql } from "./sql";
+import { QuerySql } from "./sql";
 import { StoredQuery } from "./stored";
 
 export const QUERY_ROWS_TABLE =
@@ -94,7 +95,11 @@ export class Membership {
     visibilityParam: string = "null",
   ) {
     this.lending = new Lending(schema, group, key, watermark, floor, visibilityParam);
+    this.watermark = watermark;
   }
+
+  /** The version the namespace is at (the pages of a query's root are read at it: pages.ts). */
+  private watermark: i64;
 
   /**
    * The pull answers every row the group holds (a reset): which rows moved need not be noted,
@@ -142,6 +147,7 @@ export class Membership {
         this.evaluated += this.insertHeld(
           "INSERT INTO _weir_query_rows (group_key, hash, tbl, pk) SELECT ?, ?, t, k FROM (",
           [this.key, hash],
+          hash,
           planText,
         );
       }
@@ -170,6 +176,7 @@ export class Membership {
     this.evaluated += this.insertHeld(
       "INSERT INTO _weir_query_scratch (kind, tbl, pk, was_held) SELECT ?, t, k, 0 FROM (",
       [kind],
+      hash,
       planText,
     );
     this.diff(hash, kind);
@@ -177,10 +184,14 @@ export class Membership {
 
   /**
    * Evaluates the plan and inserts the rows it holds (columns t, k) by `head`, an INSERT ...
-   * SELECT ... FROM ( that reads them, whose own parameters are `first`. Answers how many.
+   * SELECT ... FROM ( that reads them, whose own parameters are `first`. Answers how many. A
+   * root the host pages is read in pages first (pages.ts).
    */
-  private insertHeld(head: string, first: Array<string>, planText: string): i64 {
-    const sql = querySql(readPlan(planText, this.schema), this.visibility);
+  private insertHeld(head: string, first: Array<string>, hash: string, planText: string): i64 {
+    const plan = readPlan(planText, this.schema);
+    const sql = new QuerySql(this.visibility);
+    readRootPages(sql, this.visibility, plan, hash, jsonString(planText), this.watermark);
+    sql.held(plan, null, null);
     for (let i = 0; i < sql.params.length; i++) first.push(sql.params[i]);
     return <i64>exec(head + sql.heldStatement() + ") WHERE 1 ON CONFLICT DO NOTHING", params(first));
   }

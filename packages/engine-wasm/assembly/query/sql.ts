@@ -34,6 +34,12 @@ export class QuerySql {
   loose: bool = false;
   /** Held nodes so far: the next one's position among the root and its related subqueries. */
   private heldCount: i32 = 0;
+  /**
+   * The root's rows were found in pages (pages.ts): the JSON parameters of the query's hash and
+   * plan, by which the host answers their keys ("" when they were not: the root is read whole).
+   */
+  pagedHash: string = "";
+  pagedPlan: string = "";
 
   constructor(private visibility: Visibility) {}
 
@@ -113,7 +119,7 @@ export class QuerySql {
    * The node's rows after its start row, in its order (Zero sorts NULL before any value). Each
    * `?` gets its own parameter, so every term is written where it appears.
    */
-  private startCondition(node: QueryNode, alias: string): string {
+  startCondition(node: QueryNode, alias: string): string {
     if (!node.hasStart) return "1";
     const alternatives: string[] = [];
     for (let i = 0; i < node.orderColumns.length; i++) {
@@ -151,8 +157,15 @@ export class QuerySql {
     if (parent == null) {
       body =
         "SELECT " + projection(node, alias) + " FROM " + this.source(node.table) + " AS " + alias + " WHERE ";
-      body += this.condition(node.where, alias);
-      body += " AND " + this.startCondition(node, alias);
+      if (this.pagedHash.length > 0) {
+        // The pages tested the condition and the start: the root's rows are those they kept.
+        this.params.push(this.pagedHash);
+        this.params.push(this.pagedPlan);
+        body += keyIn(node.table, alias, keysOf(node.table, "_weir_page_keys(?, ?)"));
+      } else {
+        body += this.condition(node.where, alias);
+        body += " AND " + this.startCondition(node, alias);
+      }
       if (node.limit.length > 0) body += " ORDER BY " + ordering(node, alias) + this.limitClause(node);
     } else {
       const c = correlation!;
@@ -328,11 +341,27 @@ export function changedRowsPlan(node: QueryNode): bool {
   return node.related.length == 0 && node.limit.length == 0 && !hasExists(node.where);
 }
 
-function hasExists(condition: Condition | null): bool {
+export function hasExists(condition: Condition | null): bool {
   if (condition == null) return false;
   if (condition.kind == CONDITION_EXISTS) return true;
   for (let i = 0; i < condition.children.length; i++) if (hasExists(condition.children[i])) return true;
   return false;
+}
+
+/** Whether the row at `alias` has its key among the rows of `select`, which reads the key's columns. */
+export function keyIn(table: Table, alias: string, select: string): string {
+  const columns: string[] = [];
+  for (let i = 0; i < table.primaryKey.length; i++)
+    columns.push(alias + "." + ident(table.primaryKey[i].name));
+  return (columns.length == 1 ? columns[0] : "(" + columns.join(", ") + ")") + " IN (" + select + ")";
+}
+
+/** The key's columns from a JSON array of keys (each a JSON array, as `keyArray` writes it). */
+function keysOf(table: Table, keys: string): string {
+  const columns: string[] = [];
+  for (let i = 0; i < table.primaryKey.length; i++)
+    columns.push("json_extract(value, '$[" + i.toString() + "]')");
+  return "SELECT " + columns.join(", ") + " FROM json_each(" + keys + ")";
 }
 
 /**

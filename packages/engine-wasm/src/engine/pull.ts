@@ -24,6 +24,7 @@ import {
   TRUE,
 } from "../abi.js";
 import { checkEngineResult, EngineError } from "../engine-error.js";
+import { QueryPageTurn } from "../query-pages.js";
 import { queryPatchText } from "../query-patch.js";
 import type { FollowedPull, PullInput, PullResult, SqlAdapter } from "../types.js";
 import { visibilityIdentity, visibilityText } from "../visibility-text.js";
@@ -70,7 +71,7 @@ export function answerPull(
   if (followers) extras.push(JSON.stringify(followers));
   const { meter, wasm } = core;
   const metered = patch !== null && !caughtUpOnly && input.queryBudgetMs !== undefined && meter.attach(db);
-  if (metered) meter.begin(input.queryBudgetMs!);
+  if (metered) meter.begin(input.queryBudgetMs!, input.queryPages ?? null);
   // Every pull passes the identity its group is answered under: a group whose rows were
   // answered under another one (its claims changed) has them recomputed.
   const claimsExtra = extras.length;
@@ -191,17 +192,21 @@ function readPullAnswer(
 
 /**
  * Runs a pull whose evaluations the meter may stop: the statement it stopped fails, and so does
- * the pull, refused as the query's, with the query named (the host's transaction rolls back).
+ * the pull, refused as the query's, with the query named (the host's transaction rolls back),
+ * or stopped between a query's pages (`QueryPageTurn`: the caller runs it again).
  */
 function meteredPull(core: EngineCore, metered: boolean, pull: () => string): string {
   try {
     return pull();
   } catch (error) {
+    // A driver may wrap what the SQL function threw: the meter knows why the statement failed.
+    if (metered && core.meter.turned()) throw new QueryPageTurn();
     const query = metered ? core.meter.exceeded : null;
     if (!query) throw error;
     throw new EngineError("query_budget_exceeded", core.meter.message(), query.hash);
   } finally {
     if (metered) {
+      core.meter.end();
       core.wasm.queryLimits({
         metered: false,
         maxGroupQueries: Number.MAX_SAFE_INTEGER,

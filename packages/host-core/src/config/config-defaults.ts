@@ -11,6 +11,7 @@ export const CONFIG_DEFAULTS = {
   maxQueryRows: DEFAULT_MAX_QUERY_ROWS,
   queryBudgetMs: 50,
   querySliceMs: 50,
+  queryPageMs: 10,
   maxGroupQueries: 1_000,
   maxGroupQueryBytes: 1024 * 1024,
 } as const;

@@ -48,6 +48,7 @@ const ConfigShape = v.object({
   maxQueryRows: Count(1),
   queryBudgetMs: Count(1),
   querySliceMs: Count(1),
+  queryPageMs: Count(0),
   maxGroupQueries: Count(1),
   maxGroupQueryBytes: Count(1),
   queryTransformVersion: v.optional(
@@ -83,6 +84,7 @@ export function resolveConfig(config: WeirConfig): ResolvedConfig {
     maxQueryRows: config.maxQueryRows ?? CONFIG_DEFAULTS.maxQueryRows,
     queryBudgetMs: config.queryBudgetMs ?? CONFIG_DEFAULTS.queryBudgetMs,
     querySliceMs: config.querySliceMs ?? CONFIG_DEFAULTS.querySliceMs,
+    queryPageMs: config.queryPageMs ?? CONFIG_DEFAULTS.queryPageMs,
     maxGroupQueries: config.maxGroupQueries ?? CONFIG_DEFAULTS.maxGroupQueries,
     maxGroupQueryBytes: config.maxGroupQueryBytes ?? CONFIG_DEFAULTS.maxGroupQueryBytes,
   };

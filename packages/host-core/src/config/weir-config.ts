@@ -76,6 +76,15 @@ export interface WeirConfig {
    * `queryBudgetMs` it refuses nothing.
    */
   querySliceMs?: number;
+  /**
+   * How long a native query-aware pull holds the thread before other requests get their turn
+   * (default 10 ms): a query whose root's condition holds an EXISTS is evaluated over its root
+   * table a page at a time, and once the pull has run this long it is rolled back after the page
+   * it is in and run again after a turn of the event loop, going on from the pages it kept (read
+   * again should the namespace's version move). `queryBudgetMs` counts every run's time. 0: a
+   * turn after every page. Paged on better-sqlite3 and sql.js, where queries are metered.
+   */
+  queryPageMs?: number;
   /** Queries one client group may hold (default 1,000); a put past it is refused (422). */
   maxGroupQueries?: number;
   /** Bytes of stored arguments one client group's queries may hold (default 1 MiB); likewise. */
@@ -98,6 +107,7 @@ export interface ResolvedConfig extends Omit<WeirConfig, "quotas" | "upstream" |
   maxQueryRows: number;
   queryBudgetMs: number;
   querySliceMs: number;
+  queryPageMs: number;
   maxGroupQueries: number;
   maxGroupQueryBytes: number;
 }

@@ -134,6 +134,8 @@ interface ChangeCaps {
 /** What one group's queries may cost: a work budget per query, caps on what a group holds. */
 interface QueryLimits {
   readonly queryBudgetMs: number;
+  /** How long a native pull runs before other requests get a turn between its pages (QueryPages). */
+  readonly queryPageMs: number;
   readonly maxGroupQueries: number;
   readonly maxGroupQueryBytes: number;
 }

@@ -1,4 +1,4 @@
-import { pullVisibilityIdentity } from "@weir/engine-wasm";
+import { pullVisibilityIdentity, type QueryPages } from "@weir/engine-wasm";
 import { type Dialect, parsePullRequest } from "@weir/protocol";
 import type { Claims } from "../auth/claims.js";
 import { HttpError } from "../http/http-error.js";
@@ -24,7 +24,10 @@ export interface PullFlowResult extends FlowResult {
  * claims. `followers`: other groups of the same user that the caller holds at the same cookie with
  * the same queries; those the engine finds holding this group's state take its answer
  * (`PullFlowResult.followed`), the rest are left for pulls of their own. `caps`: the answer's
- * caps, the namespace's unless a step of a sliced pull has sent part of them already.
+ * caps, the namespace's unless a step of a sliced pull has sent part of them already. `pages`:
+ * the queries' roots are read in pages, and the pull may stop between them (`QueryPageTurn`,
+ * its transaction rolled back): the caller runs it again with the same `pages` (see
+ * `runPagedPull`).
  */
 export function runPull(
   ctx: PullContext,
@@ -33,6 +36,7 @@ export function runPull(
   claims: Claims,
   followers?: readonly string[],
   caps: PullContext["caps"] = ctx.caps,
+  pages?: QueryPages,
 ): PullFlowResult {
   let input: ReturnType<typeof parsePullRequest>;
   try {
@@ -100,7 +104,10 @@ export function runPull(
         }
       : {}),
     maxQueryRows: ctx.maxQueryRows,
-    ...ctx.queryLimits,
+    queryBudgetMs: ctx.queryLimits.queryBudgetMs,
+    maxGroupQueries: ctx.queryLimits.maxGroupQueries,
+    maxGroupQueryBytes: ctx.queryLimits.maxGroupQueryBytes,
+    ...(pages ? { queryPages: pages } : {}),
     ...(queries && followers && followers.length > 0 ? { followers } : {}),
   };
   // Otherwise a caught-up pull is one read statement and needs no transaction (unless a fault is

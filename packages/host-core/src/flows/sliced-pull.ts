@@ -1,4 +1,4 @@
-import { checkPatchCaps } from "@weir/engine-wasm";
+import { checkPatchCaps, QueryPages, QueryPageTurn } from "@weir/engine-wasm";
 import { parsePullRequest, type QueryPatchOperation } from "@weir/protocol";
 import type { Claims } from "../auth/claims.js";
 import { jsonParts } from "../http/http-parts.js";
@@ -35,6 +35,9 @@ interface Answer {
  * would give it. The change caps hold for the answer as a whole (a step after they are spent
  * still sends one row). Any other pull is `runPull`'s at once.
  *
+ * Each pull (the whole, or a step) reads its queries' roots in pages, other requests served
+ * between them too (`runPagedPull`).
+ *
  * A patch whose new queries alone pass the group's caps is refused before any step; a step
  * refused otherwise (a query past its work budget) leaves the steps before it applied, and the
  * client, whose cookie the group is no longer at, gets every row of its queries on its next pull.
@@ -46,15 +49,28 @@ export async function runSlicedPull(
   step: StepSize,
   yieldTurn: () => Promise<void> = nextTurn,
 ): Promise<PullFlowResult> {
-  const timed = (puts: number, run: () => PullFlowResult) => {
-    const started = performance.now();
-    const result = run();
-    step.took(puts, performance.now() - started);
+  // A step's time is its runs' (without the turns between them).
+  const timed = async (puts: number, run: (pages: QueryPages) => PullFlowResult) => {
+    let ms = 0;
+    const result = await runPagedPull(
+      ctx,
+      (pages) => {
+        const started = performance.now();
+        try {
+          return run(pages);
+        } finally {
+          ms += performance.now() - started;
+        }
+      },
+      yieldTurn,
+    );
+    step.took(puts, ms);
     return result;
   };
   // Every pull that puts queries teaches the step's size, whether it is sliced or not.
   const puts = countPuts(rawPatch(body));
-  if (puts <= step.size) return timed(puts, () => runPull(ctx, "native", body, claims));
+  if (puts <= step.size)
+    return timed(puts, (pages) => runPull(ctx, "native", body, claims, undefined, ctx.caps, pages));
   const patch = parsedPatch(body);
   if (patch === null) return runPull(ctx, "native", body, claims);
   checkPatchCaps(patch, ctx.queryLimits);
@@ -74,8 +90,8 @@ export async function runSlicedPull(
       maxChangeRows: Math.max(1, ctx.caps.maxChangeRows - log.puts - log.dels),
       maxChangeBytes: Math.max(1, ctx.caps.maxChangeBytes - bytes),
     };
-    const result = timed(countPuts(ops), () =>
-      runPull(ctx, "native", { ...request, cookie, queries: { patch: ops } }, claims, undefined, caps),
+    const result = await timed(countPuts(ops), (pages) =>
+      runPull(ctx, "native", { ...request, cookie, queries: { patch: ops } }, claims, undefined, caps, pages),
     );
     const answer = JSON.parse(result.response.body ?? "{}") as Answer;
     bytes += result.response.body?.length ?? 0;
@@ -90,6 +106,29 @@ export async function runSlicedPull(
     response: jsonParts(JSON.stringify(merged)),
     log: { ...last!.log, ...log, cookieIn: request.cookie as number | null },
   };
+}
+
+/**
+ * Runs a pull whose queries' roots are read in pages (`QueryPages`): a run that has held the
+ * thread the server's `queryPageMs` stops after the page it is in, its transaction rolled back,
+ * and runs again after other requests had their turn, going on from the pages it kept. The last
+ * run answers, as one statement per query would have (the pages are read again should the
+ * namespace's version move in between); each query's work budget counts every run's time.
+ */
+async function runPagedPull(
+  ctx: PullContext,
+  run: (pages: QueryPages) => PullFlowResult,
+  yieldTurn: () => Promise<void> = nextTurn,
+): Promise<PullFlowResult> {
+  const pages = new QueryPages({ pageMs: ctx.queryLimits.queryPageMs });
+  for (;;) {
+    try {
+      return run(pages);
+    } catch (error) {
+      if (!(error instanceof QueryPageTurn)) throw error;
+    }
+    await yieldTurn();
+  }
 }
 
 /** The request's query patch as sent, unchecked (empty when it has none). */

@@ -74,6 +74,7 @@ export function queryReads(config: ResolvedConfig, control: ControlStore): Query
     maxQueryRows: config.maxQueryRows,
     queryLimits: {
       queryBudgetMs: config.queryBudgetMs,
+      queryPageMs: config.queryPageMs,
       maxGroupQueries: config.maxGroupQueries,
       maxGroupQueryBytes: config.maxGroupQueryBytes,
     },

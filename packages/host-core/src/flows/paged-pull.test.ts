@@ -1,0 +1,114 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { headerUser, send, testHost } from "../../test/test-host.js";
+import type { WeirConfig } from "../config/weir-config.js";
+import type { WeirHost } from "../host/weir-host.js";
+
+const config: WeirConfig = {
+  schema: {
+    tables: {
+      item: { columns: { id: "string" }, primaryKey: ["id"] },
+      tag: { columns: { id: "string", itemId: "string", label: "string" }, primaryKey: ["id"] },
+    },
+  },
+  mutators: {
+    add(tx, args) {
+      const { id, label } = args as { id: string; label: string };
+      tx.upsert("item", { id });
+      tx.upsert("tag", { id: `t-${id}`, itemId: id, label });
+    },
+  },
+  authenticate: headerUser,
+  queries: {
+    // Its root's condition holds an EXISTS: the root is read in pages.
+    tagged: (args) => ({
+      table: "item",
+      orderBy: [["id", "asc"]],
+      where: {
+        type: "correlatedSubquery",
+        op: "EXISTS",
+        related: {
+          correlation: { parentField: ["id"], childField: ["itemId"] },
+          subquery: {
+            table: "tag",
+            where: {
+              type: "simple",
+              op: "=",
+              left: { type: "column", name: "label" },
+              right: { type: "literal", value: (args as { label: string }).label },
+            },
+          },
+        },
+      },
+    }),
+  },
+};
+
+const hosts: WeirHost[] = [];
+afterEach(async () => {
+  for (const host of hosts.splice(0)) await host.close();
+});
+
+describe("a query read in pages, over HTTP", () => {
+  it.each([
+    { pages: "a turn after every page", queryPageMs: 0, between: true },
+    { pages: "no turn (one run)", queryPageMs: 60_000, between: false },
+  ])("answers another namespace's pull between its pages ($pages)", async ({ queryPageMs, between }) => {
+    const host = await testHost({ ...config, queryPageMs });
+    hosts.push(host);
+    const user = "alice";
+    const ids = Array.from({ length: 40 }, (_, i) => `i${String(i).padStart(3, "0")}`);
+    const mutations = ids.map((id, i) => ({
+      type: "custom",
+      clientID: "w-c",
+      id: i + 1,
+      name: "add",
+      args: [{ id, label: i % 2 === 0 ? "even" : "odd" }],
+    }));
+    const pushed = await send(host, "POST", "/big/push", {
+      user,
+      body: { clientGroupID: "w", pushVersion: 1, mutations },
+    });
+    expect(pushed.status).toBe(200);
+    const pull = (ns: string, group: string, withQuery: boolean) =>
+      send(host, "POST", `/${ns}/pull`, {
+        user,
+        body: {
+          clientGroupID: group,
+          clientID: `${group}-c`,
+          cookie: null,
+          ...(withQuery
+            ? { queries: { patch: [{ op: "put", hash: "even", name: "tagged", args: { label: "even" } }] } }
+            : {}),
+        },
+      });
+    // Both namespaces are open before the race.
+    expect((await pull("other", "g", false)).status).toBe(200);
+    const order: string[] = [];
+    const big = pull("big", "g", true).then((answer) => {
+      order.push("big");
+      return answer;
+    });
+    const other = pull("other", "g2", false).then((answer) => {
+      order.push("other");
+      return answer;
+    });
+    const [bigAnswer, otherAnswer] = await Promise.all([big, other]);
+    // With a turn after every page of the 40 root rows, the other namespace is answered while
+    // the query is still being read; in one run, only after it.
+    expect(order).toEqual(between ? ["other", "big"] : ["big", "other"]);
+    expect(otherAnswer.status).toBe(200);
+    expect(bigAnswer.status).toBe(200);
+    expect(bigAnswer.json.gotQueries).toEqual(["even"]);
+    const items = bigAnswer.json.rowsPatch
+      .filter((row: { tableName?: string }) => row.tableName === "item")
+      .map((row: { value: { id: string } }) => row.value.id)
+      .sort();
+    expect(items).toEqual(ids.filter((_, i) => i % 2 === 0));
+    // The answer's cookie is the group's: its next pull is caught up.
+    const next = await send(host, "POST", "/big/pull", {
+      user,
+      body: { clientGroupID: "g", clientID: "g-c", cookie: bigAnswer.json.cookie, queries: { patch: [] } },
+    });
+    expect(next.json).toEqual({ cookie: bigAnswer.json.cookie, unchanged: true });
+  });
+});
