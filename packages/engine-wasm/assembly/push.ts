@@ -7,18 +7,12 @@ import {
   ROW_SEPARATOR,
 } from "../src/abi";
 import { execStatement, queryStatement, Statement } from "./host";
-import { COMMIT_CLIENT_MARKER, FLUSH_HEAD, HEAD_LAST_MUTATION_ID, PENDING_VERSION } from "./state";
+import { COMMIT_CLIENT_MARKER, FLUSH_HEAD, LAST_MUTATION_ID_SQL, PENDING_VERSION } from "./state";
 import { extraParam, jsonString, parseI64, stringsParams } from "./text";
 
 const COMMIT_CLIENT = new Statement(COMMIT_CLIENT_MARKER);
 const FLUSH = new Statement(FLUSH_HEAD);
-// The head's record when it is the client's (see state.ts), else its row; the client's group
-// and id are the parameters, twice.
-const LAST_MUTATION_ID = new Statement(
-  "SELECT coalesce(" +
-    HEAD_LAST_MUTATION_ID +
-    ", (SELECT last_mutation_id FROM _weir_clients WHERE group_id = ? AND id = ?))",
-);
+const LAST_MUTATION_ID = new Statement(LAST_MUTATION_ID_SQL);
 const RECORD_ONE = new Statement(
   "INSERT INTO _weir_clients (group_id, id, last_mutation_id, version) VALUES (?, ?, ?, " +
     PENDING_VERSION +
@@ -35,14 +29,8 @@ function status(id: i64, next: i64): string {
 /** The preflight of a single mutation: "<status>\t<the client's last id>". */
 export function preflight(groupID: string, clientID: string, id: i64): string {
   const client = stringsParams(groupID, clientID);
-  const last = parseI64(queryStatement(LAST_MUTATION_ID, twice(client)));
+  const last = parseI64(queryStatement(LAST_MUTATION_ID, client));
   return status(id, last + 1) + COLUMN_SEPARATOR + last.toString();
-}
-
-/** `[a,b]` as `[a,b,a,b]`. */
-function twice(pair: string): string {
-  const inner = pair.slice(1, pair.length - 1);
-  return "[" + inner + "," + inner + "]";
 }
 
 /** Records a single processed mutation and commits its version, the client's record its head. */
@@ -70,7 +58,7 @@ export function preflightBatch(groupID: string, plan: string): string {
   const lines: string[] = [];
   for (let c = 0; c < clients.length; c++) {
     const client = clientParams(group, c);
-    let next = parseI64(queryStatement(LAST_MUTATION_ID, twice(client))) + 1;
+    let next = parseI64(queryStatement(LAST_MUTATION_ID, client)) + 1;
     const ids = clients[c].split(",");
     for (let i = 0; i < ids.length; i++) {
       const found = status(parseI64(ids[i]), next);

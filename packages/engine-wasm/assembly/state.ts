@@ -42,8 +42,15 @@ const HEAD =
 /** The key of the client whose group and id are the parameters, as a push's marker holds it. */
 const CLIENT_KEY = "json_array(?, ?)";
 
-/** The last mutation id the head holds for the client whose group and id are the parameters. */
-export const HEAD_LAST_MUTATION_ID = "(SELECT existed FROM " + HEAD + " WHERE pk = " + CLIENT_KEY + ")";
+/**
+ * The last mutation id of the client whose group and id are the parameters: the head's when it
+ * names the client, else the client's row.
+ */
+export const LAST_MUTATION_ID_SQL =
+  "SELECT coalesce(h.existed, (SELECT last_mutation_id FROM _weir_clients WHERE group_id = k.g AND id = k.i)) " +
+  "FROM (SELECT ? AS g, ? AS i) AS k LEFT JOIN " +
+  HEAD +
+  " AS h ON h.pk = json_array(k.g, k.i)";
 
 /** Every client's record (group_id, id, last_mutation_id, version), as a table expression. */
 export const CLIENTS =
