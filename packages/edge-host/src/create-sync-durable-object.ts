@@ -152,8 +152,9 @@ export function createSyncDurableObject<Env>(source: EdgeConfigSource<Env>): Syn
       try {
         answer = await this.host.handleParts(parts);
       } finally {
-        // With what the request wrote (the install, the first answer): one commit.
-        if (this.binding.store()) this.startAlarmTask();
+        // With what the request wrote (the install, the first answer): one commit. An alarm task
+        // starts with the first request, so its object is bound from then on.
+        if (this.binding.store(this.config.alarm !== undefined)) this.startAlarmTask();
       }
       // A body the answer did not need (a refusal) is let go of, never left for the runtime to
       // read after the answer went out.

@@ -2,6 +2,8 @@ import { namespaceHash } from "@weir/host-core";
 
 /** The object's own table: which namespace it serves (its name is not visible inside it). */
 export const OBJECT_TABLE = "_weir_edge_object";
+/** Any table of weir's: the namespace was installed, so written to. */
+const ANY_WEIR_TABLE = "SELECT 1 FROM sqlite_master WHERE name LIKE '\\_weir\\_%' ESCAPE '\\' LIMIT 1";
 
 /**
  * The namespace an object serves, stored in its database on the first request, so that after an
@@ -9,7 +11,8 @@ export const OBJECT_TABLE = "_weir_edge_object";
  *
  * A new object writes nothing until its first request has been served: each write the object
  * makes on its own is a commit that holds up what it awaits next (the platform's input gate), so
- * the binding is stored with the namespace's install and first answer, as one commit.
+ * the binding is stored with the namespace's install and first answer, as one commit; a
+ * namespace only pulled from installs nothing, and stores no binding either.
  */
 export class ObjectBinding {
   namespace: string | null = null;
@@ -40,9 +43,14 @@ export class ObjectBinding {
     this.unstored = true;
   }
 
-  /** Stores the binding made by `bind`; answers whether it had not been stored yet. */
-  store(): boolean {
+  /**
+   * Stores the binding made by `bind` once the request wrote the namespace's data (or `always`):
+   * a namespace only pulled from keeps its database empty, and a new object that serves it binds
+   * itself again from its first request. Answers whether it stored the binding now.
+   */
+  store(always: boolean): boolean {
     if (!this.unstored) return false;
+    if (!always && this.storage.sql.exec(ANY_WEIR_TABLE).toArray().length === 0) return false;
     this.storage.sql.exec(
       `CREATE TABLE IF NOT EXISTS ${OBJECT_TABLE} (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID`,
     );

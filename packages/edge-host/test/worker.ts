@@ -45,9 +45,24 @@ const BaseSyncObject = createSyncDurableObject(syncConfig);
 export class SyncObject extends BaseSyncObject {
   private readonly instance = crypto.randomUUID();
 
+  constructor(
+    private readonly state: DurableObjectState,
+    env: Env,
+  ) {
+    super(state, env);
+  }
+
   override fetch(request: Request): Promise<Response> {
-    if (new URL(request.url).pathname === "/__instance") {
-      return Promise.resolve(Response.json({ instance: this.instance }));
+    const path = new URL(request.url).pathname;
+    if (path === "/__instance") return Promise.resolve(Response.json({ instance: this.instance }));
+    // The tables of the object's database (the platform's own left out).
+    if (path === "/__tables") {
+      const tables = this.state.storage.sql
+        .exec<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+        .toArray()
+        .map((row) => row.name)
+        .filter((name) => !name.startsWith("_cf_") && !name.startsWith("__miniflare"));
+      return Promise.resolve(Response.json({ tables }));
     }
     return super.fetch(request);
   }
@@ -109,9 +124,9 @@ export default {
         new Request(url, { method: request.method, headers, body: request.body }),
       );
     }
-    // Which instance of the namespace's object is running.
-    if (first === "__instance" && namespace) {
-      return env.WEIR.get(env.WEIR.idFromName(namespace)).fetch(new Request("http://object/__instance"));
+    // Which instance of the namespace's object is running, and what its database holds.
+    if ((first === "__instance" || first === "__tables") && namespace) {
+      return env.WEIR.get(env.WEIR.idFromName(namespace)).fetch(new Request(`http://object/${first}`));
     }
     // An engine whose every call leaves its memory past the ceiling: each call replaces its instance.
     if (first === "__engine-renewal") {

@@ -3,6 +3,7 @@ import { type AudienceProbe, type ChangeAudience, changeAudience } from "./chang
 import { EngineCore } from "./engine/core.js";
 import * as inspect from "./engine/inspect.js";
 import * as log from "./engine/log.js";
+import { isPristine, PristineGroups } from "./engine/pristine-pull.js";
 import * as pulls from "./engine/pull.js";
 import * as push from "./engine/push.js";
 import * as queries from "./engine/queries.js";
@@ -48,6 +49,7 @@ export interface EngineOptions {
 export class Engine {
   readonly version: string;
   private readonly core: EngineCore;
+  private readonly pristineGroups = new PristineGroups();
 
   private constructor(core: EngineCore) {
     this.core = core;
@@ -87,9 +89,26 @@ export class Engine {
     const [outcome, queryTables] = answer.split(COLUMN_SEPARATOR);
     core.installed.set(db, schema);
     core.queryTables.set(db, queryTables === TRUE);
+    // The groups pulled before the install are registered as their pulls would have done.
+    for (const pull of this.pristineGroups.take(db)) pulls.answerPull(core, db, pull, false);
     const result: InstallResult = { outcome: outcome as InstallResult["outcome"] };
     if (named.unindexed.length > 0) result.unindexed = named.unindexed;
     return result;
+  }
+
+  /** Whether the database holds nothing of weir's yet: a host may then defer `install`. */
+  isPristine(db: SqlAdapter): boolean {
+    return isPristine(db);
+  }
+
+  /**
+   * What `pull` answers once the schema is installed on a pristine database, without installing
+   * it or reading anything (a plain pull only; a cookie ahead of version 0, or another user's
+   * group, is refused alike). The group is kept in memory and registered by `install`, as the
+   * pull would have registered it. Null when too many groups wait so: install, then `pull`.
+   */
+  pullPristine(db: SqlAdapter, input: PullInput): PullResult | null {
+    return this.pristineGroups.pull(db, input);
   }
 
   /** Answers a pull on a database the schema was installed on through this adapter. */

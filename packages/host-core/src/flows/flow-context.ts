@@ -38,6 +38,8 @@ export interface NamespaceData {
   readonly knobs: Readonly<Knobs>;
   readonly counters: Counters;
   readonly clock: Clock;
+  /** Whether nothing was written to the namespace yet: nothing is installed in its database. */
+  readonly pristine?: () => boolean;
 }
 
 /** Changes a knob, stored in its own transaction (or the caller's) before it answers. */

@@ -113,10 +113,13 @@ export function runPull(
   // Otherwise a caught-up pull is one read statement and needs no transaction (unless a fault is
   // armed inside it, or the pull is behind for certain). Any other pull reads several tables,
   // which must be seen at one instant.
+  // A namespace nothing was written to answers its empty state without being installed.
+  const pristine = queries === null && ctx.pristine?.() === true ? engine.pullPristine(store.db, pull) : null;
   const caughtUp =
-    knobs.faults.pull_during_tx !== undefined || ctx.caughtUp.behind(input.cookie)
+    pristine ??
+    (knobs.faults.pull_during_tx !== undefined || ctx.caughtUp.behind(input.cookie)
       ? null
-      : engine.pullIfCaughtUp(store.db, pull);
+      : engine.pullIfCaughtUp(store.db, pull));
   const result =
     caughtUp ??
     store.transaction(() => {

@@ -8,6 +8,7 @@ import type { NamespaceStore } from "../ports/storage.js";
  * every knob survives a restart with the data it governs.
  */
 export const CONTROL_TABLE = "_weir_host_control";
+const CREATE_CONTROL_TABLE = `CREATE TABLE IF NOT EXISTS ${CONTROL_TABLE} (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID`;
 
 /** Records the host keeps beside the knobs (the ingest breaker and its progress). */
 export type RecordKey = "breaker" | "ingest";
@@ -30,10 +31,7 @@ export class ControlStore {
   /** Creates the table if needed and reads every stored value. Call inside no transaction. */
   static open(store: NamespaceStore): ControlStore {
     const rows = store.transaction(() => {
-      store.db.exec(
-        `CREATE TABLE IF NOT EXISTS ${CONTROL_TABLE} (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID`,
-        [],
-      );
+      ControlStore.create(store.db);
       return store.db.query(`SELECT key, value FROM ${CONTROL_TABLE}`, []);
     });
     const stored = new Map(rows.map(([key, value]) => [String(key), JSON.parse(String(value)) as unknown]));
@@ -41,6 +39,19 @@ export class ControlStore {
     for (const key of Object.keys(DEFAULT_KNOBS)) if (stored.has(key)) knobs[key] = stored.get(key);
     const counters = { ...emptyCounters(), ...((stored.get("counters") as Partial<Counters>) ?? {}) };
     return new ControlStore(store, knobs as unknown as Knobs, counters, stored);
+  }
+
+  /**
+   * The store of a database that holds nothing yet: the defaults, nothing read or written. Its
+   * table is created (`create`) when the namespace is installed, before anything is stored.
+   */
+  static fresh(store: NamespaceStore): ControlStore {
+    return new ControlStore(store, { ...DEFAULT_KNOBS, faults: {} }, emptyCounters(), new Map());
+  }
+
+  /** Creates the table if needed. */
+  static create(db: NamespaceStore["db"]): void {
+    db.exec(CREATE_CONTROL_TABLE, []);
   }
 
   /** Changes a knob and stores it in its own transaction (nested in the caller's, if any). */

@@ -99,6 +99,9 @@ describe("NamespaceService", () => {
   it("stores counters with each write request when the policy says so, and on close", async () => {
     const store = memoryStore();
     const stored = () => {
+      // A namespace only pulled from has no table yet (nothing is installed before a write).
+      const table = store.db.query("SELECT 1 FROM sqlite_master WHERE name = '_weir_host_control'", []);
+      if (table.length === 0) return null;
       const row = store.db.query("SELECT value FROM _weir_host_control WHERE key = 'counters'", [])[0];
       return row ? JSON.parse(String(row[0])) : null;
     };

@@ -1,7 +1,6 @@
 import type { Engine, SqlAdapter } from "@weir/engine-wasm";
 import type { AdminAction, Dialect } from "@weir/protocol";
 import type { Claims } from "../auth/claims.js";
-import { namedQueryShapes } from "../config/query-shapes.js";
 import { runDelegatedPush } from "../delegate/delegated-push-flow.js";
 import { runAdmin } from "../flows/admin-flow.js";
 import { CaughtUpPulls } from "../flows/caught-up-pulls.js";
@@ -24,6 +23,8 @@ import { ZeroHub } from "../zero/zero-hub.js";
 import type { ZeroNamespace } from "../zero/zero-namespace.js";
 import { ControlStore } from "./control-store.js";
 import { CounterFlush } from "./counter-flush.js";
+import { runDeferredEffects } from "./deferred-effects.js";
+import { DeferredInstall } from "./deferred-install.js";
 import {
   assembleContexts,
   changeCaps,
@@ -35,6 +36,7 @@ import {
   queryReads,
   retainChanges,
 } from "./flow-contexts.js";
+import { installNamespace } from "./install-namespace.js";
 import type { NamespaceServiceInit } from "./namespace-service-init.js";
 import { NamespaceUsage } from "./namespace-usage.js";
 import { RetentionPacer } from "./retention-pacer.js";
@@ -77,26 +79,26 @@ export class NamespaceService {
   /** How many new queries each step of a native pull's query patch evaluates (sliced-pull.ts). */
   private readonly pullSteps: PutSlice;
   private closed = false;
+  /** The install a new namespace defers until it is first written; null if it was installed on open. */
+  private readonly deferred: DeferredInstall | null;
 
   constructor(init: NamespaceServiceInit) {
-    const { config, engine, clock, logger } = init;
+    const { config, clock, logger } = init;
     this.namespace = init.namespace;
     this.hash = init.hash;
-    const store = this.caughtUp.forgettingStore(init.store);
+    const install = () => installNamespace(this.engine, this.store, config, logger, this.hash);
+    this.deferred = init.engine.isPristine(init.store.db) ? new DeferredInstall(init.store, install) : null;
+    const store = this.caughtUp.forgettingStore(this.deferred?.store ?? init.store);
     this.store = store;
+    const engine = this.deferred?.installing(init.engine) ?? init.engine;
     this.engine = engine;
     this.clock = clock;
     this.logger = logger;
     this.waitUntil = init.waitUntil;
     this.pullSteps = new PutSlice(MAX_PUTS_PER_STEP, config.querySliceMs);
     this.usage = new NamespaceUsage(clock);
-    const installed = store.transaction(() =>
-      engine.install(store.db, config.schema, { queries: namedQueryShapes(config) }),
-    );
-    for (const { name, message } of installed.unindexed ?? []) {
-      logger.log("warn", { msg: "query not indexed at install", ns: this.hash, query: name, error: message });
-    }
-    const control = ControlStore.open(store);
+    if (!this.deferred) store.transaction(install);
+    const control = this.deferred ? ControlStore.fresh(store) : ControlStore.open(store);
     this.control = control;
     const data: NamespaceData = {
       namespace: init.namespace,
@@ -106,6 +108,7 @@ export class NamespaceService {
       knobs: control.knobs,
       counters: control.counters,
       clock,
+      pristine: () => this.deferred?.pending === true,
     };
     const retain = retainChanges(config, control);
     const upstreamCursor = cursorReader(engine, store);
@@ -158,6 +161,7 @@ export class NamespaceService {
       store,
       zeroStore: this.zeroStore,
       delegates: !!delegate,
+      install: () => this.deferred?.install(),
     });
     this.contexts = { ...flows, zero };
     this.zero = new ZeroHub(zero, logger, zeroReauthenticate(config, logger), init.zeroMeter);
@@ -167,10 +171,16 @@ export class NamespaceService {
       zero: this.zero,
       counters: control.counters,
       filtering: () => config.visibility !== undefined && control.knobs.visibilityEnabled,
+      pristine: this.deferred !== null,
     });
     this.coalescer = new WakeCoalescer(init.namespace, config.wakeWindowMs, init.scheduler, (round) =>
       router.route(round),
     );
+  }
+
+  /** Whether nothing was written to the namespace yet: its database holds nothing of weir's. */
+  get pristine(): boolean {
+    return this.deferred?.pending === true;
   }
 
   pull(dialect: Dialect, body: unknown, claims: Claims, followers?: readonly string[]): PullFlowResult {
@@ -319,18 +329,13 @@ export class NamespaceService {
 
   /** Runs effects queued with `tx.defer`, after their commit; a failing one is logged, not thrown. */
   runDeferred(effects: Array<() => void | Promise<void>>): void {
-    for (const effect of effects) {
-      const run = Promise.resolve()
-        .then(effect)
-        .catch((error: unknown) => {
-          this.logger.log("error", { msg: "deferred effect failed", ns: this.hash, error: String(error) });
-        });
-      this.waitUntil(run);
-    }
+    runDeferredEffects(effects, this.waitUntil, this.logger, this.hash);
   }
 
   /** Stores the counters now (they are also stored as the host's CounterFlushPolicy says). */
   saveCounters(): void {
+    // A namespace only pulled from keeps its counters in memory: storing them would install it.
+    if (this.pristine) return;
     try {
       this.control.saveCounters();
     } catch (error) {
@@ -360,8 +365,9 @@ export class NamespaceService {
     this.zero.close(evicted && !damaged ? "detach" : "fail");
     this.coalescer.cancel();
     this.counterFlush.cancel();
-    if (damaged) {
-      this.store.close({ damaged: true });
+    // A namespace only pulled from has nothing to store, nor a watermark to tell.
+    if (damaged || this.pristine) {
+      this.store.close(damaged ? { damaged: true } : {});
       return;
     }
     let watermark: number | undefined;

@@ -19,6 +19,8 @@ export interface WakeRouterInit {
   counters: Counters;
   /** Whether rows are filtered by visibility now (the config has it and the knob is on). */
   filtering(): boolean;
+  /** Nothing is installed in the namespace's database yet. */
+  pristine?: boolean;
 }
 
 /**
@@ -32,7 +34,8 @@ export class WakeRouter {
   private routed: number;
 
   constructor(private readonly init: WakeRouterInit) {
-    this.routed = init.engine.state(init.store.db).watermark;
+    // A namespace not installed yet starts at version 0, where its install leaves it.
+    this.routed = init.pristine ? 0 : init.engine.state(init.store.db).watermark;
   }
 
   route(round: WakeRound): void {

@@ -20,11 +20,18 @@ export interface ZeroParts {
   store: NamespaceStore;
   zeroStore: ZeroGroupStore;
   delegates: boolean;
+  /** Installs a namespace nothing was written to yet, before Zero reads it. */
+  install(): void;
 }
 
 /** What the Zero dialect sees of a namespace: its calls, the engine's client groups, the config. */
 export function zeroNamespace(calls: ZeroCalls, parts: ZeroParts): ZeroNamespace {
   const { config, engine, store } = parts;
+  // Zero reads the engine's client records outside transactions: they must exist first.
+  const db = () => {
+    parts.install();
+    return store.db;
+  };
   return {
     queries: config.queries,
     delegates: parts.delegates,
@@ -37,9 +44,9 @@ export function zeroNamespace(calls: ZeroCalls, parts: ZeroParts): ZeroNamespace
     enter: () => calls.enter(),
     leave: () => calls.leave(),
     subscriptionFor: (claims) => subscriptionFor(config.schema, config.visibility, claims),
-    watermark: () => engine.state(store.db).watermark,
+    watermark: () => engine.state(db()).watermark,
     lastMutationID: (clientGroupID, clientID) =>
-      engine.preflight(store.db, { clientGroupID, clientID, mutationID: 1 }).lastMutationID,
+      engine.preflight(db(), { clientGroupID, clientID, mutationID: 1 }).lastMutationID,
     claimGroup: (clientGroupID, userID) => {
       try {
         store.transaction(() => engine.claimGroup(store.db, clientGroupID, userID));
@@ -49,8 +56,8 @@ export function zeroNamespace(calls: ZeroCalls, parts: ZeroParts): ZeroNamespace
         throw error;
       }
     },
-    groupMutationIDs: (clientGroupID, userID) => engine.groupMutationIDs(store.db, clientGroupID, userID),
-    storedQueries: (clientGroupID) => engine.groupQueries(store.db, clientGroupID).queries,
+    groupMutationIDs: (clientGroupID, userID) => engine.groupMutationIDs(db(), clientGroupID, userID),
+    storedQueries: (clientGroupID) => engine.groupQueries(db(), clientGroupID).queries,
   };
 }
 
