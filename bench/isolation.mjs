@@ -4,9 +4,9 @@
 // the reported slow query, a query no index makes cheap, a desired-query flood on a Zero socket
 // (1,000-put frames, and del+put pairs sent without waiting), an argument flood (native pulls of
 // queries with 1,000 ids each), a patch flood within the caps (native pulls of 1,000 queries,
-// applied in steps) and query toggles. Prints a table, then, as the last line, one
-// JSON object: the victim's pull p95 alone and under each attack (goal: under 3x alone, no
-// error) and what each attack got (statuses, refusals).
+// applied in steps) and query toggles, each attack a user of its own with a fresh quota. Prints a
+// table, then, as the last line, one JSON object: the victim's pull p95 alone and under each
+// attack (goal: under 3x alone, no error) and what each attack got (statuses, refusals).
 //
 // The server runs its default worker threads (one per core), and a namespace lives in the worker
 // its name hashes to. Two victims pull side by side: one whose namespace shares the attacker's
@@ -103,6 +103,9 @@ function push(url, ns, user, group, id, name, args) {
 let groups = 0;
 // Each attack runs in a worker of its own: its groups are named after it.
 const freshGroup = (prefix) => `${workerData?.name ?? "main"}-${prefix}-${++groups}`;
+// Each attack is a user of its own, whose request quota is fresh: an attack refused by its quota
+// is measured from a full one, not from what the attacks before it spent.
+const attacker = () => `mallory-${workerData?.name ?? "seed"}`;
 
 /**
  * The victims' namespaces: one in the attacker's worker and, with more than one worker, one in
@@ -175,7 +178,7 @@ async function pullAttack(url, until, patch) {
     try {
       outcome.add(
         statusLabel(
-          await post(url, `${ATTACKER}/pull`, "mallory", {
+          await post(url, `${ATTACKER}/pull`, attacker(), {
             clientGroupID: freshGroup("a"),
             clientID: "a-c",
             cookie: null,
@@ -194,7 +197,7 @@ async function pullAttack(url, until, patch) {
 function zeroSocket(url) {
   const init = ["initConnection", { desiredQueriesPatch: [] }];
   const protocol = encodeURIComponent(
-    Buffer.from(JSON.stringify({ initConnectionMessage: init, authToken: "mallory" })).toString("base64"),
+    Buffer.from(JSON.stringify({ initConnectionMessage: init, authToken: attacker() })).toString("base64"),
   );
   const group = freshGroup("z");
   const query = `clientID=${group}-c&clientGroupID=${group}&baseCookie=&lmid=0&wsid=w1`;
@@ -286,7 +289,7 @@ async function toggles(url, until) {
   while (Date.now() < until) {
     on = !on;
     const patch = on ? [{ op: "put", hash: "t", name: "allItems", args: [] }] : [{ op: "del", hash: "t" }];
-    const answer = await post(url, `${ATTACKER}/pull`, "mallory", {
+    const answer = await post(url, `${ATTACKER}/pull`, attacker(), {
       clientGroupID: "toggler",
       clientID: "toggler-c",
       cookie,
