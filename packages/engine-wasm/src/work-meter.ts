@@ -125,7 +125,7 @@ export function checkPatchCaps(
 ): void {
   const bytes = new Map<string, number>();
   for (const op of patch) {
-    if (op.op === "put") bytes.set(op.hash, new TextEncoder().encode(JSON.stringify(op.args ?? null)).length);
+    if (op.op === "put") bytes.set(op.hash, utf8Length(JSON.stringify(op.args ?? null)));
   }
   const max = caps.maxGroupQueries ?? Number.POSITIVE_INFINITY;
   if (bytes.size > max) {
@@ -143,4 +143,12 @@ export function checkPatchCaps(
       `the patch's queries store ${total} bytes of arguments, more than a group may hold (${maxBytes}, the server's maxGroupQueryBytes)`,
     );
   }
+}
+
+const NOT_ASCII = /[^ -~\t\n\r]/;
+const encoder = new TextEncoder();
+
+/** A string's length in UTF-8 (most arguments are ASCII: their length, without encoding them). */
+function utf8Length(text: string): number {
+  return NOT_ASCII.test(text) ? encoder.encode(text).length : text.length;
 }

@@ -3,6 +3,7 @@ import { parsePullRequest, type QueryPatchOperation } from "@weir/protocol";
 import type { Claims } from "../auth/claims.js";
 import { jsonParts } from "../http/http-parts.js";
 import type { PullContext } from "./flow-context.js";
+import { nextTurn } from "./next-turn.js";
 import { type PullFlowResult, runPull } from "./pull-flow.js";
 
 /** How many new queries one step evaluates, learnt from what the steps before took. */
@@ -10,9 +11,6 @@ export interface StepSize {
   readonly size: number;
   took(puts: number, ms: number): void;
 }
-
-/** Gives the event loop its turn: what waits (another namespace's request) runs first. */
-const nextTurn = () => new Promise<void>((resolve) => setTimeout(resolve, 0));
 
 /** A native query-aware answer, as the engine writes it (`unknownQueries` added by the host). */
 interface Answer {

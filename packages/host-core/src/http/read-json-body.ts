@@ -1,6 +1,8 @@
+import { nextTurn } from "../flows/next-turn.js";
 import { HttpError } from "./http-error.js";
 import type { RequestParts } from "./http-parts.js";
 import { loneSurrogateMessage, loneSurrogatePath } from "./lone-surrogate.js";
+import { parseJsonSliced, SLICED_JSON_CHARS } from "./sliced-json.js";
 
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
 const UTF8 = new TextDecoder("utf-8", { fatal: true });
@@ -8,7 +10,8 @@ const UTF8 = new TextDecoder("utf-8", { fatal: true });
 /**
  * Reads a JSON body of at most `maxBytes`, counting as it reads so a body that lies about its
  * length (or sends none) cannot make the server buffer more. `optional` accepts an empty body.
- * A body the host has read already is parsed at once (no promise); otherwise the answer is one.
+ * A body the host has read already is parsed at once (no promise), unless it is large enough to
+ * be parsed in slices; otherwise the answer is one.
  */
 export function readJsonBody(parts: RequestParts, maxBytes: number, optional = false): unknown {
   const declared = parts.headers.get("content-length");
@@ -40,12 +43,30 @@ function parseJsonBody(
   } catch {
     throw new HttpError("bad_request", "the body is not valid UTF-8");
   }
+  // A large body is parsed in slices, other requests served between them (sliced-json.ts).
+  if (text.length >= SLICED_JSON_CHARS) {
+    return parseJsonSliced(text, nextTurn).then(
+      (value) => checked(text, value),
+      (error: unknown) => {
+        throw malformed(error);
+      },
+    );
+  }
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch (error) {
-    throw new HttpError("bad_request", `malformed JSON: ${(error as Error).message}`);
+    throw malformed(error);
   }
+  return checked(text, value);
+}
+
+function malformed(error: unknown): HttpError {
+  return new HttpError("bad_request", `malformed JSON: ${(error as Error).message}`);
+}
+
+/** The parsed body, unless a string or key in it holds a lone surrogate. */
+function checked(text: string, value: unknown): unknown {
   // Only a JSON escape can make a lone surrogate (lone-surrogate.ts).
   if (text.includes("\\u")) {
     const at = loneSurrogatePath(value, "");
