@@ -61,8 +61,48 @@ describe("ZeroConnection's frames waiting to be handled", () => {
     );
     await settle();
     for (let i = 0; i < MAX_WAITING_FRAMES; i++) connection.receive(JSON.stringify(["ping", {}]));
-    await settle();
+    // Frames read together give the event loop turns between them: wait until none is left.
+    for (let seen = -1; seen !== socket.frames.length; ) {
+      seen = socket.frames.length;
+      await settle();
+    }
     expect(socket.frames.filter((f) => f[0] === "pong")).toHaveLength(MAX_WAITING_FRAMES);
+    expect(connection.isOpen).toBe(true);
+  });
+
+  it("a large one is parsed in slices: what else waits runs before it is answered", async () => {
+    const { service } = await testService(config);
+    services.push(service);
+    const socket = recorder();
+    const connection = service.zero.connect(
+      {
+        clientID: "c1",
+        clientGroupID: "g1",
+        baseCookie: null,
+        lmid: 0,
+        wsid: "w1",
+        init: { desiredQueriesPatch: [] },
+        authToken: "alice",
+        protocol: null,
+      },
+      { userID: "alice" },
+      socket,
+    );
+    await settle();
+    const order: string[] = [];
+    const sent = socket.send;
+    socket.send = (frame: string) => {
+      order.push(JSON.parse(frame)[0]);
+      sent(frame);
+    };
+    // About 300 KB (a ping's body may carry anything): parsed in slices.
+    const pad = Array.from({ length: 10_000 }, (_, i) => `${"x".repeat(24)}${i}`);
+    connection.receive(JSON.stringify(["ping", { pad }]));
+    setTimeout(() => order.push("another task"), 0);
+    for (let turns = 0; turns < 1000 && !order.includes("pong"); turns++) await settle();
+    expect(order.indexOf("another task")).toBe(0);
+    expect(order).toContain("pong");
+    expect(socket.frames.filter((f) => f[0] === "error")).toEqual([]);
     expect(connection.isOpen).toBe(true);
   });
 });

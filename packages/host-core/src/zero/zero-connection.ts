@@ -6,12 +6,13 @@ import type {
   ZeroUpstream,
 } from "@weir/protocol";
 import type { Claims } from "../auth/claims.js";
+import { nextTurn } from "../flows/next-turn.js";
 import type { Logger } from "../ports/logger.js";
 import type { ZeroConnectionState } from "./zero-connection-state.js";
 import { formatZeroCookie, parseZeroCookie, type ZeroCookie } from "./zero-cookie.js";
 import { ZeroError } from "./zero-error.js";
 import type { ZeroGroup, ZeroPokePart } from "./zero-group.js";
-import { parseZeroMessage } from "./zero-messages.js";
+import { readZeroMessage } from "./zero-messages.js";
 import type { ZeroMessageCost } from "./zero-meter.js";
 import { CLOSE_NORMAL, CLOSE_PROTOCOL_ERROR, type ZeroSocket } from "./zero-socket.js";
 
@@ -22,6 +23,9 @@ import { CLOSE_NORMAL, CLOSE_PROTOCOL_ERROR, type ZeroSocket } from "./zero-sock
  */
 export const MAX_WAITING_FRAMES = 1_000;
 const MAX_WAITING_CHARS = 16 * 1024 * 1024;
+
+/** How long frames read together are handled before the event loop has a turn, in milliseconds. */
+const FRAME_SLICE_MS = 5;
 
 /** What a connection asks of its namespace's hub. */
 export interface ZeroConnectionHost {
@@ -60,6 +64,8 @@ export class ZeroConnection {
   /** Frames received and not yet handled, and their characters. */
   private waiting = 0;
   private waitingChars = 0;
+  /** Time spent handling frames since the event loop last had its turn between them. */
+  private handlingMs = 0;
   /** A change of queries was taken and its poke waits for the frames queued behind it. */
   private pokeOwed = false;
   private pokeScheduled = false;
@@ -128,7 +134,15 @@ export class ZeroConnection {
     this.queue = this.queue.then(async () => {
       this.waiting--;
       this.waitingChars -= frame.length;
+      const started = performance.now();
       if (this.open) await this.handle(frame);
+      // Frames read together are handled one after another, not all in one turn of the event
+      // loop: past FRAME_SLICE_MS of them, what else waits (another namespace's request) runs.
+      this.handlingMs += performance.now() - started;
+      if (this.waiting > 0 && this.handlingMs >= FRAME_SLICE_MS) {
+        this.handlingMs = 0;
+        await nextTurn();
+      }
       // Changes of queries queued together are applied by one poke, after the frames the socket
       // has read since (a macrotask: they come in with the next read): a flood of frames costs
       // one evaluation of what they leave, not one per frame.
@@ -212,7 +226,7 @@ export class ZeroConnection {
 
   private async handle(frame: string): Promise<void> {
     try {
-      await this.dispatch(parseZeroMessage(frame));
+      await this.dispatch(await readZeroMessage(frame));
     } catch (error) {
       this.failWith(error);
     }

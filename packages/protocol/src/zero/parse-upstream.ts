@@ -2,6 +2,8 @@ import * as v from "valibot";
 import type { ParseResult } from "../parse.js";
 import { ZERO_UPSTREAM_BODIES, type ZeroUpstream } from "./up.js";
 
+const NOT_A_MESSAGE = "a message is a JSON array [type, body]";
+
 /**
  * A socket frame as a client's message, or why it is not one: not a JSON array `[type, body]`,
  * an unknown type, or a malformed body (the message names the type and the first bad field).
@@ -11,10 +13,15 @@ export function parseZeroUpstream(frame: string): ParseResult<ZeroUpstream> {
   try {
     json = JSON.parse(frame);
   } catch {
-    return { ok: false, message: "a message is a JSON array [type, body]" };
+    return { ok: false, message: NOT_A_MESSAGE };
   }
+  return checkZeroUpstream(json);
+}
+
+/** A frame's parsed JSON as a client's message, or why it is not one (as `parseZeroUpstream`). */
+export function checkZeroUpstream(json: unknown): ParseResult<ZeroUpstream> {
   if (!Array.isArray(json) || json.length !== 2 || typeof json[0] !== "string") {
-    return { ok: false, message: "a message is a JSON array [type, body]" };
+    return { ok: false, message: NOT_A_MESSAGE };
   }
   const type = json[0];
   if (!Object.hasOwn(ZERO_UPSTREAM_BODIES, type)) {
