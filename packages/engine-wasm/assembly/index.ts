@@ -5,6 +5,7 @@
 // Numbers cross the boundary as f64 (the host holds them as JS numbers, all safe integers),
 // which spares the host a BigInt per call; the modules take them as i64.
 import { ERROR_MARK } from "../src/abi";
+import { noQueryEngine, QUERY_ENGINE } from "./features";
 import * as inspect from "./inspect";
 import { install as installSchema } from "./install";
 import * as pulls from "./pull";
@@ -40,9 +41,15 @@ export function registerSchema(text: string): i32 {
 
 /** `queries`: the named queries whose indexes are created now, as indexNamedQueries reads them. */
 export function install(schema: i32, queries: string): string {
+  if (!QUERY_ENGINE && queries.length > 0) return noQueryEngine();
   const outcome = installSchema(schemaTexts[schema], ENGINE_VERSION);
-  if (!outcome.startsWith(ERROR_MARK)) indexNamedQueries(schemas[schema], queries);
+  if (QUERY_ENGINE && !outcome.startsWith(ERROR_MARK)) indexNamedQueries(schemas[schema], queries);
   return outcome;
+}
+
+/** Whether this build has the query engine (1) or is the lean one without it (0). */
+export function queryEngine(): i32 {
+  return QUERY_ENGINE ? 1 : 0;
 }
 
 export function pull(
@@ -85,7 +92,7 @@ export function pull(
 
 /** What the next pull's queries may do: metered work (see query/limits.ts), caps of a group's queries. */
 export function queryLimits(metered: bool, maxGroupQueries: f64, maxGroupQueryBytes: f64): void {
-  setQueryLimits(metered, <i64>maxGroupQueries, <i64>maxGroupQueryBytes);
+  if (QUERY_ENGINE) setQueryLimits(metered, <i64>maxGroupQueries, <i64>maxGroupQueryBytes);
 }
 
 export function claimGroup(groupID: string, userID: string): string {
@@ -180,10 +187,12 @@ export function finalizeSnapshot(schema: i32, fence: f64): string {
 
 /** A group's stored queries and query transform version (JSON). */
 export function groupQueries(groupID: string): string {
+  if (!QUERY_ENGINE) return noQueryEngine();
   return queryPulls.groupQueries(groupID);
 }
 
 /** The rows a query plan holds for the caller (the visibility's values are the extra parameters). */
 export function evaluateQuery(schema: i32, plan: string, visibility: string): string {
+  if (!QUERY_ENGINE) return noQueryEngine();
   return queries.evaluateQuery(schemas[schema], plan, visibility);
 }

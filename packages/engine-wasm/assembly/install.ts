@@ -9,14 +9,16 @@ import {
   INSTALL_CREATED,
   INSTALL_MIGRATED,
   INSTALL_UNCHANGED,
+  QUERY_TABLES_PROBE,
   TRUE,
 } from "../src/abi";
 import { CHANGE_KEYS_SQL, dropKeys, upgradeKeyed } from "./change-keys";
 import { fail } from "./errors";
+import { noQueryEngine, QUERY_ENGINE } from "./features";
 import { exec, queryRows } from "./host";
-import { GROUP_ROWS_TABLE, QUERY_ROWS_TABLE } from "./query/membership";
-import { PENDING_TABLE } from "./query/pending";
-import { createQueryTables, hasQueryTables } from "./query/tables";
+import { groupRowsTable, queryRowsTable } from "./query/membership";
+import { pendingTable } from "./query/pending";
+import { createQueryTables } from "./query/tables";
 import {
   Column,
   createPriorTableSql,
@@ -237,9 +239,9 @@ function upgradeGroupKeys(): void {
       "SELECT group_id FROM _weir_query_rows UNION SELECT group_id FROM _weir_group_rows UNION SELECT group_id " +
       "FROM _weir_query_pending) WHERE true ON CONFLICT DO NOTHING",
   );
-  rekey("_weir_query_rows", QUERY_ROWS_TABLE, "hash, tbl, pk");
-  rekey("_weir_group_rows", GROUP_ROWS_TABLE, "tbl, pk, refs");
-  rekey("_weir_query_pending", PENDING_TABLE, "tbl, pk, client_has");
+  rekey("_weir_query_rows", queryRowsTable(), "hash, tbl, pk");
+  rekey("_weir_group_rows", groupRowsTable(), "tbl, pk, refs");
+  rekey("_weir_query_pending", pendingTable(), "tbl, pk, client_has");
 }
 
 /** Rebuilds `table` by `created` (its new layout), each row's group id replaced by its key. */
@@ -277,7 +279,10 @@ function isFresh(): bool {
  */
 export function install(schemaText: string, engineVersion: string): string {
   const fresh = isFresh();
-  const queries = !fresh && hasQueryTables();
+  const queries = !fresh && queryRows(QUERY_TABLES_PROBE).length > 0;
+  // A lean build knows nothing of the query tables, so it leaves a database that has them (its
+  // clients pulled by queries) to the full engine rather than serve them half.
+  if (!QUERY_ENGINE && queries) return noQueryEngine();
   const outcome = installSchema(schemaText, engineVersion, fresh, queries);
   if (outcome.startsWith(ERROR_MARK)) return outcome;
   return outcome + COLUMN_SEPARATOR + (queries ? TRUE : FALSE);
@@ -289,16 +294,16 @@ function installSchema(schemaText: string, engineVersion: string, fresh: bool, q
   exec("PRAGMA recursive_triggers = ON");
   execAll(BOOKKEEPING_SQL);
   // Those an earlier engine created lack the newer ones.
-  if (queries) createQueryTables();
+  if (QUERY_ENGINE && queries) createQueryTables();
   execAll(CHANGE_KEYS_SQL);
   let upgraded = false;
   if (!fresh) {
     upgradeKeyed();
     upgraded = upgradeLogLayout();
     upgradePriorKeys();
-    if (queries) upgradeQueryGroups();
+    if (QUERY_ENGINE && queries) upgradeQueryGroups();
     upgradeClientGroups();
-    if (queries) upgradeGroupKeys();
+    if (QUERY_ENGINE && queries) upgradeGroupKeys();
   }
   let rows: Array<Array<string>> = [];
   if (!fresh) rows = queryRows("SELECT schema FROM _weir_state WHERE id = 1");

@@ -24,6 +24,7 @@ import {
 } from "../src/abi";
 import { keyReads } from "./change-keys";
 import { fail } from "./errors";
+import { noQueryEngine, QUERY_ENGINE } from "./features";
 import { COLUMN_SEPARATOR, exec, queryRows, queryStatement, ROW_SEPARATOR, Statement } from "./host";
 import { planChanges } from "./pull-changes";
 import { PullPlan } from "./pull-plan";
@@ -35,15 +36,29 @@ import { CLIENTS, WATERMARK } from "./state";
 import { jsonString, params, parseI64 } from "./text";
 import { parseVisibility } from "./visibility";
 
-// The group's visibility is compared last: its column stays NULL for a group not yet pulled.
-const PULL_STATE = new Statement(
-  "SELECT " +
-    WATERMARK +
-    ", s.floor, g.user_id = ?, o.since IS NOT NULL, q.cookie, q.resume_cookie, g.visibility IS ? FROM _weir_state AS s " +
-    "LEFT JOIN _weir_client_groups " +
-    "AS g ON g.id = ? LEFT JOIN _weir_query_groups AS q ON q.group_id = g.id LEFT JOIN _weir_query_partial AS o " +
-    "ON o.group_id = g.id WHERE s.id = 1",
-);
+/** The pull's statement where the query tables exist. */
+class PullStatements {
+  // The group's visibility is compared last: its column stays NULL for a group not yet pulled.
+  // Built at first use, as the query engine's statements are: a lean build (features.ts) never
+  // builds it.
+  readonly pullState: Statement = new Statement(
+    "SELECT " +
+      WATERMARK +
+      ", s.floor, g.user_id = ?, o.since IS NOT NULL, q.cookie, q.resume_cookie, g.visibility IS ? FROM _weir_state AS s " +
+      "LEFT JOIN _weir_client_groups " +
+      "AS g ON g.id = ? LEFT JOIN _weir_query_groups AS q ON q.group_id = g.id LEFT JOIN _weir_query_partial AS o " +
+      "ON o.group_id = g.id WHERE s.id = 1",
+  );
+}
+
+let builtPullStatements: PullStatements | null = null;
+
+/** The statements and SQL text above, built at first use (never, in a build without the query engine). */
+function pullStatements(): PullStatements {
+  let built = builtPullStatements;
+  if (built == null) builtPullStatements = built = new PullStatements();
+  return built;
+}
 // The same row where the query tables do not exist (query/tables.ts): no group pulled by queries.
 const PLAIN_PULL_STATE = new Statement(
   "SELECT " +
@@ -111,7 +126,7 @@ export function pull(
   // never pulled with queries), the cookie a lost part of its last answer resumes from (none),
   // and whether its rows were answered under this pull's visibility.
   const state = queryStatement(
-    queryTables ? PULL_STATE : PLAIN_PULL_STATE,
+    QUERY_ENGINE && queryTables ? pullStatements().pullState : PLAIN_PULL_STATE,
     params([jsonString(userID), claimsParam, jsonString(groupID)]),
   );
   if (state.length == 0) return fail("internal", "the engine is not installed in this database");
@@ -157,6 +172,8 @@ export function pull(
   // A caller that asks only for the caught-up answer runs without a transaction: it gets that
   // answer from these reads, or NEEDS_TRANSACTION when the pull has more to do.
   if (caughtUpOnly && (owner.length == 0 || !unchanged)) return NEEDS_TRANSACTION;
+  // Before anything is written: a lean build answers no pull by queries.
+  if (!QUERY_ENGINE && !unchanged && byQueries) return noQueryEngine();
   if (owner.length == 0) claimGroup(groupID, userID);
   if (claimsMoved || owner.length == 0) {
     exec(
@@ -167,7 +184,7 @@ export function pull(
 
   const plan = new PullPlan();
   let body: string;
-  if (!unchanged && byQueries) {
+  if (QUERY_ENGINE && !unchanged && byQueries) {
     // The namespace's first pull by queries (only such a pull gets here without them).
     if (!queryTables) createQueryTables();
     const answer = queryPull(

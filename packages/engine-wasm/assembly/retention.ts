@@ -1,5 +1,6 @@
 // Retention: the change log keeps the newest versions only; older cookies get a full reset.
 import { pruneKeys } from "./change-keys";
+import { QUERY_ENGINE } from "./features";
 import { exec, queryRows } from "./host";
 import { pruneMoves } from "./query/journal";
 import { PRIOR_SEQ, parseSchema, priorTableName } from "./schema";
@@ -44,11 +45,15 @@ function retainedFloor(watermark: i64, retain: i64, floor: i64): i64 {
 export function prune(retain: i64, limit: i64, queryTables: bool): string {
   const versions = readVersions();
   let floor = versions.floor;
-  const wanted = queryTables ? retainedFloor(versions.watermark, retain, floor) : versions.watermark - retain;
+  // A lean build never installs on a database with the query tables (install.ts).
+  const wanted =
+    QUERY_ENGINE && queryTables
+      ? retainedFloor(versions.watermark, retain, floor)
+      : versions.watermark - retain;
   if (wanted > floor) {
     floor = wanted;
     exec("UPDATE _weir_state SET floor = ? WHERE id = 1", params([floor.toString()]));
-    if (queryTables) {
+    if (QUERY_ENGINE && queryTables) {
       exec("DELETE FROM _weir_quiet_versions WHERE version <= ?", params([floor.toString()]));
       pruneMoves(floor);
     }

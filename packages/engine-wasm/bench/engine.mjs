@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import Database from "better-sqlite3";
 import { betterSqliteAdapter } from "../dist/better-sqlite3-adapter.js";
-import { Engine, engineWasmUrl } from "../dist/index.js";
+import { Engine, engineWasmUrl, leanEngineWasmUrl } from "../dist/index.js";
 
 const schema = {
   tables: {
@@ -190,5 +190,7 @@ log("pushWalPages", +(frames / counting).toFixed(2), "pages/push");
 pushNs.db.close();
 
 log("wasmBytes", statSync(fileURLToPath(engineWasmUrl)).size, "bytes");
+// The lean build (no query engine), which hosts load for a config without named queries.
+log("leanWasmBytes", statSync(fileURLToPath(leanEngineWasmUrl)).size, "bytes");
 rmSync(dir, { recursive: true, force: true });
 console.log(JSON.stringify(report));

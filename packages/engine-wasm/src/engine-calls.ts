@@ -10,6 +10,8 @@
  */
 export const ENGINE_CALLS = {
   engineVersion: { params: {}, answer: "string" },
+  /** 1: the build has the query engine (engine.wasm); 0: the lean build without it. */
+  queryEngine: { params: {}, answer: "i32" },
   /** Parses a schema once; the same text answers the same handle. */
   registerSchema: { params: { text: "string" }, answer: "i32" },
   /** `queries`: "<name>\t<plan>" lines of extra parameter indexes, the named queries to index. */

@@ -48,15 +48,25 @@ export interface EngineOptions {
  */
 export class Engine {
   readonly version: string;
+  /**
+   * Whether this module has the query engine (`engine.wasm`), or is the lean one
+   * (`engine-lean.wasm`): there, installing named queries, a pull that carries queries, a
+   * database that has the query tables and `queryRows` are refused with `queries_disabled`.
+   */
+  readonly queryEngine: boolean;
   private readonly core: EngineCore;
   private readonly pristineGroups = new PristineGroups();
 
   private constructor(core: EngineCore) {
     this.core = core;
     this.version = core.wasm.engineVersion();
+    this.queryEngine = core.wasm.queryEngine() === 1;
   }
 
-  /** Instantiates the engine from its compiled module (preferred in Workers) or the `.wasm` bytes. */
+  /**
+   * Instantiates the engine from its compiled module (preferred in Workers) or the `.wasm` bytes,
+   * of either build: `engine.wasm` or the lean `engine-lean.wasm` (see `queryEngine`).
+   */
   static async load(source: WebAssembly.Module | BufferSource, options: EngineOptions = {}): Promise<Engine> {
     const bridge = new SqlBridge();
     return new Engine(

@@ -11,7 +11,7 @@ export {
 } from "./engine.js";
 export { EngineError } from "./engine-error.js";
 export { EngineFailure } from "./engine-module.js";
-export { engineWasmUrl } from "./engine-wasm-url.js";
+export { engineWasmUrl, leanEngineWasmUrl } from "./engine-wasm-url.js";
 export { QueryPages, type QueryPagesOptions, QueryPageTurn } from "./query-pages.js";
 export { schemaProblems, schemaText } from "./schema-text.js";
 export { parseSchemaText, storedSchema } from "./stored-schema.js";

@@ -1,13 +1,13 @@
 import { describe, expect, it } from "vitest";
-import { DATABASES, testEngine } from "../test/databases.js";
+import { ENGINE_DATABASES } from "../test/databases.js";
 import { Namespace, todoSchema } from "../test/fixtures.js";
 import { EngineError } from "./engine-error.js";
 
 const insert = "INSERT INTO todo (id, owner, text, done, sort) VALUES (?, 'u', ?, 0, ?)";
 
-describe.each(DATABASES)("pull on $kind", ({ open }) => {
+describe.each(ENGINE_DATABASES)("pull on $kind ($build engine)", ({ open, load }) => {
   async function namespace() {
-    return new Namespace(await testEngine(), open(), todoSchema);
+    return new Namespace(await load(), open(), todoSchema);
   }
 
   it("answers a null cookie with clear and every row, and the group's last mutation ids", async () => {
@@ -89,7 +89,7 @@ describe.each(DATABASES)("pull on $kind", ({ open }) => {
       },
       exec: (sql, params) => inner.exec(sql, params),
     };
-    const ns = new Namespace(await testEngine(), db, todoSchema);
+    const ns = new Namespace(await load(), db, todoSchema);
     // A row changed in each of the first 5 versions, then 300 versions of one new row each.
     ns.sql(insert, ["hot", "0", 0]);
     for (let i = 1; i < 5; i++) ns.sql("UPDATE todo SET text = ? WHERE id = 'hot'", [String(i)]);
@@ -206,29 +206,32 @@ describe.each(DATABASES)("pull on $kind", ({ open }) => {
   });
 });
 
-describe.each(DATABASES)("caught-up pulls without a transaction on $kind", ({ open }) => {
-  it("answers a caught-up pull from one statement, and defers every other pull", async () => {
-    const ns = new Namespace(await testEngine(), open(), todoSchema);
-    const { engine, db } = ns;
-    const input = { clientGroupID: "g", userID: "u" };
-    // A new group must be registered (a write): not here.
-    expect(engine.pullIfCaughtUp(db.adapter, { ...input, cookie: 0 })).toBeNull();
-    ns.pull({ cookie: null });
-    ns.sql(insert, ["a", "A", 1]);
-    expect(engine.pullIfCaughtUp(db.adapter, { ...input, cookie: 0 })).toBeNull();
-    expect(engine.pullIfCaughtUp(db.adapter, { ...input, cookie: null })).toBeNull();
-    const before = db.totalChanges();
-    expect(engine.pullIfCaughtUp(db.adapter, { ...input, cookie: 1 })).toMatchObject({
-      unchanged: true,
-      cookie: 1,
-      body: '{"cookie":1,"unchanged":true}',
+describe.each(ENGINE_DATABASES)(
+  "caught-up pulls without a transaction on $kind ($build engine)",
+  ({ open, load }) => {
+    it("answers a caught-up pull from one statement, and defers every other pull", async () => {
+      const ns = new Namespace(await load(), open(), todoSchema);
+      const { engine, db } = ns;
+      const input = { clientGroupID: "g", userID: "u" };
+      // A new group must be registered (a write): not here.
+      expect(engine.pullIfCaughtUp(db.adapter, { ...input, cookie: 0 })).toBeNull();
+      ns.pull({ cookie: null });
+      ns.sql(insert, ["a", "A", 1]);
+      expect(engine.pullIfCaughtUp(db.adapter, { ...input, cookie: 0 })).toBeNull();
+      expect(engine.pullIfCaughtUp(db.adapter, { ...input, cookie: null })).toBeNull();
+      const before = db.totalChanges();
+      expect(engine.pullIfCaughtUp(db.adapter, { ...input, cookie: 1 })).toMatchObject({
+        unchanged: true,
+        cookie: 1,
+        body: '{"cookie":1,"unchanged":true}',
+      });
+      expect(db.totalChanges()).toBe(before);
+      expect(() => engine.pullIfCaughtUp(db.adapter, { ...input, cookie: 2 })).toThrow(
+        expect.objectContaining({ code: "cookie_from_future" }),
+      );
+      expect(() => engine.pullIfCaughtUp(db.adapter, { ...input, userID: "other", cookie: 1 })).toThrow(
+        expect.objectContaining({ code: "forbidden" }),
+      );
     });
-    expect(db.totalChanges()).toBe(before);
-    expect(() => engine.pullIfCaughtUp(db.adapter, { ...input, cookie: 2 })).toThrow(
-      expect.objectContaining({ code: "cookie_from_future" }),
-    );
-    expect(() => engine.pullIfCaughtUp(db.adapter, { ...input, userID: "other", cookie: 1 })).toThrow(
-      expect.objectContaining({ code: "forbidden" }),
-    );
-  });
-});
+  },
+);

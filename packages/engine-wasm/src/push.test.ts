@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { DATABASES, testEngine } from "../test/databases.js";
+import { ENGINE_DATABASES } from "../test/databases.js";
 import { Namespace, todoSchema } from "../test/fixtures.js";
 
-describe.each(DATABASES)("push steps on $kind", ({ open }) => {
+describe.each(ENGINE_DATABASES)("push steps on $kind ($build engine)", ({ open, load }) => {
   async function namespace() {
-    return new Namespace(await testEngine(), open(), todoSchema);
+    return new Namespace(await load(), open(), todoSchema);
   }
 
   it("tells apply, replay and out-of-order apart", async () => {

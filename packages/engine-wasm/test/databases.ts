@@ -3,7 +3,7 @@ import Database from "better-sqlite3";
 import initSqlJs from "sql.js";
 import { betterSqliteAdapter } from "../src/better-sqlite3-adapter.js";
 import { Engine, type EngineOptions } from "../src/engine.js";
-import { engineWasmUrl } from "../src/engine-wasm-url.js";
+import { engineWasmUrl, leanEngineWasmUrl } from "../src/engine-wasm-url.js";
 import { sqlJsAdapter } from "../src/sql-js-adapter.js";
 import type { SqlAdapter } from "../src/types.js";
 
@@ -24,6 +24,21 @@ export function testEngine(): Promise<Engine> {
   engine ??= Engine.load(wasm);
   return engine;
 }
+
+const leanWasm = readFileSync(leanEngineWasmUrl);
+let leanEngine: Promise<Engine> | undefined;
+
+/** The lean build (no query engine), one instance shared as `testEngine`'s. */
+export function leanTestEngine(): Promise<Engine> {
+  leanEngine ??= Engine.load(leanWasm);
+  return leanEngine;
+}
+
+/** Both builds of the engine: what a plain namespace does must not depend on which it runs. */
+const ENGINES = [
+  { build: "full", load: testEngine },
+  { build: "lean", load: leanTestEngine },
+] as const;
 
 export function freshEngine(options: EngineOptions = {}): Promise<Engine> {
   return Engine.load(wasm, options);
@@ -71,3 +86,8 @@ export const DATABASES = [
   { kind: "better-sqlite3", open: () => openBetterSqlite() },
   { kind: "sql.js", open: () => openSqlJs() },
 ] as const;
+
+/** Each build of the engine on each database. */
+export const ENGINE_DATABASES = ENGINES.flatMap((engine) =>
+  DATABASES.map((database) => ({ ...engine, ...database })),
+);

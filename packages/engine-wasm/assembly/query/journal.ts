@@ -14,13 +14,16 @@
 import { exec, queryRows } from "../host";
 import { params } from "../text";
 
-export const JOURNAL_SQL: Array<string> = [
-  "CREATE TABLE IF NOT EXISTS _weir_query_moves (group_key INTEGER NOT NULL, tbl TEXT NOT NULL, pk TEXT NOT NULL, " +
-    "version INTEGER NOT NULL, PRIMARY KEY (group_key, tbl, pk)) WITHOUT ROWID",
-  // Pruned by version as the floor rises.
-  "CREATE INDEX IF NOT EXISTS _weir_query_moves_version ON _weir_query_moves (version)",
-  "CREATE TABLE IF NOT EXISTS _weir_query_journal (group_key INTEGER PRIMARY KEY, since INTEGER NOT NULL)",
-];
+// A function, not a global: a build without the query engine (../features.ts) holds none of it.
+export function journalSql(): Array<string> {
+  return [
+    "CREATE TABLE IF NOT EXISTS _weir_query_moves (group_key INTEGER NOT NULL, tbl TEXT NOT NULL, pk TEXT NOT NULL, " +
+      "version INTEGER NOT NULL, PRIMARY KEY (group_key, tbl, pk)) WITHOUT ROWID",
+    // Pruned by version as the floor rises.
+    "CREATE INDEX IF NOT EXISTS _weir_query_moves_version ON _weir_query_moves (version)",
+    "CREATE TABLE IF NOT EXISTS _weir_query_journal (group_key INTEGER PRIMARY KEY, since INTEGER NOT NULL)",
+  ];
+}
 
 /** The version of moves noted by a pull whose cookie is not known yet (stamped as it ends). */
 const UNSTAMPED = "-4";

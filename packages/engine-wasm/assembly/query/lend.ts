@@ -32,62 +32,74 @@ import { StoredQuery } from "./stored";
 
 const LENDER_CANDIDATES = 32;
 
-// The first candidates holding the query's hash (d), with their stored state (g) and key (k),
-// that may lend: parameters hash, group, visibility. Then the cookie's condition: at the
-// watermark (one parameter), or behind it (two: the floor and the watermark).
-const CANDIDATES =
-  " FROM (SELECT group_id, plan FROM _weir_queries WHERE hash = ? AND group_id <> ? LIMIT " +
-  LENDER_CANDIDATES.toString() +
-  ") AS d JOIN _weir_query_groups AS g ON g.group_id = d.group_id JOIN _weir_group_keys AS k ON k.group_id = " +
-  "d.group_id WHERE g.visibility = ? AND (SELECT tbl = '' FROM _weir_changes ORDER BY seq DESC LIMIT 1)";
 const AT_WATERMARK = " AND g.cookie = ?";
 const BEHIND = " AND g.cookie >= ? AND g.cookie < ?";
 // The candidate's plan is the group's for the hash: parameters group, hash.
 const SAME_PLAN = " AND d.plan = (SELECT plan FROM _weir_queries WHERE group_id = ? AND hash = ?)";
-// The candidate holds the group's queries, hash for hash and plan for plan, and no other:
-// parameters the group's count of queries, group.
-const SAME_QUERIES =
-  " AND (SELECT count(*) FROM _weir_queries AS l WHERE l.group_id = d.group_id) = ? AND NOT EXISTS (SELECT 1 " +
-  "FROM _weir_queries AS q WHERE q.group_id = ? AND NOT EXISTS (SELECT 1 FROM _weir_queries AS l WHERE " +
-  "l.group_id = d.group_id AND l.hash = q.hash AND l.plan = q.plan))";
 
-/** Copies the query's rows from a lender at the watermark. Parameters: key, hash, then CANDIDATES', the watermark, SAME_PLAN's. */
-const LEND_AT_WATERMARK = new Statement(
-  "INSERT INTO _weir_query_rows (group_key, hash, tbl, pk) SELECT ?, r.hash, r.tbl, r.pk FROM _weir_query_rows " +
-    "AS r WHERE r.hash = ? AND r.group_key = (SELECT k.group_key" +
-    CANDIDATES +
-    AT_WATERMARK +
-    SAME_PLAN +
-    " LIMIT 1) ON CONFLICT DO NOTHING",
-);
-/** The lender behind the watermark with the newest cookie: its key and cookie. */
-const LENDER_BEHIND = new Statement(
-  "SELECT k.group_key, g.cookie" + CANDIDATES + BEHIND + SAME_PLAN + " ORDER BY g.cookie DESC LIMIT 1",
-);
-/** A twin at the watermark: its key. Parameters CANDIDATES', the watermark, SAME_QUERIES'. */
-const TWIN_AT_WATERMARK = new Statement(
-  "SELECT k.group_key" + CANDIDATES + AT_WATERMARK + SAME_QUERIES + " LIMIT 1",
-);
-/** The twin behind the watermark with the newest cookie (candidates newest first): its key and cookie. */
-const TWIN_BEHIND = new Statement(
-  "SELECT group_key, cookie FROM (SELECT d.group_id, k.group_key, g.cookie" +
-    CANDIDATES +
-    BEHIND +
-    " ORDER BY g.cookie DESC) AS d WHERE 1" +
-    SAME_QUERIES +
-    " LIMIT 1",
-);
-/** Parameters: key, lender's key, hash. */
-const COPY_ROWS_OF_QUERY = new Statement(
-  "INSERT INTO _weir_query_rows (group_key, hash, tbl, pk) SELECT ?, hash, tbl, pk FROM _weir_query_rows " +
-    "WHERE group_key = ? AND hash = ? ON CONFLICT DO NOTHING",
-);
-const COPY_QUERY_ROWS = new Statement(
-  "INSERT INTO _weir_query_rows (group_key, hash, tbl, pk) SELECT ?, hash, tbl, pk FROM _weir_query_rows WHERE group_key = ?",
-);
-const COPY_GROUP_ROWS = new Statement(
-  "INSERT INTO _weir_group_rows (group_key, tbl, pk, refs) SELECT ?, tbl, pk, refs FROM _weir_group_rows WHERE group_key = ?",
-);
+/** Lending's statements and their parts. */
+class LendStatements {
+  // The first candidates holding the query's hash (d), with their stored state (g) and key (k),
+  // that may lend: parameters hash, group, visibility. Then the cookie's condition: at the
+  // watermark (one parameter), or behind it (two: the floor and the watermark).
+  readonly candidates: string =
+    " FROM (SELECT group_id, plan FROM _weir_queries WHERE hash = ? AND group_id <> ? LIMIT " +
+    LENDER_CANDIDATES.toString() +
+    ") AS d JOIN _weir_query_groups AS g ON g.group_id = d.group_id JOIN _weir_group_keys AS k ON k.group_id = " +
+    "d.group_id WHERE g.visibility = ? AND (SELECT tbl = '' FROM _weir_changes ORDER BY seq DESC LIMIT 1)";
+  // The candidate holds the group's queries, hash for hash and plan for plan, and no other:
+  // parameters the group's count of queries, group.
+  readonly sameQueries: string =
+    " AND (SELECT count(*) FROM _weir_queries AS l WHERE l.group_id = d.group_id) = ? AND NOT EXISTS (SELECT 1 " +
+    "FROM _weir_queries AS q WHERE q.group_id = ? AND NOT EXISTS (SELECT 1 FROM _weir_queries AS l WHERE " +
+    "l.group_id = d.group_id AND l.hash = q.hash AND l.plan = q.plan))";
+  /** Copies the query's rows from a lender at the watermark. Parameters: key, hash, then candidates', the watermark, SAME_PLAN's. */
+  readonly lendAtWatermark: Statement = new Statement(
+    "INSERT INTO _weir_query_rows (group_key, hash, tbl, pk) SELECT ?, r.hash, r.tbl, r.pk FROM _weir_query_rows " +
+      "AS r WHERE r.hash = ? AND r.group_key = (SELECT k.group_key" +
+      this.candidates +
+      AT_WATERMARK +
+      SAME_PLAN +
+      " LIMIT 1) ON CONFLICT DO NOTHING",
+  );
+  /** The lender behind the watermark with the newest cookie: its key and cookie. */
+  readonly lenderBehind: Statement = new Statement(
+    "SELECT k.group_key, g.cookie" + this.candidates + BEHIND + SAME_PLAN + " ORDER BY g.cookie DESC LIMIT 1",
+  );
+  /** A twin at the watermark: its key. Parameters candidates', the watermark, sameQueries'. */
+  readonly twinAtWatermark: Statement = new Statement(
+    "SELECT k.group_key" + this.candidates + AT_WATERMARK + this.sameQueries + " LIMIT 1",
+  );
+  /** The twin behind the watermark with the newest cookie (candidates newest first): its key and cookie. */
+  readonly twinBehind: Statement = new Statement(
+    "SELECT group_key, cookie FROM (SELECT d.group_id, k.group_key, g.cookie" +
+      this.candidates +
+      BEHIND +
+      " ORDER BY g.cookie DESC) AS d WHERE 1" +
+      this.sameQueries +
+      " LIMIT 1",
+  );
+  /** Parameters: key, lender's key, hash. */
+  readonly copyRowsOfQuery: Statement = new Statement(
+    "INSERT INTO _weir_query_rows (group_key, hash, tbl, pk) SELECT ?, hash, tbl, pk FROM _weir_query_rows " +
+      "WHERE group_key = ? AND hash = ? ON CONFLICT DO NOTHING",
+  );
+  readonly copyQueryRows: Statement = new Statement(
+    "INSERT INTO _weir_query_rows (group_key, hash, tbl, pk) SELECT ?, hash, tbl, pk FROM _weir_query_rows WHERE group_key = ?",
+  );
+  readonly copyGroupRows: Statement = new Statement(
+    "INSERT INTO _weir_group_rows (group_key, tbl, pk, refs) SELECT ?, tbl, pk, refs FROM _weir_group_rows WHERE group_key = ?",
+  );
+}
+
+let builtLendStatements: LendStatements | null = null;
+
+/** The statements and SQL text above, built at first use (never, in a build without the query engine). */
+function lendStatements(): LendStatements {
+  let built = builtLendStatements;
+  if (built == null) builtLendStatements = built = new LendStatements();
+  return built;
+}
 
 /**
  * Where lent rows come from for one group's pull: `group` (its id), `key` (its key in the rows
@@ -130,18 +142,18 @@ export class Lending {
     if (this.visibility == "null") return 0;
     const watermark = this.watermark.toString();
     const lent = execStatement(
-      LEND_AT_WATERMARK,
+      lendStatements().lendAtWatermark,
       params([this.key, hash, hash, this.group, this.visibility, watermark, this.group, hash]),
     );
     if (lent > 0) return <i64>lent;
     const found = queryStatement(
-      LENDER_BEHIND,
+      lendStatements().lenderBehind,
       params([hash, this.group, this.visibility, this.floor.toString(), watermark, this.group, hash]),
     );
     if (found.length == 0) return 0;
     const lender = found.split(COLUMN_SEPARATOR);
     if (this.moved(lender[0], parseI64(lender[1]), hash, plan)) return 0;
-    return <i64>execStatement(COPY_ROWS_OF_QUERY, params([this.key, lender[0], hash]));
+    return <i64>execStatement(lendStatements().copyRowsOfQuery, params([this.key, lender[0], hash]));
   }
 
   /**
@@ -155,12 +167,12 @@ export class Lending {
     const count = queries.length.toString();
     const first = queries[0].hash;
     let twin = queryStatement(
-      TWIN_AT_WATERMARK,
+      lendStatements().twinAtWatermark,
       params([first, this.group, this.visibility, watermark, count, this.group]),
     );
     if (twin.length == 0) {
       const found = queryStatement(
-        TWIN_BEHIND,
+        lendStatements().twinBehind,
         params([first, this.group, this.visibility, this.floor.toString(), watermark, count, this.group]),
       );
       if (found.length == 0) return -1;
@@ -170,8 +182,8 @@ export class Lending {
       }
       twin = behind[0];
     }
-    const rows = <i64>execStatement(COPY_QUERY_ROWS, params([this.key, twin]));
-    execStatement(COPY_GROUP_ROWS, params([this.key, twin]));
+    const rows = <i64>execStatement(lendStatements().copyQueryRows, params([this.key, twin]));
+    execStatement(lendStatements().copyGroupRows, params([this.key, twin]));
     return rows;
   }
 

@@ -20,34 +20,45 @@ import { QueryNode, readPlan } from "./plan";
 import { QuerySql } from "./sql";
 import { StoredQuery } from "./stored";
 
-export const QUERY_ROWS_TABLE =
-  "CREATE TABLE IF NOT EXISTS _weir_query_rows (group_key INTEGER NOT NULL, hash TEXT NOT NULL, tbl TEXT NOT NULL, " +
-  "pk TEXT NOT NULL, PRIMARY KEY (group_key, hash, tbl, pk)) WITHOUT ROWID";
-export const GROUP_ROWS_TABLE =
-  "CREATE TABLE IF NOT EXISTS _weir_group_rows (group_key INTEGER NOT NULL, tbl TEXT NOT NULL, pk TEXT NOT NULL, " +
-  "refs INTEGER NOT NULL, PRIMARY KEY (group_key, tbl, pk)) WITHOUT ROWID";
+/** The rows each query holds (a function: a build without the query engine, ../features.ts, holds none of its text). */
+export function queryRowsTable(): string {
+  return (
+    "CREATE TABLE IF NOT EXISTS _weir_query_rows (group_key INTEGER NOT NULL, hash TEXT NOT NULL, tbl TEXT NOT NULL, " +
+    "pk TEXT NOT NULL, PRIMARY KEY (group_key, hash, tbl, pk)) WITHOUT ROWID"
+  );
+}
 
-export const MEMBERSHIP_SQL: Array<string> = [
-  // A group that pulls with queries: the cookie its membership is at, and the host's version of
-  // the query transform its ASTs were resolved with, and the visibility its rows were all built
-  // under (the host's identity of filters and values; NULL when they may mix several, and only a
-  // group with one lends its rows).
-  // The last two: where a client that loses the group's last answer resumes (resume.ts).
-  "CREATE TABLE IF NOT EXISTS _weir_query_groups (group_id TEXT PRIMARY KEY, cookie INTEGER NOT NULL, " +
-    "transform_version TEXT, visibility TEXT, resume_cookie INTEGER, resume_since INTEGER) WITHOUT ROWID",
-  "CREATE TABLE IF NOT EXISTS _weir_queries (group_id TEXT NOT NULL, hash TEXT NOT NULL, name TEXT NOT NULL, " +
-    "args TEXT NOT NULL, plan TEXT NOT NULL, tables TEXT NOT NULL, PRIMARY KEY (group_id, hash)) WITHOUT ROWID",
-  // The groups holding a query, to lend its rows.
-  "CREATE INDEX IF NOT EXISTS _weir_queries_hash ON _weir_queries (hash)",
-  // A group's rows are keyed by a small integer that stands for its id: a new group's key is the
-  // highest yet, so its rows go in at the end of the tables, in full pages, and every row is
-  // shorter by the id.
-  "CREATE TABLE IF NOT EXISTS _weir_group_keys (group_key INTEGER PRIMARY KEY, group_id TEXT NOT NULL UNIQUE)",
-  QUERY_ROWS_TABLE,
-  GROUP_ROWS_TABLE,
-  "CREATE TABLE IF NOT EXISTS _weir_query_scratch (kind INTEGER NOT NULL, tbl TEXT NOT NULL, pk TEXT NOT NULL, " +
-    "was_held INTEGER NOT NULL, PRIMARY KEY (kind, tbl, pk)) WITHOUT ROWID",
-];
+/** The rows each group holds, with how many of its queries hold each. */
+export function groupRowsTable(): string {
+  return (
+    "CREATE TABLE IF NOT EXISTS _weir_group_rows (group_key INTEGER NOT NULL, tbl TEXT NOT NULL, pk TEXT NOT NULL, " +
+    "refs INTEGER NOT NULL, PRIMARY KEY (group_key, tbl, pk)) WITHOUT ROWID"
+  );
+}
+
+export function membershipSql(): Array<string> {
+  return [
+    // A group that pulls with queries: the cookie its membership is at, and the host's version of
+    // the query transform its ASTs were resolved with, and the visibility its rows were all built
+    // under (the host's identity of filters and values; NULL when they may mix several, and only a
+    // group with one lends its rows).
+    // The last two: where a client that loses the group's last answer resumes (resume.ts).
+    "CREATE TABLE IF NOT EXISTS _weir_query_groups (group_id TEXT PRIMARY KEY, cookie INTEGER NOT NULL, " +
+      "transform_version TEXT, visibility TEXT, resume_cookie INTEGER, resume_since INTEGER) WITHOUT ROWID",
+    "CREATE TABLE IF NOT EXISTS _weir_queries (group_id TEXT NOT NULL, hash TEXT NOT NULL, name TEXT NOT NULL, " +
+      "args TEXT NOT NULL, plan TEXT NOT NULL, tables TEXT NOT NULL, PRIMARY KEY (group_id, hash)) WITHOUT ROWID",
+    // The groups holding a query, to lend its rows.
+    "CREATE INDEX IF NOT EXISTS _weir_queries_hash ON _weir_queries (hash)",
+    // A group's rows are keyed by a small integer that stands for its id: a new group's key is the
+    // highest yet, so its rows go in at the end of the tables, in full pages, and every row is
+    // shorter by the id.
+    "CREATE TABLE IF NOT EXISTS _weir_group_keys (group_key INTEGER PRIMARY KEY, group_id TEXT NOT NULL UNIQUE)",
+    queryRowsTable(),
+    groupRowsTable(),
+    "CREATE TABLE IF NOT EXISTS _weir_query_scratch (kind INTEGER NOT NULL, tbl TEXT NOT NULL, pk TEXT NOT NULL, " +
+      "was_held INTEGER NOT NULL, PRIMARY KEY (kind, tbl, pk)) WITHOUT ROWID",
+  ];
+}
 
 const CHANGED = "1";
 
@@ -255,7 +266,7 @@ export class Membership {
   private diff(
     hash: string,
     kind: string,
-    scope: DiffStatements = WHOLE,
+    scope: DiffStatements = membershipStatements().whole,
     scopeParams: Array<string> = [] as string[],
   ): void {
     // The parameters of `gone`: group, hash, the scope's, kind.
@@ -268,25 +279,11 @@ export class Membership {
     this.moved = true;
     execStatement(scope.release, params([this.key].concat(goneParams)));
     execStatement(scope.forget, params(goneParams));
-    execStatement(ADD_ROWS, params([this.key, kind, this.key, hash]));
-    execStatement(KEEP_ROWS, params([this.key, hash, kind]));
+    const sql = membershipStatements();
+    execStatement(sql.addRows, params([this.key, kind, this.key, hash]));
+    execStatement(sql.keepRows, params([this.key, hash, kind]));
   }
 }
-
-// A diff's statements, built once per scope (their text is long: building it and finding its
-// statement by it cost more, each pull, than running some of them).
-const FRESH =
-  " FROM _weir_query_scratch AS e WHERE e.kind = ? AND NOT EXISTS (SELECT 1 FROM _weir_query_rows AS r " +
-  "WHERE r.group_key = ? AND r.hash = ? AND r.tbl = e.tbl AND r.pk = e.pk)";
-const ADD_ROWS = new Statement(
-  "INSERT INTO _weir_group_rows (group_key, tbl, pk, refs) SELECT ?, e.tbl, e.pk, 1" +
-    FRESH +
-    " ON CONFLICT (group_key, tbl, pk) DO UPDATE SET refs = refs + 1",
-);
-const KEEP_ROWS = new Statement(
-  "INSERT INTO _weir_query_rows (group_key, hash, tbl, pk) SELECT ?, ?, e.tbl, e.pk FROM _weir_query_scratch " +
-    "AS e WHERE e.kind = ? ON CONFLICT DO NOTHING",
-);
 
 class DiffStatements {
   /** Notes each moved row (scratch kind 1), answering how many moved. */
@@ -312,7 +309,7 @@ class DiffStatements {
         CHANGED +
         ", e.tbl, e.pk, EXISTS (SELECT 1 FROM _weir_group_rows AS g WHERE g.group_key = ? AND g.tbl = e.tbl " +
         "AND g.pk = e.pk)" +
-        FRESH +
+        fresh() +
         " ON CONFLICT DO UPDATE SET was_held = was_held",
     );
     this.release = new Statement(
@@ -329,9 +326,41 @@ class DiffStatements {
   }
 }
 
-/** Every stored row of the query is compared. */
-const WHOLE = new DiffStatements("", "");
-const changedScopes = new Map<string, DiffStatements>();
+/**
+ * A diff's statements, built once per scope (their text is long: building it and finding its
+ * statement by it cost more, each pull, than running some of them), at first use: a build without
+ * the query engine (../features.ts) never builds them.
+ */
+class MembershipStatements {
+  readonly addRows: Statement = new Statement(
+    "INSERT INTO _weir_group_rows (group_key, tbl, pk, refs) SELECT ?, e.tbl, e.pk, 1" +
+      fresh() +
+      " ON CONFLICT (group_key, tbl, pk) DO UPDATE SET refs = refs + 1",
+  );
+  readonly keepRows: Statement = new Statement(
+    "INSERT INTO _weir_query_rows (group_key, hash, tbl, pk) SELECT ?, ?, e.tbl, e.pk FROM _weir_query_scratch " +
+      "AS e WHERE e.kind = ? ON CONFLICT DO NOTHING",
+  );
+  /** Every stored row of the query is compared. */
+  readonly whole: DiffStatements = new DiffStatements("", "");
+  readonly changedScopes: Map<string, DiffStatements> = new Map<string, DiffStatements>();
+}
+
+let builtMembershipStatements: MembershipStatements | null = null;
+
+function membershipStatements(): MembershipStatements {
+  let built = builtMembershipStatements;
+  if (built == null) builtMembershipStatements = built = new MembershipStatements();
+  return built;
+}
+
+/** The scratch rows a query holds that it did not hold before. */
+function fresh(): string {
+  return (
+    " FROM _weir_query_scratch AS e WHERE e.kind = ? AND NOT EXISTS (SELECT 1 FROM _weir_query_rows AS r " +
+    "WHERE r.group_key = ? AND r.hash = ? AND r.tbl = e.tbl AND r.pk = e.pk)"
+  );
+}
 
 /**
  * Only the stored rows among those of `table` changed by the changes read (`read`, a condition
@@ -339,13 +368,14 @@ const changedScopes = new Map<string, DiffStatements>();
  * table lets SQLite seek each changed key in the stored rows instead of scanning the query's rows.
  */
 function changedScope(table: Table, read: string): DiffStatements {
-  if (changedScopes.has(read)) return changedScopes.get(read);
+  const scopes = membershipStatements().changedScopes;
+  if (scopes.has(read)) return scopes.get(read);
   const changed = " IN (SELECT _weir_c.pk FROM _weir_changes AS _weir_c WHERE " + read + ")";
   const name = literal(table.name);
   const scope = new DiffStatements(
     " AND r.tbl = " + name + " AND r.pk" + changed,
     " AND _weir_query_rows.tbl = " + name + " AND _weir_query_rows.pk" + changed,
   );
-  changedScopes.set(read, scope);
+  scopes.set(read, scope);
   return scope;
 }

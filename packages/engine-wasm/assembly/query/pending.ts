@@ -22,20 +22,26 @@ import { delOp, keyMatch, putOp } from "../projection";
 import { Schema } from "../schema";
 import { firstSeq } from "../state";
 import { ident, literal, params, parseI64 } from "../text";
-import { keepSent, SENT_TABLE } from "./resume";
-
-export const PENDING_TABLE =
-  "CREATE TABLE IF NOT EXISTS _weir_query_pending (group_key INTEGER NOT NULL, tbl TEXT NOT NULL, pk TEXT NOT NULL, " +
-  "client_has INTEGER NOT NULL, PRIMARY KEY (group_key, tbl, pk)) WITHOUT ROWID";
-
-export const PENDING_SQL: Array<string> = [
-  PENDING_TABLE,
-  SENT_TABLE,
-  "CREATE TABLE IF NOT EXISTS _weir_query_partial (group_id TEXT PRIMARY KEY, since INTEGER NOT NULL) WITHOUT ROWID",
-];
+import { keepSent, sentTable } from "./resume";
 
 const HELD_NOW =
   "EXISTS (SELECT 1 FROM _weir_group_rows AS g WHERE g.group_key = ? AND g.tbl = s.tbl AND g.pk = s.pk)";
+
+/** The owed rows' table (a function: a build without the query engine, ../features.ts, holds none of its text). */
+export function pendingTable(): string {
+  return (
+    "CREATE TABLE IF NOT EXISTS _weir_query_pending (group_key INTEGER NOT NULL, tbl TEXT NOT NULL, pk TEXT NOT NULL, " +
+    "client_has INTEGER NOT NULL, PRIMARY KEY (group_key, tbl, pk)) WITHOUT ROWID"
+  );
+}
+
+export function pendingSql(): Array<string> {
+  return [
+    pendingTable(),
+    sentTable(),
+    "CREATE TABLE IF NOT EXISTS _weir_query_partial (group_id TEXT PRIMARY KEY, since INTEGER NOT NULL) WITHOUT ROWID",
+  ];
+}
 
 /**
  * Owes the rows an incremental pull moved: those whose count changed and whose holding did

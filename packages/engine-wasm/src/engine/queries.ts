@@ -43,5 +43,5 @@ export function queryRows(
 export function groupQueries(core: EngineCore, db: SqlAdapter, groupID: string): GroupQueries {
   // No group pulled by queries yet.
   if (!core.hasQueryTables(db)) return { version: null, queries: [] };
-  return JSON.parse(core.call(db, [], () => core.wasm.groupQueries({ groupID })));
+  return JSON.parse(core.call(db, [], () => checkEngineResult(core.wasm.groupQueries({ groupID }))));
 }
