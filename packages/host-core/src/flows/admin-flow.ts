@@ -26,7 +26,7 @@ export function runAdmin(
   const ok = (value: unknown): FlowResult => ({ response: jsonParts(value), log: { admin: action } });
   switch (action) {
     case "health":
-      return ok({ ok: true, engineVersion: engine.version });
+      return ok({ ok: true, engineVersion: engine.version, queryEngine: engine.queryEngine });
     case "status":
       return ok(status(ctx));
     case "writer":

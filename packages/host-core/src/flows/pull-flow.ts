@@ -53,6 +53,13 @@ export function runPull(
   if (input.queries && !knobs.queriesEnabled) {
     throw new HttpError("queries_disabled", "query-aware pull is switched off for this namespace");
   }
+  // The lean engine (a host's choice for a config without named queries) has no query engine.
+  if (input.queries && !engine.queryEngine) {
+    throw new HttpError(
+      "queries_disabled",
+      "this server's engine has no query engine: it defines no named queries",
+    );
+  }
   // Named queries resolve to ASTs here, on the server, before anything is read or written.
   const transformVersion = input.queries ? currentTransformVersion(ctx, claims) : undefined;
   const patch = input.queries
