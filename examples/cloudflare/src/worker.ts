@@ -4,7 +4,7 @@ import {
   createSyncWorker,
   type EdgeConfig,
   httpUpstream,
-} from "@weir/edge-host";
+} from "@weir/edge-host/lean";
 // The very schema and mutators of the Node todo example, so either server serves its browser app.
 import { mutators } from "@weir/example-todo/mutators";
 import { todoSchema } from "@weir/example-todo/schema";

@@ -7,6 +7,7 @@ import http from "node:http";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { engineWasmUrl, leanEngineWasmUrl } from "@weir/engine-wasm";
 import { Miniflare } from "miniflare";
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -28,9 +29,13 @@ if (wrangler.status !== 0) {
 const shipped = readdirSync(outdir).filter((file) => !file.endsWith(".map") && !file.endsWith(".md"));
 const sizeOf = (file) => statSync(join(outdir, file)).size;
 const bundleKiB = round(shipped.reduce((sum, file) => sum + sizeOf(file), 0) / 1024);
-const wasmKiB = round(sizeOf(shipped.find((file) => file.endsWith(".wasm"))) / 1024);
+// Both builds of the engine, whichever the example's Worker ships (the lean entry: the lean one).
+const wasmKiB = round(statSync(fileURLToPath(engineWasmUrl)).size / 1024);
+const leanWasmKiB = round(statSync(fileURLToPath(leanEngineWasmUrl)).size / 1024);
+const shippedWasm = shipped.filter((file) => file.endsWith(".wasm"));
 console.log(
-  `bundle (worker.js + engine.wasm, minified, uncompressed): ${bundleKiB} KiB; engine.wasm ${wasmKiB} KiB`,
+  `bundle (worker.js + ${shippedWasm.join(" + ")}, minified, uncompressed): ${bundleKiB} KiB; ` +
+    `engine.wasm ${wasmKiB} KiB, engine-lean.wasm ${leanWasmKiB} KiB`,
 );
 
 // Objects keep their databases here, so a second workerd can wake them from storage.
@@ -204,6 +209,7 @@ const result = {
   wakePullP50Ms: p(wakeTimes, 50),
   bundleKiB,
   wasmKiB,
+  leanWasmKiB,
 };
 console.log(`warm pull of one change: p50 ${result.pullP50Ms} ms, p99 ${result.pullP99Ms} ms`);
 console.log(`caught-up pull: p50 ${result.caughtUpPullP50Ms} ms`);

@@ -1,18 +1,2 @@
-export type { Claims, Mutator, MutatorContext, MutatorTx, WeirConfig } from "@weir/host-core";
-export {
-  type HttpUpstreamOptions,
-  httpUpstream,
-  MutatorError,
-  type UpstreamConfig,
-  type UpstreamFetch,
-} from "@weir/host-core";
-export {
-  createSyncDurableObject,
-  type SyncDurableObject,
-  type SyncDurableObjectClass,
-} from "./create-sync-durable-object.js";
-export { createSyncWorker, DEFAULT_BINDING, type SyncWorker } from "./create-sync-worker.js";
-export type { AlarmContext, AlarmTask, EdgeConfig, EdgeConfigSource } from "./edge-config.js";
-export { FORWARDED_HEADER } from "./forwarded-request.js";
-export { sqlStorageAdapter } from "./sql-storage-adapter.js";
-export { durableObjectStore } from "./storage.js";
+export { createSyncDurableObject } from "./create-sync-durable-object.js";
+export * from "./shared-exports.js";

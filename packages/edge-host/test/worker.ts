@@ -5,10 +5,13 @@ import { loadEngine } from "@weir/engine-wasm";
 import engineModule from "@weir/engine-wasm/engine.wasm";
 import { namespaceHash } from "@weir/host-core";
 import { createSyncDurableObject, createSyncWorker, type EdgeConfig } from "../src/index.js";
+import { createSyncDurableObject as createLeanSyncDurableObject } from "../src/lean.js";
 
 interface Env {
   WEIR: DurableObjectNamespace;
   ALARMED: DurableObjectNamespace;
+  PLAIN: DurableObjectNamespace;
+  LEAN_QUERIES: DurableObjectNamespace;
   /** The conformance suite's upstream, when it runs one. */
   UPSTREAM_URL?: string;
   /** The conformance suite's app, which `dp-*` namespaces delegate pushes to. */
@@ -100,14 +103,25 @@ const alarmed: EdgeConfig<Env> = {
 };
 export const AlarmedObject = createSyncDurableObject(alarmed);
 
+/** The conformance app without its named queries: its objects load the lean engine. */
+const plain: EdgeConfig<Env> = { ...config, queries: undefined, binding: "PLAIN", basePath: "/plain" };
+export const PlainObject = createSyncDurableObject(plain);
+/** The lean entry given a config that names queries: its objects refuse to start. */
+const leanQueries: EdgeConfig<Env> = { ...config, binding: "LEAN_QUERIES", basePath: "/lean-queries" };
+export const LeanQueriesObject = createLeanSyncDurableObject(leanQueries);
+
 const sync = createSyncWorker(syncConfig);
 const alarmedSync = createSyncWorker(alarmed);
+const plainSync = createSyncWorker(plain);
+const leanQueriesSync = createSyncWorker(leanQueries);
 
 export default {
   async fetch(request: Request, env: Env, ctx: ExecutionContext): Promise<Response> {
     const url = new URL(request.url);
     const [, first, namespace, ...rest] = url.pathname.split("/");
     if (first === "alarmed") return alarmedSync.fetch(request, env, ctx);
+    if (first === "plain") return plainSync.fetch(request, env, ctx);
+    if (first === "lean-queries") return leanQueriesSync.fetch(request, env, ctx);
     // Straight to an object with no forwarded header, as a Worker that forgot it would.
     if (first === "__direct" && namespace) {
       url.pathname = `/${namespace}/${rest.join("/")}`;

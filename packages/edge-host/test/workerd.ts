@@ -1,9 +1,9 @@
 import { copyFileSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import type { Readable } from "node:stream";
 import { fileURLToPath } from "node:url";
-import { engineWasmUrl } from "@weir/engine-wasm";
+import { engineWasmUrl, leanEngineWasmUrl } from "@weir/engine-wasm";
 import { build, type Plugin } from "esbuild";
 import { Log, LogLevel, Miniflare } from "miniflare";
 
@@ -11,11 +11,11 @@ const here = dirname(fileURLToPath(import.meta.url));
 /** The newest date this workerd knows. */
 const COMPATIBILITY_DATE = "2026-04-01";
 
-/** The engine's `.wasm` stays an import, of the compiled module workerd loads beside the script. */
+/** The engine's `.wasm` files stay imports, of the compiled modules workerd loads beside the script. */
 const wasmModule: Plugin = {
   name: "wasm-module",
   setup(b) {
-    b.onResolve({ filter: /\.wasm$/ }, () => ({ path: "./engine.wasm", external: true }));
+    b.onResolve({ filter: /\.wasm$/ }, (args) => ({ path: `./${basename(args.path)}`, external: true }));
   },
 };
 
@@ -37,7 +37,8 @@ function bundleTestWorker(): Promise<string> {
       plugins: [wasmModule],
       logLevel: "silent",
     });
-    copyFileSync(fileURLToPath(engineWasmUrl), join(dir, "engine.wasm"));
+    for (const url of [engineWasmUrl, leanEngineWasmUrl])
+      copyFileSync(fileURLToPath(url), join(dir, basename(url.pathname)));
     return dir;
   })();
   return bundled;
@@ -72,6 +73,8 @@ export async function startWorkerd(
     durableObjects: {
       WEIR: { className: "SyncObject", useSQLite: true },
       ALARMED: { className: "AlarmedObject", useSQLite: true },
+      PLAIN: { className: "PlainObject", useSQLite: true },
+      LEAN_QUERIES: { className: "LeanQueriesObject", useSQLite: true },
     },
     durableObjectsPersist: options.persistDir ?? false,
     bindings: options.bindings ?? {},
