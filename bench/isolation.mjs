@@ -12,7 +12,9 @@
 // its name hashes to. Two victims pull side by side: one whose namespace shares the attacker's
 // worker and, with more than one worker, one whose namespace runs in another; each is reported.
 //
-//   pnpm bench isolation [--quick]     --quick: shorter phases, for a smoke run
+//   pnpm bench isolation [--quick] [--only=<attack>,...] [--cpu-prof-dir=<dir>]
+//     --quick: shorter phases, for a smoke run; --only: just these attacks; --cpu-prof-dir: the
+//     server's threads write their CPU profiles there (where a worker's time goes during an attack)
 import { spawn, spawnSync } from "node:child_process";
 import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync, statSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -29,6 +31,9 @@ const weirBin = join(root, "packages/cli/dist/weir.js");
 const ATTACKER = "attack";
 const quick = process.argv.includes("--quick");
 const PHASE_MS = quick ? 2_000 : 6_000;
+const option = (name) => process.argv.find((arg) => arg.startsWith(`--${name}=`))?.slice(name.length + 3);
+const only = option("only")?.split(",");
+const profileDir = option("cpu-prof-dir");
 const SEED_ITEMS = 20_000;
 const VICTIM_ROWS = 100;
 const VICTIM_PAUSE_MS = 10;
@@ -58,7 +63,8 @@ async function startServer(dir) {
   const logFile = join(dir, "weir.log");
   const fd = openSync(logFile, "w");
   const args = [weirBin, "serve", "--config", join(root, "bench/isolation/weir.config.mjs"), "--port", "0"];
-  const child = spawn(process.execPath, [...args, "--data-dir", join(dir, "data"), "--json"], {
+  const profile = profileDir ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : [];
+  const child = spawn(process.execPath, [...profile, ...args, "--data-dir", join(dir, "data"), "--json"], {
     cwd: root,
     stdio: ["ignore", fd, "inherit"],
   });
@@ -400,6 +406,7 @@ async function main() {
     }
     result.attacks = {};
     for (const [name, attack] of Object.entries(ATTACKS)) {
+      if (only && !only.includes(name)) continue;
       log(`bench isolation: ${name}: ${attack.label}`);
       const until = Date.now() + PHASE_MS;
       const [victims, attacker] = await Promise.all([
