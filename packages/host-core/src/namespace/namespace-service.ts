@@ -183,8 +183,9 @@ export class NamespaceService {
     return this.deferred?.pending === true;
   }
 
-  pull(dialect: Dialect, body: unknown, claims: Claims, followers?: readonly string[]): PullFlowResult {
-    return this.guard(false, () => runPull(this.contexts.pull, dialect, body, claims, followers));
+  pull(...[dialect, body, claims, followers, pages]: Parameters<ZeroNamespace["pull"]>): PullFlowResult {
+    const ctx = this.contexts.pull;
+    return this.guard(false, () => runPull(ctx, dialect, body, claims, followers, undefined, pages));
   }
 
   /**

@@ -1,4 +1,4 @@
-import { type Engine, EngineError } from "@weir/engine-wasm";
+import { type Engine, EngineError, QueryPages } from "@weir/engine-wasm";
 import { subscriptionFor } from "../audience/subscription.js";
 import { authenticateRequest } from "../auth/authenticate-request.js";
 import type { Claims } from "../auth/claims.js";
@@ -36,7 +36,8 @@ export function zeroNamespace(calls: ZeroCalls, parts: ZeroParts): ZeroNamespace
     queries: config.queries,
     delegates: parts.delegates,
     zeroStore: parts.zeroStore,
-    pull: (dialect, body, claims, followers) => calls.pull(dialect, body, claims, followers),
+    pull: (dialect, body, claims, followers, pages) => calls.pull(dialect, body, claims, followers, pages),
+    queryPages: () => new QueryPages({ pageMs: config.queryPageMs }),
     push: (dialect, body, claims, recordWith) => calls.push(dialect, body, claims, recordWith),
     pushDelegated: (dialect, body, claims, authorization, recordWith) =>
       calls.pushDelegated(dialect, body, claims, authorization, recordWith),

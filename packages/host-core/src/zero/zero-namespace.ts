@@ -1,3 +1,4 @@
+import type { QueryPages } from "@weir/engine-wasm";
 import type { Dialect } from "@weir/protocol";
 import type { Subscription } from "../audience/subscription.js";
 import type { Claims } from "../auth/claims.js";
@@ -11,8 +12,19 @@ import type { ZeroGroupStore } from "./zero-group-store.js";
 export interface ZeroNamespace {
   readonly queries: Readonly<Record<string, QueryDefinition>> | undefined;
   readonly delegates: boolean;
-  /** A pull; `followers` may take its answer (see `runPull`). */
-  pull(dialect: Dialect, body: unknown, claims: Claims, followers?: readonly string[]): PullFlowResult;
+  /**
+   * A pull; `followers` may take its answer (see `runPull`); with `pages`, its queries' roots are
+   * read in pages, and past the server's `queryPageMs` it stops (QueryPageTurn, see `queryPages`).
+   */
+  pull(
+    dialect: Dialect,
+    body: unknown,
+    claims: Claims,
+    followers?: readonly string[],
+    pages?: QueryPages,
+  ): PullFlowResult;
+  /** Pages for a pull that stops after the server's `queryPageMs` and runs again later. */
+  queryPages(): QueryPages;
   push(dialect: Dialect, body: unknown, claims: Claims, recordWith?: RecordWith): FlowResult;
   pushDelegated(
     dialect: Dialect,

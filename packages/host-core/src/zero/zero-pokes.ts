@@ -1,3 +1,4 @@
+import { type QueryPages, QueryPageTurn } from "@weir/engine-wasm";
 import type { Claims } from "../auth/claims.js";
 import type { PullFlowResult } from "../flows/pull-flow.js";
 import { PutSlice } from "../flows/put-slice.js";
@@ -34,6 +35,8 @@ export class ZeroPokes {
 
   /** Groups a poke is scheduled for (pokeLater). */
   private readonly later = new Set<ZeroGroup>();
+  /** The pages a group's poke read before it stopped for a turn (QueryPageTurn), for its next. */
+  private readonly pages = new WeakMap<ZeroGroup, QueryPages>();
 
   /**
    * Pokes the group once the event loop has had its turn (one poke, however often asked for
@@ -81,6 +84,10 @@ export class ZeroPokes {
     const claims = connections[connections.length - 1]!.claims;
     this.members.subscribe(group, claims);
     let answer: QueryPullAnswer;
+    // The new queries' roots are read in pages: past the server's queryPageMs the pull stops
+    // after its page, rolled back, and the group is poked again after the event loop's turn,
+    // going on from the pages read (as a native pull does, runPagedPull).
+    const pages = this.pages.get(group) ?? this.ns.queryPages();
     try {
       const pull = () =>
         this.ns.pull(
@@ -92,6 +99,8 @@ export class ZeroPokes {
             queries: { patch },
           },
           claims,
+          undefined,
+          pages,
         );
       // What the group keeps is stored with the pull that applies it: a restart finds both or
       // neither. The pull goes first: one refused writes nothing.
@@ -103,6 +112,7 @@ export class ZeroPokes {
               this.ns.zeroStore.write(group.id, changes);
               return pulled;
             });
+      this.pages.delete(group);
       answer = JSON.parse(result.response.body ?? "{}") as QueryPullAnswer;
       this.chargeEvaluated(claims, result);
       this.slice.took(
@@ -111,6 +121,13 @@ export class ZeroPokes {
       );
     } catch (error) {
       if (changes !== null) group.restoreStoreChanges(changes);
+      if (error instanceof QueryPageTurn || pages.stopped) {
+        this.pages.set(group, pages);
+        group.restoreEnginePatch(patch);
+        this.pokeLater(group);
+        return;
+      }
+      this.pages.delete(group);
       const code = (error as { code?: unknown }).code;
       const puts = patch.filter((op) => op.op === "put");
       const named = (error as { query?: unknown }).query;
