@@ -115,13 +115,8 @@ export class NamespaceService {
     const wakeSockets = () => init.wake.count(init.namespace);
     this.zeroStore = new ZeroGroupStore(store);
     this.counterFlush = new CounterFlush(init.counterFlush, () => this.saveCounters(), this.usage.lastUsed);
-    this.retentionPacer = new RetentionPacer({
-      engine,
-      store,
-      retainChanges: retain,
-      logger,
-      hash: this.hash,
-    });
+    const pacing = { engine, store, retainChanges: retain, logger, hash: this.hash };
+    this.retentionPacer = new RetentionPacer(pacing);
     const { ingester, delegate } = upstreamParts({
       ...init,
       source: init.upstream,
