@@ -17,24 +17,20 @@
 //     server's threads write their CPU profiles there (where a worker's time goes during an attack)
 import { spawn, spawnSync } from "node:child_process";
 import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync, statSync } from "node:fs";
-import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { isMainThread, parentPort, Worker, workerData } from "node:worker_threads";
+import { ATTACKER, ATTACKS, post, push, SEED_ITEMS } from "./isolation/attacks.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
-// The server's own WebSocket library, as a client.
-const WebSocket = createRequire(join(root, "packages/node-host/package.json"))("ws");
 const weirBin = join(root, "packages/cli/dist/weir.js");
-const ATTACKER = "attack";
 const quick = process.argv.includes("--quick");
 const PHASE_MS = quick ? 2_000 : 6_000;
 const option = (name) => process.argv.find((arg) => arg.startsWith(`--${name}=`))?.slice(name.length + 3);
 const only = option("only")?.split(",");
 const profileDir = option("cpu-prof-dir");
-const SEED_ITEMS = 20_000;
 const VICTIM_ROWS = 100;
 const VICTIM_PAUSE_MS = 10;
 
@@ -84,35 +80,6 @@ async function startServer(dir) {
   throw new Error("weir did not print its URL within 30 s");
 }
 
-async function post(url, path, user, body) {
-  const response = await fetch(`${url}/${path}`, {
-    method: "POST",
-    headers: { "content-type": "application/json", authorization: user },
-    body: JSON.stringify(body),
-  });
-  const text = await response.text();
-  let json = null;
-  try {
-    json = JSON.parse(text);
-  } catch {}
-  return { status: response.status, json };
-}
-
-function push(url, ns, user, group, id, name, args) {
-  return post(url, `${ns}/push`, user, {
-    clientGroupID: group,
-    pushVersion: 1,
-    mutations: [{ type: "custom", id, clientID: `${group}-c`, name, args: [args], timestamp: 1 }],
-  });
-}
-
-let groups = 0;
-// Each attack runs in a worker of its own: its groups are named after it.
-const freshGroup = (prefix) => `${workerData?.name ?? "main"}-${prefix}-${++groups}`;
-// Each attack is a user of its own, whose request quota is fresh: an attack refused by its quota
-// is measured from a full one, not from what the attacks before it spent.
-const attacker = () => `mallory-${workerData?.name ?? "seed"}`;
-
 /**
  * The victims' namespaces: one in the attacker's worker and, with more than one worker, one in
  * another, chosen by the host's own rule of which worker runs a namespace.
@@ -161,188 +128,6 @@ function percentile(values, p) {
 }
 
 const round1 = (n) => Math.round(n * 10) / 10;
-
-/** Counts outcomes by a label. */
-function tally() {
-  const counts = {};
-  return {
-    counts,
-    add(label) {
-      counts[label] = (counts[label] ?? 0) + 1;
-    },
-  };
-}
-
-function statusLabel(answer) {
-  return answer.status === 200 ? "200" : `${answer.status} ${answer.json?.error ?? ""}`.trim();
-}
-
-/** A native query-aware pull that puts `patch` in a new group each time, in a loop. */
-async function pullAttack(url, until, patch) {
-  const outcome = tally();
-  while (Date.now() < until) {
-    try {
-      outcome.add(
-        statusLabel(
-          await post(url, `${ATTACKER}/pull`, attacker(), {
-            clientGroupID: freshGroup("a"),
-            clientID: "a-c",
-            cookie: null,
-            queries: { patch: patch() },
-          }),
-        ),
-      );
-    } catch (error) {
-      outcome.add(`failed ${error.cause?.code ?? error.message}`);
-    }
-  }
-  return outcome.counts;
-}
-
-/** One Zero socket of the attacker, with what it was told. */
-function zeroSocket(url) {
-  const init = ["initConnection", { desiredQueriesPatch: [] }];
-  const protocol = encodeURIComponent(
-    Buffer.from(JSON.stringify({ initConnectionMessage: init, authToken: attacker() })).toString("base64"),
-  );
-  const group = freshGroup("z");
-  const query = `clientID=${group}-c&clientGroupID=${group}&baseCookie=&lmid=0&wsid=w1`;
-  const ws = new WebSocket(`${url.replace("http", "ws")}/${ATTACKER}/sync/v51/connect?${query}`, protocol);
-  const outcome = tally();
-  let pokes = 0;
-  ws.on("message", (data) => {
-    const [type, body] = JSON.parse(data.toString());
-    if (type === "pokeEnd") pokes++;
-    else if (type === "transformError")
-      outcome.add(`transformError ${body[0]?.message?.split(":")[0]?.slice(0, 60)}`);
-    else if (type === "error") outcome.add(`error ${body.kind}`);
-  });
-  const closed = new Promise((resolve) => ws.on("close", resolve));
-  const opened = new Promise((resolve, reject) => {
-    ws.on("open", resolve);
-    ws.on("error", reject);
-  });
-  return { ws, outcome, opened, closed, pokes: () => pokes };
-}
-
-/**
- * Runs `attack` on one attacker socket after another (a socket the server closed is replaced)
- * until `until`; answers what the sockets were told.
- */
-async function onSockets(url, until, attack) {
-  const outcome = tally();
-  while (Date.now() < until) {
-    const socket = zeroSocket(url);
-    try {
-      await socket.opened;
-    } catch {
-      outcome.add("connect failed");
-      continue;
-    }
-    let open = true;
-    socket.closed.then(() => {
-      open = false;
-    });
-    await attack(socket, () => open && Date.now() < until, outcome);
-    socket.ws.close();
-    for (const [label, count] of Object.entries(socket.outcome.counts))
-      for (let i = 0; i < count; i++) outcome.add(label);
-  }
-  return outcome.counts;
-}
-
-/** Frames of 1,000 puts each (new queries every frame), each sent once the last was answered. */
-function putFlood(url, until) {
-  let next = 0;
-  const heard = (socket) => socket.pokes() + Object.values(socket.outcome.counts).reduce((a, b) => a + b, 0);
-  return onSockets(url, until, async (socket, going, outcome) => {
-    while (going()) {
-      const seen = heard(socket);
-      const patch = Array.from({ length: 1000 }, () => {
-        const n = next++;
-        return { op: "put", hash: `p${n}`, name: "allItems", args: [n] };
-      });
-      socket.ws.send(JSON.stringify(["changeDesiredQueries", { desiredQueriesPatch: patch }]));
-      outcome.add("frames");
-      while (going() && heard(socket) === seen) await sleep(5);
-    }
-  });
-}
-
-/** 200 del+put pairs of one query sent at once, then again once a poke came. */
-function toggleFlood(url, until) {
-  const put = { op: "put", hash: "slow", name: "tagged", args: ["nothing"] };
-  const frame = (op) => JSON.stringify(["changeDesiredQueries", { desiredQueriesPatch: [op] }]);
-  return onSockets(url, until, async (socket, going, outcome) => {
-    socket.ws.send(frame(put));
-    while (going()) {
-      for (let i = 0; i < 200; i++) {
-        socket.ws.send(frame({ op: "del", hash: "slow" }));
-        socket.ws.send(frame(put));
-      }
-      outcome.add("pairs sent (200)");
-      const before = socket.pokes();
-      while (going() && socket.pokes() === before) await sleep(5);
-    }
-  });
-}
-
-/** Native pulls of one group toggling a query, each from the last answer's cookie. */
-async function toggles(url, until) {
-  const outcome = tally();
-  let cookie = null;
-  let on = false;
-  while (Date.now() < until) {
-    on = !on;
-    const patch = on ? [{ op: "put", hash: "t", name: "allItems", args: [] }] : [{ op: "del", hash: "t" }];
-    const answer = await post(url, `${ATTACKER}/pull`, attacker(), {
-      clientGroupID: "toggler",
-      clientID: "toggler-c",
-      cookie,
-      queries: { patch },
-    });
-    outcome.add(statusLabel(answer));
-    if (answer.status === 200) cookie = answer.json.cookie;
-  }
-  return outcome.counts;
-}
-
-/** `count` puts of `byIds`, each of `ids` ids (`id(query, i)`), hashed `<prefix><query>`. */
-function byIdsPatch(prefix, count, ids, id) {
-  return Array.from({ length: count }, (_, q) => ({
-    op: "put",
-    hash: `${prefix}${q}`,
-    name: "byIds",
-    args: Array.from({ length: ids }, (_, i) => id(q, i)),
-  }));
-}
-
-const ATTACKS = {
-  slowQuery: {
-    label: "the reported query (EXISTS on tag.itemId, no match), a new group each pull",
-    run: (url, until) =>
-      pullAttack(url, until, () => [{ op: "put", hash: "q", name: "tagged", args: ["nothing"] }]),
-  },
-  heavyQuery: {
-    label: "an EXISTS no index serves (every probe reads every tag)",
-    run: (url, until) =>
-      pullAttack(url, until, () => [{ op: "put", hash: "h", name: "sameKind", args: ["zzz%"] }]),
-  },
-  putFlood: { label: "Zero changeDesiredQueries frames of 1,000 puts", run: putFlood },
-  toggleFlood: { label: "Zero del+put pairs of one query, 200 at a time", run: toggleFlood },
-  argumentFlood: {
-    label: "native pulls of 300 queries of 1,000 ids each",
-    run: (url, until) => pullAttack(url, until, () => byIdsPatch("b", 300, 1000, (q, i) => `id-${q}-${i}`)),
-  },
-  patchFlood: {
-    label: "native pulls of 1,000 queries of 30 ids each (within the caps: applied in steps)",
-    run: (url, until) =>
-      pullAttack(url, until, () =>
-        byIdsPatch("p", 1000, 30, (q, i) => `i${String((q * 30 + i) % SEED_ITEMS).padStart(6, "0")}`),
-      ),
-  },
-  queryToggles: { label: "native pulls toggling one query", run: toggles },
-};
 
 /** A victim's figures over one phase, against its pulls alone. */
 function victimFigures(victim, baselineP95) {
