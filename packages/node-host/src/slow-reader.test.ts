@@ -37,8 +37,10 @@ describe("a client that stops reading", () => {
       // The client stops reading its socket.
       (zero.ws as WebSocket & { _socket: { pause(): void } })._socket.pause();
       let received = 0;
+      let largest = 0;
       zero.ws.on("message", (data: Buffer) => {
         received += data.length;
+        largest = Math.max(largest, data.length);
       });
       let closedCode: number | undefined;
       void zero.closed.then(({ code }) => {
@@ -64,12 +66,15 @@ describe("a client that stops reading", () => {
         sent += 10 * TEXT.length;
         if (push % 10 === 0) peak = Math.max(peak, await unsentBytes(url));
       }
-      // What the server holds for the socket never went far past the bound (one poke beyond it).
-      expect(peak).toBeLessThanOrEqual(BOUND + 256 * 1024);
+      expect(peak).toBeGreaterThan(BOUND);
       // The client reads again: what the server had queued, then the close.
       (zero.ws as WebSocket & { _socket: { resume(): void } })._socket.resume();
       await until(() => closedCode !== undefined, 30_000);
       expect(closedCode).toBe(1013);
+      // What the server held for the socket never passed the bound by more than one message (a
+      // poke carries every commit since the last one, so under load one may hold several pushes;
+      // 14 bytes is the most a frame's header takes).
+      expect(peak).toBeLessThanOrEqual(BOUND + largest + 14);
       expect(received).toBeLessThan(sent / 2);
       expect(await unsentBytes(url)).toBe(0);
     } finally {
