@@ -52,6 +52,12 @@ export class ReplicationReader {
   /** The LSN confirmed to PostgreSQL. */
   confirmed = 0n;
   private service: LogicalReplicationService | null = null;
+  /**
+   * The connection once it streams. Until then its library cannot stop it: stopped while it
+   * connects, it forgets the client it is connecting and streams on regardless. So a stop
+   * requested meanwhile is carried out when it starts streaming.
+   */
+  private live: LogicalReplicationService | null = null;
   private stopRequested = false;
   private wait: { timer: NodeJS.Timeout; resolve: () => void } | null = null;
   private running: Promise<void> | null = null;
@@ -169,6 +175,11 @@ export class ReplicationReader {
     const fail = (error: unknown) => service.emit("error", error);
     const failed = new Promise<never>((_, reject) => service.on("error", reject));
     service.on("start", () => {
+      if (this.stopRequested) {
+        service.stop().catch(() => {});
+        return;
+      }
+      this.live = service;
       this.options.logger.log("info", {
         msg: "connected",
         slot: this.options.slot,
@@ -202,6 +213,7 @@ export class ReplicationReader {
     } finally {
       clearInterval(statusTimer);
       this.service = null;
+      this.live = null;
       await service.destroy().catch(() => {});
     }
   }
@@ -351,7 +363,7 @@ export class ReplicationReader {
     }
     // What was buffered is confirmed before the connection closes.
     await this.pipeline.settle(this.failer());
-    await this.service?.stop().catch(() => {});
+    await this.live?.stop().catch(() => {});
     await this.running;
   }
 }
