@@ -208,7 +208,7 @@ export const ATTACKS = {
   heavyQuery: {
     label: "an EXISTS no index serves (every probe reads every tag)",
     run: (url, until) =>
-      pullAttack(url, until, () => [{ op: "put", hash: "h", name: "sameKind", args: ["zzz%"] }]),
+      pullAttack(url, until, () => [{ op: "put", hash: "h", name: "sameKind", args: ["%zzz%"] }]),
   },
   putFlood: { label: "Zero changeDesiredQueries frames of 1,000 puts", run: putFlood },
   toggleFlood: { label: "Zero del+put pairs of one query, 200 at a time", run: toggleFlood },

@@ -163,6 +163,7 @@ describe.each(DATABASES)("metered queries over derived indexes on $kind", ({ ope
       '_weir_qx:tag(itemId,label) "itemId", "label"',
       '_weir_qx:tag(itemId,label-) "itemId", "label" DESC',
       '_weir_qx:tag(kind) "kind"',
+      '_weir_qx:tag(kind,label) "kind", "label"',
     ]);
     ns.db.close();
   });

@@ -45,9 +45,10 @@ const tagged = (parentField: string, childField: string, where: unknown) => ({
 const queries: Record<string, QueryDefinition> = {
   // The reported query: without an index on tag.itemId, one probe scans every tag per item.
   tagged: (args) => tagged("id", "itemId", label("=", (args as string[])[0])),
-  // Correlated on a column every row shares, and narrowed by a pattern no index serves: each
-  // probe reads every tag, indexes or not.
-  sameKind: (args) => tagged("kind", "kind", label("LIKE", (args as string[])[0])),
+  // Correlated on a column every row shares, and narrowed by a pattern no index narrows (a
+  // leading %): each probe reads every tag's index entry. A native put's args are a list, a Zero
+  // put's its one argument.
+  sameKind: (args) => tagged("kind", "kind", label("LIKE", Array.isArray(args) ? args[0] : (args as string))),
   allItems: () => ({ table: "item", orderBy: [["id", "asc"]], limit: 2 }),
   byArgs: (args) => ({
     table: "item",
@@ -162,7 +163,7 @@ describe("query work is bounded", () => {
       await seeded(target, "a", 3_000);
       const client = await victim(target);
       const [attack, victimPull] = await Promise.all([
-        queryPull(target, "a", "g1", null, [{ op: "put", hash: "q1", name: "sameKind", args: ["zzz%"] }]),
+        queryPull(target, "a", "g1", null, [{ op: "put", hash: "q1", name: "sameKind", args: ["%zzz%"] }]),
         client.pull(),
       ]);
       expect(victimPull.status).toBe(200);
@@ -189,7 +190,7 @@ describe("query work is bounded", () => {
     socket.ws.send(
       JSON.stringify([
         "changeDesiredQueries",
-        { desiredQueriesPatch: [{ op: "put", hash: "slow", name: "sameKind", args: ["zzz%"] }] },
+        { desiredQueriesPatch: [{ op: "put", hash: "slow", name: "sameKind", args: ["%zzz%"] }] },
       ]),
     );
     const victimPull = await client.pull();

@@ -5,7 +5,8 @@
 // matches nothing costs 800 million row visits, and a related subquery's window sorts its table.
 //
 // - an EXISTS subquery: its correlated columns, then the columns its own conditions compare for
-//   equality (ANDed at its top level), so a probe reads only rows that can match;
+//   equality (ANDed at its top level), so a probe reads only rows that can match, then those
+//   they compare otherwise (a range, LIKE, GLOB, IN), so a probe tests them on the index alone;
 // - a related subquery: its correlated columns, then its order when it has a limit (the window
 //   reads each parent's rows in order);
 // - the root, when it has a limit: the columns its conditions compare for equality, then its order.
@@ -155,8 +156,32 @@ function exists(correlation: Correlation, node: QueryNode, out: Array<Wanted>): 
   const descending: bool[] = [];
   for (let j = 0; j < columns.length; j++) descending.push(false);
   equalities(node.where, columns, descending);
+  compared(node.where, columns, descending);
   add(node.table, columns, descending, out);
   collect(node, false, out);
+}
+
+/**
+ * The columns a node's other top-level conditions compare with a value (a range, LIKE, GLOB,
+ * IN), after its equalities: a probe tests them on the index's entries instead of reading each
+ * entry's row from the table (every table is clustered by its key, so that read is a second
+ * b-tree search per entry), and a range or a prefix narrows the entries read.
+ */
+function compared(where: Condition | null, columns: Array<string>, descending: Array<bool>): void {
+  if (where == null) return;
+  if (where.kind == CONDITION_COMPARE) comparedColumn(where, columns, descending);
+  else if (where.kind == CONDITION_AND) {
+    for (let i = 0; i < where.children.length; i++) {
+      if (where.children[i].kind == CONDITION_COMPARE) comparedColumn(where.children[i], columns, descending);
+    }
+  }
+}
+
+function comparedColumn(condition: Condition, columns: Array<string>, descending: Array<bool>): void {
+  if (!condition.left.startsWith(PLAN_COLUMN) || condition.right.startsWith(PLAN_COLUMN)) return;
+  if (columns.includes(condition.left)) return;
+  columns.push(condition.left);
+  descending.push(false);
 }
 
 /** The columns a node's top-level conditions compare for equality with a value: they narrow a read. */
