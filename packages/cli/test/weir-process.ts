@@ -56,8 +56,8 @@ export interface WeirProcess {
   child: ChildProcess;
   stdout(): string;
   stderr(): string;
-  /** Resolves with the first stdout line that matches. */
-  waitForLine(pattern: RegExp, timeoutMs?: number): Promise<string>;
+  /** Resolves with the first line of `stream` (stdout unless told) that matches. */
+  waitForLine(pattern: RegExp, timeoutMs?: number, stream?: "stdout" | "stderr"): Promise<string>;
   exited: Promise<number | null>;
 }
 
@@ -69,10 +69,11 @@ export function startWeir(args: readonly string[], options: WeirRunOptions = {})
   });
   let out = "";
   let err = "";
-  const waiters: { pattern: RegExp; resolve: (line: string) => void }[] = [];
+  const waiters: { pattern: RegExp; stream: "stdout" | "stderr"; resolve: (line: string) => void }[] = [];
   const check = () => {
     for (const waiter of [...waiters]) {
-      const line = out.split("\n").find((l) => waiter.pattern.test(l));
+      const text = waiter.stream === "stdout" ? out : err;
+      const line = text.split("\n").find((l) => waiter.pattern.test(l));
       if (line !== undefined) {
         waiters.splice(waiters.indexOf(waiter), 1);
         waiter.resolve(line);
@@ -85,6 +86,7 @@ export function startWeir(args: readonly string[], options: WeirRunOptions = {})
   });
   child.stderr!.setEncoding("utf8").on("data", (chunk) => {
     err += chunk;
+    check();
   });
   const exited = new Promise<number | null>((resolve) => child.on("close", (code) => resolve(code)));
   return {
@@ -92,7 +94,7 @@ export function startWeir(args: readonly string[], options: WeirRunOptions = {})
     stdout: () => out,
     stderr: () => err,
     exited,
-    waitForLine(pattern, timeoutMs = 20_000) {
+    waitForLine(pattern, timeoutMs = 20_000, stream = "stdout") {
       return new Promise((resolve, reject) => {
         const timer = setTimeout(
           () =>
@@ -113,6 +115,7 @@ export function startWeir(args: readonly string[], options: WeirRunOptions = {})
         });
         waiters.push({
           pattern,
+          stream,
           resolve: (line) => {
             clearTimeout(timer);
             resolve(line);

@@ -61,13 +61,12 @@ describe("weir upstream postgres", () => {
         state: string;
       };
       expect(status.state).toBe("streaming");
-      // Its state changes as JSON lines on stderr (stdout keeps the start line alone).
-      const connected = serve
-        .stderr()
-        .split("\n")
-        .filter((line) => line.startsWith("{"))
-        .map((line) => JSON.parse(line) as Record<string, unknown>)
-        .find((line) => line.msg === "connected");
+      // Its state changes as JSON lines on stderr (stdout keeps the start line alone), written
+      // in batches, so the line may follow the status answer by a few milliseconds.
+      const connected = JSON.parse(await serve.waitForLine(/"msg":"connected"/, 5_000, "stderr")) as Record<
+        string,
+        unknown
+      >;
       expect(connected).toMatchObject({
         level: "info",
         slot: "weir",
