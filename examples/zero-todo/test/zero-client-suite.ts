@@ -1,5 +1,14 @@
 import { afterEach, expect, it } from "vitest";
-import { localTodos, mutators, queries, rowsOf, sockets, type TodoZero, zeroClient } from "./zero-client.js";
+import {
+  localTodos,
+  mutators,
+  queries,
+  rowsOf,
+  sockets,
+  socketTrace,
+  type TodoZero,
+  zeroClient,
+} from "./zero-client.js";
 
 // The stock Zero client's cases, which every host runs: the Node host over `ws`, the edge host's
 // Durable Object in workerd.
@@ -145,7 +154,11 @@ export function zeroClientSuite(base: () => string): void {
     const other = client("frank");
     const second = newID();
     await create(other, { id: second, text: "While away", done: false, sort: 2 });
-    await rowsOf<Todo>(z, queries.allTodos(), (rows) => rows.some((row) => row.id === second));
+    await rowsOf<Todo>(z, queries.allTodos(), (rows) => rows.some((row) => row.id === second)).catch(
+      (error: Error) => {
+        throw new Error(`${error.message}; the client's sockets:\n${socketTrace(z.clientID)}`);
+      },
+    );
     const again = sockets.findLast((s) => s.connectURL.searchParams.get("clientID") === z.clientID)!;
     expect(again).not.toBe(socket);
     expect(again.connectURL.searchParams.get("baseCookie")).toBe(cookie);

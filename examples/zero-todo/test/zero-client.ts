@@ -42,6 +42,22 @@ class RecordingSocket extends WebSocket {
   }
 }
 
+/**
+ * What a client's sockets connected with and received, a line each (for a failure's message):
+ * the base cookie, the close code, and each frame's type (a pokeEnd with its cookie).
+ */
+export function socketTrace(clientID: string): string {
+  return sockets
+    .filter((s) => s.connectURL.searchParams.get("clientID") === clientID)
+    .map((s) => {
+      const frames = s.received.map((frame) =>
+        frame[0] === "pokeEnd" ? `pokeEnd(${(frame[1] as { cookie?: string }).cookie})` : String(frame[0]),
+      );
+      return `baseCookie=${s.connectURL.searchParams.get("baseCookie")} closed=${s.closeCode}: ${frames.join(" ")}`;
+    })
+    .join("\n");
+}
+
 // The stock client in Node: `ws` as its WebSocket, and the little of `navigator` it reads.
 const globals = globalThis as Record<string, unknown>;
 globals.WebSocket = RecordingSocket;
