@@ -90,9 +90,17 @@ export function pull(
   );
 }
 
-/** What the next pull's queries may do: metered work (see query/limits.ts), caps of a group's queries. */
-export function queryLimits(metered: bool, maxGroupQueries: f64, maxGroupQueryBytes: f64): void {
-  if (QUERY_ENGINE) setQueryLimits(metered, <i64>maxGroupQueries, <i64>maxGroupQueryBytes);
+/**
+ * What the next pull's queries may do: metered work (see query/limits.ts), caps of a group's
+ * queries; and whether its answer names the group's complete queries.
+ */
+export function queryLimits(
+  metered: bool,
+  maxGroupQueries: f64,
+  maxGroupQueryBytes: f64,
+  nameComplete: bool,
+): void {
+  if (QUERY_ENGINE) setQueryLimits(metered, <i64>maxGroupQueries, <i64>maxGroupQueryBytes, nameComplete);
 }
 
 export function claimGroup(groupID: string, userID: string): string {

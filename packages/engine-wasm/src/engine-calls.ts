@@ -44,7 +44,7 @@ export const ENGINE_CALLS = {
   },
   /** What the next pull's queries may do (see assembly/query/limits.ts). */
   queryLimits: {
-    params: { metered: "bool", maxGroupQueries: "f64", maxGroupQueryBytes: "f64" },
+    params: { metered: "bool", maxGroupQueries: "f64", maxGroupQueryBytes: "f64", nameComplete: "bool" },
     answer: "void",
   },
   claimGroup: { params: { groupID: "string", userID: "string" }, answer: "string" },

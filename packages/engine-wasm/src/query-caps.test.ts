@@ -80,6 +80,32 @@ describe.each(DATABASES)("query-aware pull under caps on $kind", ({ open }) => {
     expect(got.at(-1)).toEqual(["a", "b", "c"]);
   });
 
+  it("names no complete query when told not to (a step before a sliced pull's last), its rows and cookies alike", async () => {
+    // `e` matches nothing: complete in every answer, cut or not.
+    const queries = [
+      put("h", channelMessages("c1", 3)),
+      put("k", channelMessages("c2", 3)),
+      put("e", channelMessages("c9", 3)),
+    ];
+    for (const maxChangeRows of [1_000, 2]) {
+      const named = await chat({ maxChangeRows });
+      const unnamed = await chat({ maxChangeRows });
+      const told = unnamed.ns.pull({
+        cookie: null,
+        clientGroupID: "g",
+        queries: { patch: queries },
+        maxChangeRows,
+        nameCompleteQueries: false,
+      });
+      const answer = named.pull(queries);
+      expect(answer.json.gotQueries).toContain("e");
+      expect(told.json.gotQueries).toEqual([]);
+      expect(told.json.rowsPatch).toEqual(answer.json.rowsPatch);
+      expect(told.cookie).toEqual(answer.cookie);
+      expect(told.more).toEqual(answer.more);
+    }
+  });
+
   it("cuts by bytes, at least one row an answer", async () => {
     const { client, pull } = await chat({ maxChangeBytes: 1 });
     let answers = 1;

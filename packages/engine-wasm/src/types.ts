@@ -76,6 +76,12 @@ export interface PullInput {
    * with `queryBudgetMs`, on drivers with `defineFunction`. Default: none (one statement each).
    */
   queryPages?: QueryPages;
+  /**
+   * False: the answer's `gotQueries` is left empty instead of naming the group's complete queries
+   * (a step of a patch applied in several pulls, before the last, whose answer no client sees;
+   * the names cost a read of every complete query's rows while rows are owed). Default: true.
+   */
+  nameCompleteQueries?: boolean;
   /** Queries one group may hold (default: no cap); a put past it is refused (`query_budget_exceeded`). */
   maxGroupQueries?: number;
   /** Bytes of stored arguments one group's queries may hold (default: no cap); likewise. */

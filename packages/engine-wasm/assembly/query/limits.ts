@@ -9,11 +9,22 @@ import { QueryNode } from "./plan";
 let metered = false;
 let maxGroupQueries: i64 = I64.MAX_VALUE;
 let maxGroupQueryBytes: i64 = I64.MAX_VALUE;
+let nameComplete = true;
 
-export function setQueryLimits(meter: bool, maxQueries: i64, maxArgBytes: i64): void {
+export function setQueryLimits(meter: bool, maxQueries: i64, maxArgBytes: i64, complete: bool): void {
   metered = meter;
   maxGroupQueries = maxQueries;
   maxGroupQueryBytes = maxArgBytes;
+  nameComplete = complete;
+}
+
+/**
+ * Whether this call's answer names the group's complete queries (`gotQueries`). A step of a
+ * sliced pull before its last does not: no client sees its answer, and while rows are owed the
+ * names cost a read of every complete query's rows, in every step.
+ */
+export function namesCompleteQueries(): bool {
+  return nameComplete;
 }
 
 /** Whether this call's query evaluations are metered (the host's SQL functions are defined). */

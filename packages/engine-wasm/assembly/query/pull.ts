@@ -25,7 +25,7 @@ import { affected, touchedTables } from "./affected";
 import { follow } from "./follow";
 import { ensureIndexes } from "./indexes";
 import { journalCovers, noteMoves, oweMissed, stampMoves } from "./journal";
-import { GroupCaps } from "./limits";
+import { GroupCaps, namesCompleteQueries } from "./limits";
 import { groupKey, Membership } from "./membership";
 import {
   completeQueries,
@@ -302,8 +302,11 @@ export function queryPull(
   answer.reset = full;
   answer.evaluated = membership.evaluated;
   answer.copied = membership.copied;
-  answer.gotQueries =
-    !sent.more && known != null ? hashArray(known!) : completeQueries(group, key, sent.more);
+  answer.gotQueries = !namesCompleteQueries()
+    ? "[]"
+    : !sent.more && known != null
+      ? hashArray(known!)
+      : completeQueries(group, key, sent.more);
   const since = owing ? idsSince(group, cookie, full, NULL_COOKIE) : full ? NULL_COOKIE : cookie;
   answer.idsSince = since;
   if (owing || sent.more) notePartial(group, sent.more, since);

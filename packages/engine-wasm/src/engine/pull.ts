@@ -85,6 +85,7 @@ export function answerPull(
       metered,
       maxGroupQueries: input.maxGroupQueries ?? Number.MAX_SAFE_INTEGER,
       maxGroupQueryBytes: input.maxGroupQueryBytes ?? Number.MAX_SAFE_INTEGER,
+      nameComplete: input.nameCompleteQueries !== false,
     });
     const result = checkEngineResult(
       meteredPull(core, metered, () =>
@@ -211,6 +212,7 @@ function meteredPull(core: EngineCore, metered: boolean, pull: () => string): st
         metered: false,
         maxGroupQueries: Number.MAX_SAFE_INTEGER,
         maxGroupQueryBytes: Number.MAX_SAFE_INTEGER,
+        nameComplete: true,
       });
     }
   }

@@ -29,13 +29,19 @@ export interface PullFlowResult extends FlowResult {
  * its transaction rolled back): the caller runs it again with the same `pages` (see
  * `runPagedPull`).
  */
+/**
+ * A pull's caps; a step of a sliced pull before its last also says its answer need not name the
+ * group's complete queries (no client sees it: the last step's names them).
+ */
+export type PullStepCaps = PullContext["caps"] & { readonly nameCompleteQueries?: boolean };
+
 export function runPull(
   ctx: PullContext,
   dialect: Dialect,
   body: unknown,
   claims: Claims,
   followers?: readonly string[],
-  caps: PullContext["caps"] = ctx.caps,
+  caps: PullStepCaps = ctx.caps,
   pages?: QueryPages,
 ): PullFlowResult {
   let input: ReturnType<typeof parsePullRequest>;
@@ -115,6 +121,7 @@ export function runPull(
     maxGroupQueries: ctx.queryLimits.maxGroupQueries,
     maxGroupQueryBytes: ctx.queryLimits.maxGroupQueryBytes,
     ...(pages ? { queryPages: pages } : {}),
+    ...(caps.nameCompleteQueries === false ? { nameCompleteQueries: false } : {}),
     ...(queries && followers && followers.length > 0 ? { followers } : {}),
   };
   // Otherwise a caught-up pull is one read statement and needs no transaction (unless a fault is

@@ -87,6 +87,8 @@ export async function runSlicedPull(
     const caps = {
       maxChangeRows: Math.max(1, ctx.caps.maxChangeRows - log.puts - log.dels),
       maxChangeBytes: Math.max(1, ctx.caps.maxChangeBytes - bytes),
+      // Only the last step's answer names the complete queries (mergeAnswers keeps its names).
+      nameCompleteQueries: rest.length === 0,
     };
     const result = await timed(countPuts(ops), (pages) =>
       runPull(ctx, "native", { ...request, cookie, queries: { patch: ops } }, claims, undefined, caps, pages),
