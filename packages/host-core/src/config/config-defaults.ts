@@ -10,8 +10,8 @@ export const CONFIG_DEFAULTS = {
   maxOpenNamespaces: 1_000,
   maxQueryRows: DEFAULT_MAX_QUERY_ROWS,
   queryBudgetMs: 50,
-  querySliceMs: 50,
-  queryPageMs: 10,
+  querySliceMs: 5,
+  queryPageMs: 5,
   maxGroupQueries: 1_000,
   maxGroupQueryBytes: 1024 * 1024,
 } as const;
