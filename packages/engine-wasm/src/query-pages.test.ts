@@ -1,5 +1,5 @@
 import fc from "fast-check";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { DATABASES, testEngine } from "../test/databases.js";
 import { Namespace } from "../test/fixtures.js";
 import { QueryPages, QueryPageTurn } from "./query-pages.js";
@@ -201,5 +201,45 @@ describe.each(DATABASES)("query roots read in pages on $kind", ({ open }) => {
     // Roots were read in pages, and runs were stopped between them, not merely allowed to be.
     expect(pagesRead).toBeGreaterThan(0);
     expect(turns).toBeGreaterThan(0);
+  });
+});
+
+describe("a run of a paged pull", () => {
+  /** Reads pages of `pageMs` each on a clock the test moves; answers how many the run read before it stopped. */
+  function pagesBeforeTurn(options: { pageMs: number; pageRows?: number }, pageMs: number, setupMs: number) {
+    let clock = 0;
+    const now = vi.spyOn(performance, "now").mockImplementation(() => clock);
+    try {
+      const pages = new QueryPages(options);
+      pages.begin();
+      clock += setupMs;
+      for (let read = 1; read <= 100; read++) {
+        pages.state("h", "plan", "1");
+        clock += pageMs;
+        try {
+          pages.kept("h", "plan", `["k${read}"]`, `[["k${read}"]]`);
+        } catch (error) {
+          if (error instanceof QueryPageTurn) return read;
+          throw error;
+        }
+      }
+      return Number.POSITIVE_INFINITY;
+    } finally {
+      now.mockRestore();
+    }
+  }
+
+  it("stops before a page that would end past its time, not after it", () => {
+    // Pages of one row at 2 ms each: the third would end at 6 ms, past the run's 5.
+    expect(pagesBeforeTurn({ pageMs: 5, pageRows: 1 }, 2, 0)).toBe(2);
+    // With 2 ms before the first page, the second would end at 6 ms.
+    expect(pagesBeforeTurn({ pageMs: 5, pageRows: 1 }, 2, 2)).toBe(1);
+    // At 1 ms a page the fifth ends at 5 ms: it is read, and the sixth is not.
+    expect(pagesBeforeTurn({ pageMs: 5, pageRows: 1 }, 1, 0)).toBe(5);
+    // Every run reads a page, however slow.
+    expect(pagesBeforeTurn({ pageMs: 5, pageRows: 1 }, 30, 0)).toBe(1);
+    // 0: a turn after every page; a clock that does not move while code runs (the edge) never turns.
+    expect(pagesBeforeTurn({ pageMs: 0, pageRows: 1 }, 0, 0)).toBe(1);
+    expect(pagesBeforeTurn({ pageMs: 5, pageRows: 1 }, 0, 0)).toBe(Number.POSITIVE_INFINITY);
   });
 });

@@ -83,7 +83,7 @@ export class QueryPages {
     return `${this.size} ${paged.after}`;
   }
 
-  /** `_weir_paged`: keeps a page's rows; past the run's time, stops the pull. */
+  /** `_weir_paged`: keeps a page's rows; when the next page would pass the run's time, stops the pull. */
   kept(hash: string, plan: string, last: string | null, keys: string): void {
     const paged = this.paged(hash, plan);
     if (keys !== "[]") paged.kept.push(keys.slice(1, -1));
@@ -91,8 +91,15 @@ export class QueryPages {
     else paged.after = last;
     this.pages++;
     const now = performance.now();
-    this.learn(now - this.pageStarted);
-    if (!paged.done && now - this.runStarted >= this.options.pageMs) {
+    const pageMs = now - this.pageStarted;
+    const rows = this.size;
+    this.learn(pageMs);
+    // The run stops once the next page, at this one's pace, would end past its time: a run
+    // holds the thread about `pageMs`, not that and a page more (a page of one row can take
+    // milliseconds when each row probes a table).
+    const nextMs = (pageMs * this.size) / rows;
+    const ran = now - this.runStarted;
+    if (!paged.done && (ran >= this.options.pageMs || ran + nextMs > this.options.pageMs)) {
       this.turns++;
       this.stopped = true;
       throw new QueryPageTurn();
