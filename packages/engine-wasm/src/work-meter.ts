@@ -123,26 +123,38 @@ export function checkPatchCaps(
   patch: readonly CappedOp[],
   caps: Pick<PullInput, "maxGroupQueries" | "maxGroupQueryBytes">,
 ): void {
-  const bytes = new Map<string, number>();
-  for (const op of patch) {
-    if (op.op === "put") bytes.set(op.hash, utf8Length(JSON.stringify(op.args ?? null)));
-  }
   const max = caps.maxGroupQueries ?? Number.POSITIVE_INFINITY;
-  if (bytes.size > max) {
-    throw new EngineError(
-      "query_budget_exceeded",
-      `the patch puts ${bytes.size} queries, more than a group may hold (${max}, the server's maxGroupQueries)`,
-    );
-  }
-  let total = 0;
-  for (const size of bytes.values()) total += size;
   const maxBytes = caps.maxGroupQueryBytes ?? Number.POSITIVE_INFINITY;
-  if (total > maxBytes) {
-    throw new EngineError(
-      "query_budget_exceeded",
-      `the patch's queries store ${total} bytes of arguments, more than a group may hold (${maxBytes}, the server's maxGroupQueryBytes)`,
-    );
+  // From the end, so each hash is counted once, by its last put, and the sums only grow: the
+  // check stops at the put that passes a cap, having encoded at most a cap's worth of arguments
+  // (a patch far past them costs no more than one at them).
+  const seen = new Set<string>();
+  let total = 0;
+  for (let i = patch.length - 1; i >= 0; i--) {
+    const op = patch[i]!;
+    if (op.op !== "put" || seen.has(op.hash)) continue;
+    seen.add(op.hash);
+    if (seen.size > max) {
+      throw new EngineError(
+        "query_budget_exceeded",
+        `the patch puts ${distinctPuts(patch)} queries, more than a group may hold (${max}, the server's maxGroupQueries)`,
+      );
+    }
+    total += utf8Length(JSON.stringify(op.args ?? null));
+    if (total > maxBytes) {
+      throw new EngineError(
+        "query_budget_exceeded",
+        `the patch's queries store more than ${maxBytes} bytes of arguments, the most a group may hold (the server's maxGroupQueryBytes)`,
+      );
+    }
   }
+}
+
+/** The distinct hashes a patch puts. */
+function distinctPuts(patch: readonly CappedOp[]): number {
+  const hashes = new Set<string>();
+  for (const op of patch) if (op.op === "put") hashes.add(op.hash);
+  return hashes.size;
 }
 
 const NOT_ASCII = /[^ -~\t\n\r]/;
