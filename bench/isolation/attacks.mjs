@@ -189,6 +189,27 @@ async function toggles(url, until) {
   return outcome.counts;
 }
 
+/** Plain pulls from no cookie (a new client's first sync), each answering every row, in a loop. */
+async function resetPulls(url, until) {
+  const outcome = tally();
+  while (Date.now() < until) {
+    try {
+      outcome.add(
+        statusLabel(
+          await post(url, `${ATTACKER}/pull`, attacker(), {
+            clientGroupID: freshGroup("r"),
+            clientID: "r-c",
+            cookie: null,
+          }),
+        ),
+      );
+    } catch (error) {
+      outcome.add(`failed ${error.cause?.code ?? error.message}`);
+    }
+  }
+  return outcome.counts;
+}
+
 /** `count` puts of `byIds`, each of `ids` ids (`id(query, i)`), hashed `<prefix><query>`. */
 function byIdsPatch(prefix, count, ids, id) {
   return Array.from({ length: count }, (_, q) => ({
@@ -224,4 +245,5 @@ export const ATTACKS = {
       ),
   },
   queryToggles: { label: "native pulls toggling one query", run: toggles },
+  resetPulls: { label: "plain pulls from no cookie, each of every row (60,000)", run: resetPulls },
 };
