@@ -56,6 +56,10 @@ async function clientAfter(frames: Op[][], slice: PutSlice) {
   // Frames read together: their changes are applied by pokes of the slice's size.
   for (const ops of frames)
     connection.receive(JSON.stringify(["changeDesiredQueries", { desiredQueriesPatch: ops }]));
+  // Frames are handled in order, with turns of the event loop between them on a busy machine:
+  // the pong of a ping sent last says every frame before it was handled.
+  connection.receive(JSON.stringify(["ping", {}]));
+  while (!socket.frames.some(([type]) => type === "pong")) await settle();
   for (let seen = -1; seen !== socket.frames.length; ) {
     seen = socket.frames.length;
     await settle();
