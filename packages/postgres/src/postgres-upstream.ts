@@ -172,6 +172,13 @@ export async function postgresUpstream(input: PostgresUpstreamOptions): Promise<
       try {
         const fresh = await readTables(client, options.schema, tables, false);
         const reason = `the columns of ${drift.table} changed (${drift.table}.${drift.column} was added): buffered changes were dropped`;
+        // The new columns before the raised floor: a namespace it sends to a fresh snapshot
+        // reads them. Set after it (past the await below), a snapshot taken meanwhile read the
+        // old columns, at a watermark past the floor, and the namespace never had the new
+        // column's values of the rows no later change touched.
+        plans = fresh;
+        planByName.clear();
+        for (const plan of fresh) planByName.set(plan.name, plan);
         if (buffer.reencode(configKey(fresh), reason)) {
           // As at start: an empty transaction takes the raised floor's place.
           await client.query("SELECT txid_current()");
@@ -182,9 +189,6 @@ export async function postgresUpstream(input: PostgresUpstreamOptions): Promise<
             hint: "every namespace gets 410 for its cursor and takes a fresh snapshot",
           });
         }
-        plans = fresh;
-        planByName.clear();
-        for (const plan of fresh) planByName.set(plan.name, plan);
       } finally {
         await client.end().catch(() => {});
       }
