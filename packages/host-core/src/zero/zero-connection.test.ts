@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { testService } from "../../test/test-host.js";
 import { config, recorder, settle } from "../../test/zero-hub-fixtures.js";
 import type { NamespaceService } from "../namespace/namespace-service.js";
@@ -104,5 +104,45 @@ describe("ZeroConnection's frames waiting to be handled", () => {
     expect(order).toContain("pong");
     expect(socket.frames.filter((f) => f[0] === "error")).toEqual([]);
     expect(connection.isOpen).toBe(true);
+  });
+
+  it("read together give what else waits its turn once they have taken 5 ms, not after all of them", async () => {
+    const { service } = await testService(config);
+    services.push(service);
+    const socket = recorder();
+    const connection = service.zero.connect(
+      {
+        clientID: "c1",
+        clientGroupID: "g1",
+        baseCookie: null,
+        lmid: 0,
+        wsid: "w1",
+        init: { desiredQueriesPatch: [] },
+        authToken: "alice",
+        protocol: null,
+      },
+      { userID: "alice" },
+      socket,
+    );
+    await settle();
+    const order: string[] = [];
+    const sent = socket.send;
+    socket.send = (frame: string) => {
+      order.push(JSON.parse(frame)[0]);
+      sent(frame);
+    };
+    // A clock that moves 3 ms each time it is read: each frame takes 3 ms to handle.
+    let clock = 0;
+    const now = vi.spyOn(performance, "now").mockImplementation(() => (clock += 3));
+    try {
+      for (let i = 0; i < 4; i++) connection.receive(JSON.stringify(["ping", {}]));
+      setTimeout(() => order.push("another task"), 0);
+      for (let turns = 0; turns < 100 && order.filter((f) => f === "pong").length < 4; turns++)
+        await settle();
+    } finally {
+      now.mockRestore();
+    }
+    // Two frames (6 ms), then the turn, then the other two.
+    expect(order).toEqual(["pong", "pong", "another task", "pong", "pong"]);
   });
 });
