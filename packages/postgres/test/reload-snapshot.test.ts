@@ -82,7 +82,7 @@ function relay(port: number, text: string) {
 
 describe("a column added upstream", () => {
   it("is in every snapshot taken after the floor rose, while the reload still runs", async () => {
-    const proxy = relay(db.port, "txid_current");
+    const proxy = relay(db.port, "SELECT txid_current()");
     const url = new URL(db.url);
     url.hostname = "127.0.0.1";
     url.port = String(await proxy.listening);
