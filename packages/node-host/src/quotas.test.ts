@@ -170,6 +170,37 @@ describe("weighted request quotas", () => {
     }
   });
 
+  it("charge a pull 1 more for each 1,000 rows it answers: a reset of many rows costs more", async () => {
+    await awayFromWindowEdge(HOUR_MS);
+    // 3,000 todos of alice's own, in six pushes (6 × 10 + 3,000), leave her 90 of 3,150 units.
+    const { target } = await start(tempDir(), { quotas: { requestUnits: 3_150, windowMs: HOUR_MS } });
+    try {
+      const alice = new NativeClient(target, "rows", "alice");
+      for (let push = 0; push < 6; push++) {
+        const todos = Array.from({ length: 500 }, (_, i) => ({
+          name: "createTodo",
+          args: { id: `t${push * 500 + i}` },
+        }));
+        expect((await alice.push(todos)).status).toBe(200);
+      }
+      // Each pull from no cookie, in a group of its own, answers the 3,000 rows: 5 + 3 units.
+      let admitted = 0;
+      for (let group = 0; admitted < 100; group++) {
+        const answer = await new NativeClient(target, "rows", "alice", `reset-${group}`).pull();
+        if (answer.status !== 200) {
+          expect(answer.status).toBe(429);
+          break;
+        }
+        expect(answer.json.rowsPatch).toHaveLength(3_001);
+        admitted++;
+      }
+      // 12 fit under 3,100 at 8 units each (18 would at 5).
+      expect(admitted).toBe(12);
+    } finally {
+      await target.close();
+    }
+  });
+
   it("charge a Zero socket's pushes, and refuse one past the budget as Zero's rate limit", async () => {
     await awayFromWindowEdge(HOUR_MS);
     const { target } = await start(tempDir(), { quotas });

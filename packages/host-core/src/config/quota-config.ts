@@ -15,6 +15,8 @@ export interface RequestWeights {
   queryOp: number;
   /** Each 1,000 rows a pull's query evaluations produced or examined (their cost, however long). */
   queryRows: number;
+  /** Each 1,000 rows a pull answered, put or deleted (a reset answers every row the user may see). */
+  rowsAnswered: number;
 }
 
 /** Per-user budgets. A user past one answers 429 with Retry-After until the budget frees up. */
@@ -26,7 +28,7 @@ export interface QuotaConfig {
   /**
    * Defaults: caught-up pull 1, other pull 5, push 10 plus 1 a mutation, wake socket 5, and on a
    * query-aware pull 1 an operation of its query patch and 1 each 1,000 rows its evaluations
-   * produced or examined.
+   * produced or examined; and 1 each 1,000 rows a pull answers.
    */
   weights?: Partial<RequestWeights>;
   /** Namespaces one user may create per day; null for no limit. Default 100. */
@@ -48,6 +50,7 @@ export const DEFAULT_WEIGHTS: Readonly<RequestWeights> = {
   wake: 5,
   queryOp: 1,
   queryRows: 1,
+  rowsAnswered: 1,
 };
 
 export const QUOTA_DEFAULTS = {
@@ -73,6 +76,7 @@ export const QuotaConfigShape = v.strictObject({
       wake: v.optional(Weight),
       queryOp: v.optional(Weight),
       queryRows: v.optional(Weight),
+      rowsAnswered: v.optional(Weight),
     }),
   ),
   newNamespacesPerDay: v.optional(v.nullable(Units)),

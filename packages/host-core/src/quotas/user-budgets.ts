@@ -89,7 +89,8 @@ export class UserBudgets {
             ? weights.caughtUpPull
             : weights.pull) +
           weights.queryOp * (record.queryOps ?? 0) +
-          weights.queryRows * thousands(record.queryRows ?? 0)
+          weights.queryRows * thousands(record.queryRows ?? 0) +
+          weights.rowsAnswered * thousands((record.puts ?? 0) + (record.dels ?? 0))
         );
       case "push":
       case "replicache_push":
