@@ -4,10 +4,10 @@
 // the reported slow query, a query no index makes cheap, a desired-query flood on a Zero socket
 // (1,000-put frames, and del+put pairs sent without waiting), an argument flood (native pulls of
 // queries with 1,000 ids each), a patch flood within the caps (native pulls of 1,000 queries,
-// applied in steps), query toggles and new clients' first pulls of every row, each attack a user
-// of its own with a fresh quota. Prints a
-// table, then, as the last line, one JSON object: the victim's pull p95 alone and under each
-// attack (goal: under 3x alone, no error) and what each attack got (statuses, refusals).
+// applied in steps), query toggles, new clients' first pulls of every row and a query of a whole
+// table, each attack a user of its own with a fresh quota. Prints a table, then, as the last line,
+// one JSON object: the victim's pull p95 alone and under each attack (goal: under 3x alone, no
+// error) and what each attack got (statuses, refusals).
 //
 // The server runs its default worker threads (one per core), and a namespace lives in the worker
 // its name hashes to. Two victims pull side by side: one whose namespace shares the attacker's

@@ -246,4 +246,9 @@ export const ATTACKS = {
   },
   queryToggles: { label: "native pulls toggling one query", run: toggles },
   resetPulls: { label: "plain pulls from no cookie, each of every row (60,000)", run: resetPulls },
+  wholeTable: {
+    label: "a query of every item (20,000 rows, no EXISTS: not paged), a new group each pull",
+    run: (url, until) =>
+      pullAttack(url, until, () => [{ op: "put", hash: "e", name: "everyItem", args: [] }]),
+  },
 };

@@ -52,6 +52,7 @@ export default {
     tagged: (args) => tagged("id", "itemId", label("=", args[0])),
     sameKind: (args) => tagged("kind", "kind", label("LIKE", args[0])),
     allItems: () => ({ table: "item", orderBy: [["id", "asc"]], limit: 10 }),
+    everyItem: () => ({ table: "item", orderBy: [["id", "asc"]] }),
     byIds: (args) => ({
       table: "item",
       where: {
