@@ -1,11 +1,12 @@
 // What the Zero hub's tests share: a todo namespace's config, a socket that records its frames,
-// a native push, and readers of the frames.
+// a native push, readers of the frames, and Alice's client connecting.
 
 import { ZERO_DOWNSTREAM_BODIES } from "@weir/protocol";
 import * as v from "valibot";
 import type { WeirConfig } from "../src/config/weir-config.js";
 import type { NamespaceService } from "../src/namespace/namespace-service.js";
 import type { ZeroConnectionState } from "../src/zero/zero-connection-state.js";
+import type { ZeroHub } from "../src/zero/zero-hub.js";
 import type { ZeroSocket } from "../src/zero/zero-socket.js";
 import { headerUser } from "./test-host.js";
 
@@ -86,3 +87,37 @@ export const patchesOf = (frames: unknown[][], patch: "rowsPatch" | "mutationsPa
   frames
     .filter((f) => f[0] === "pokePart")
     .flatMap((f) => ((f[1] as Record<string, unknown[] | undefined>)[patch] ?? []) as Array<{ op: string }>);
+
+/**
+ * Alice's client connects to group g1 on `hub`. A client new to the group (no cookie) desires
+ * all todos unless told otherwise; one back with a cookie desires what it did, which the server
+ * knows: no patch.
+ */
+export function connectAlice(
+  hub: ZeroHub,
+  socket: ZeroSocket,
+  options: {
+    clientID?: string;
+    baseCookie: string | null;
+    wsid: string;
+    queries?: Array<Record<string, unknown>>;
+  },
+) {
+  const { clientID = "c1", baseCookie, wsid } = options;
+  const queries =
+    options.queries ?? (baseCookie === null ? [{ op: "put", hash: "all", name: "allTodos", args: [] }] : []);
+  return hub.connect(
+    {
+      clientID,
+      clientGroupID: "g1",
+      baseCookie,
+      lmid: 0,
+      wsid,
+      init: { desiredQueriesPatch: queries as never },
+      authToken: "alice",
+      protocol: null,
+    },
+    { userID: "alice" },
+    socket,
+  );
+}

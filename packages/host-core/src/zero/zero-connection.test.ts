@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { testService } from "../../test/test-host.js";
-import { config, recorder, settle } from "../../test/zero-hub-fixtures.js";
+import { config, connectAlice, recorder, settle } from "../../test/zero-hub-fixtures.js";
 import type { NamespaceService } from "../namespace/namespace-service.js";
 import { MAX_WAITING_FRAMES } from "./zero-connection.js";
 
@@ -16,20 +16,7 @@ describe("ZeroConnection's frames waiting to be handled", () => {
     const socket = recorder();
     const closes: Array<{ code: number; reason: string }> = [];
     socket.close = (code: number, reason: string) => closes.push({ code, reason });
-    const connection = service.zero.connect(
-      {
-        clientID: "c1",
-        clientGroupID: "g1",
-        baseCookie: null,
-        lmid: 0,
-        wsid: "w1",
-        init: { desiredQueriesPatch: [] },
-        authToken: "alice",
-        protocol: null,
-      },
-      { userID: "alice" },
-      socket,
-    );
+    const connection = connectAlice(service.zero, socket, { baseCookie: null, wsid: "w1", queries: [] });
     await settle();
     // Frames read in one go wait for each other; past the bound the socket is closed, and none
     // of those waiting is handled.
@@ -45,20 +32,7 @@ describe("ZeroConnection's frames waiting to be handled", () => {
     const { service } = await testService(config);
     services.push(service);
     const socket = recorder();
-    const connection = service.zero.connect(
-      {
-        clientID: "c1",
-        clientGroupID: "g1",
-        baseCookie: null,
-        lmid: 0,
-        wsid: "w1",
-        init: { desiredQueriesPatch: [] },
-        authToken: "alice",
-        protocol: null,
-      },
-      { userID: "alice" },
-      socket,
-    );
+    const connection = connectAlice(service.zero, socket, { baseCookie: null, wsid: "w1", queries: [] });
     await settle();
     for (let i = 0; i < MAX_WAITING_FRAMES; i++) connection.receive(JSON.stringify(["ping", {}]));
     // Frames read together give the event loop turns between them: wait until none is left.
@@ -74,20 +48,7 @@ describe("ZeroConnection's frames waiting to be handled", () => {
     const { service } = await testService(config);
     services.push(service);
     const socket = recorder();
-    const connection = service.zero.connect(
-      {
-        clientID: "c1",
-        clientGroupID: "g1",
-        baseCookie: null,
-        lmid: 0,
-        wsid: "w1",
-        init: { desiredQueriesPatch: [] },
-        authToken: "alice",
-        protocol: null,
-      },
-      { userID: "alice" },
-      socket,
-    );
+    const connection = connectAlice(service.zero, socket, { baseCookie: null, wsid: "w1", queries: [] });
     await settle();
     const order: string[] = [];
     const sent = socket.send;
@@ -110,20 +71,7 @@ describe("ZeroConnection's frames waiting to be handled", () => {
     const { service } = await testService(config);
     services.push(service);
     const socket = recorder();
-    const connection = service.zero.connect(
-      {
-        clientID: "c1",
-        clientGroupID: "g1",
-        baseCookie: null,
-        lmid: 0,
-        wsid: "w1",
-        init: { desiredQueriesPatch: [] },
-        authToken: "alice",
-        protocol: null,
-      },
-      { userID: "alice" },
-      socket,
-    );
+    const connection = connectAlice(service.zero, socket, { baseCookie: null, wsid: "w1", queries: [] });
     await settle();
     const order: string[] = [];
     const sent = socket.send;

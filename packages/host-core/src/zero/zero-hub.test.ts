@@ -1,6 +1,15 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { testService } from "../../test/test-host.js";
-import { config, cookieOf, ends, patchesOf, push, recorder, settle } from "../../test/zero-hub-fixtures.js";
+import {
+  config,
+  connectAlice,
+  cookieOf,
+  ends,
+  patchesOf,
+  push,
+  recorder,
+  settle,
+} from "../../test/zero-hub-fixtures.js";
 import { DEFAULT_WEIGHTS } from "../config/quota-config.js";
 import type { NamespaceService } from "../namespace/namespace-service.js";
 import { systemClock } from "../ports/clock.js";
@@ -8,7 +17,6 @@ import { memoryQuotaStore } from "../ports/quota-store.js";
 import { UserBudgets } from "../quotas/user-budgets.js";
 import type { ZeroConnectionState } from "./zero-connection-state.js";
 import { ZeroHub } from "./zero-hub.js";
-import type { ZeroSocket } from "./zero-socket.js";
 
 const services: NamespaceService[] = [];
 afterEach(() => {
@@ -17,40 +25,6 @@ afterEach(() => {
 
 /** The desired-queries patch of a client that follows the todo a1 alone. */
 const FOLLOW_A1 = [{ op: "put", hash: "one", name: "oneTodo", args: [{ id: "a1" }] }];
-
-/**
- * Alice's client connects to group g1 on `hub`. A client new to the group (no cookie) desires
- * all todos unless told otherwise; one back with a cookie desires what it did, which the server
- * knows: no patch.
- */
-function connectAlice(
-  hub: ZeroHub,
-  socket: ZeroSocket,
-  options: {
-    clientID?: string;
-    baseCookie: string | null;
-    wsid: string;
-    queries?: Array<Record<string, unknown>>;
-  },
-) {
-  const { clientID = "c1", baseCookie, wsid } = options;
-  const queries =
-    options.queries ?? (baseCookie === null ? [{ op: "put", hash: "all", name: "allTodos", args: [] }] : []);
-  return hub.connect(
-    {
-      clientID,
-      clientGroupID: "g1",
-      baseCookie,
-      lmid: 0,
-      wsid,
-      init: { desiredQueriesPatch: queries as never },
-      authToken: "alice",
-      protocol: null,
-    },
-    { userID: "alice" },
-    socket,
-  );
-}
 
 describe("ZeroHub.restore", () => {
   it("re-attaches a connection from its saved state: the next poke starts at its cookie, with no reset", async () => {

@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
 import { headerUser, testService } from "../../test/test-host.js";
-import { patchesOf, recorder, settle } from "../../test/zero-hub-fixtures.js";
+import { connectAlice, patchesOf, recorder, settle } from "../../test/zero-hub-fixtures.js";
 import type { WeirConfig } from "../config/weir-config.js";
 import type { NamespaceService } from "../namespace/namespace-service.js";
 
@@ -78,20 +78,7 @@ async function hydrate(
     order.push(JSON.parse(frame)[0]);
     sent(frame);
   };
-  const connection = service.zero.connect(
-    {
-      clientID: "c1",
-      clientGroupID: "g1",
-      baseCookie: null,
-      lmid: 0,
-      wsid: "w1",
-      init: { desiredQueriesPatch: [] },
-      authToken: "alice",
-      protocol: null,
-    },
-    { userID: "alice" },
-    socket,
-  );
+  const connection = connectAlice(service.zero, socket, { baseCookie: null, wsid: "w1", queries: [] });
   await settle();
   order.length = 0;
   const patch = queries.map((args, i) => ({ op: "put", hash: `q${i}`, name: "tagged", args: [args] }));

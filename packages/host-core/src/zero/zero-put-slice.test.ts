@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
 import { testService } from "../../test/test-host.js";
-import { config, push, recorder, settle } from "../../test/zero-hub-fixtures.js";
+import { config, connectAlice, push, recorder, settle } from "../../test/zero-hub-fixtures.js";
 import { PutSlice } from "../flows/put-slice.js";
 import type { NamespaceService } from "../namespace/namespace-service.js";
 import { ZeroHub } from "./zero-hub.js";
@@ -38,20 +38,7 @@ async function clientAfter(frames: Op[][], slice: PutSlice) {
     slice,
   );
   const socket = recorder();
-  const connection = hub.connect(
-    {
-      clientID: "c1",
-      clientGroupID: "g1",
-      baseCookie: null,
-      lmid: 0,
-      wsid: "w1",
-      init: { desiredQueriesPatch: [] },
-      authToken: "alice",
-      protocol: null,
-    },
-    { userID: "alice" },
-    socket,
-  );
+  const connection = connectAlice(hub, socket, { baseCookie: null, wsid: "w1", queries: [] });
   await settle();
   // Frames read together: their changes are applied by pokes of the slice's size.
   for (const ops of frames)
