@@ -20,6 +20,12 @@ export interface PullFlowResult extends FlowResult {
 }
 
 /**
+ * A pull's caps; a step of a sliced pull before its last also says its answer need not name the
+ * group's complete queries (no client sees it: the last step's names them).
+ */
+export type PullStepCaps = PullContext["caps"] & { readonly nameCompleteQueries?: boolean };
+
+/**
  * Pull in either dialect: changes since the cookie, through the visibility filter of these
  * claims. `followers`: other groups of the same user that the caller holds at the same cookie with
  * the same queries; those the engine finds holding this group's state take its answer
@@ -29,12 +35,6 @@ export interface PullFlowResult extends FlowResult {
  * its transaction rolled back): the caller runs it again with the same `pages` (see
  * `runPagedPull`).
  */
-/**
- * A pull's caps; a step of a sliced pull before its last also says its answer need not name the
- * group's complete queries (no client sees it: the last step's names them).
- */
-export type PullStepCaps = PullContext["caps"] & { readonly nameCompleteQueries?: boolean };
-
 export function runPull(
   ctx: PullContext,
   dialect: Dialect,
