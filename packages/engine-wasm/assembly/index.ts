@@ -69,6 +69,7 @@ export function pull(
   followersExtra: i32,
   visibilityExtra: i32,
   claimsExtra: i32,
+  pagedReset: bool,
 ): string {
   return pulls.pull(
     schemas[schema],
@@ -87,6 +88,7 @@ export function pull(
     followersExtra < 0 ? "" : extraParam(followersExtra),
     visibilityExtra < 0 ? "null" : extraParam(visibilityExtra),
     claimsExtra < 0 ? "null" : extraParam(claimsExtra),
+    pagedReset,
   );
 }
 

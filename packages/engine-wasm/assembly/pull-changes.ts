@@ -25,7 +25,7 @@ import { Filter, Visibility } from "./visibility";
 // a row's first change in a version that is read through keys while an earlier one of that
 // version is not has a prior state (the earlier change's new image) without the caller's keys,
 // which the filter rejects as it rejects the skipped change's prior state.
-function changesSql(
+export function changesSql(
   schema: Schema,
   visibility: Visibility,
   reads: Array<KeyRead | null>,

@@ -29,6 +29,7 @@ import { COLUMN_SEPARATOR, exec, queryRows, queryStatement, ROW_SEPARATOR, State
 import { planChanges } from "./pull-changes";
 import { PullPlan } from "./pull-plan";
 import { planReset } from "./pull-reset";
+import { planPagedReset } from "./pull-reset-pages";
 import { queryPull } from "./query/pull";
 import { createQueryTables } from "./query/tables";
 import { Schema } from "./schema";
@@ -120,6 +121,7 @@ export function pull(
   followersParam: string = "",
   visibilityParam: string = "null",
   claimsParam: string = "null",
+  pagedReset: bool = false,
 ): string {
   // One row: watermark, floor, whether the group is the user's (1), another's (0) or new (""),
   // whether query rows are owed to it (1), the cookie its query membership is at (none: it
@@ -248,8 +250,14 @@ export function pull(
     const reset = cookie == NULL_COOKIE || cookie < floor || claimsMoved;
     if (reset) {
       // Keys the columns the filters narrow by, so that the pulls that follow read by them.
-      keyReads(schema, visibility, watermark);
-      planReset(schema, visibility, format, watermark, plan);
+      const reads = keyReads(schema, visibility, watermark);
+      // Only the full build pages resets: the lean one serves hosts whose drivers cannot call back.
+      if (
+        !QUERY_ENGINE ||
+        !pagedReset ||
+        !planPagedReset(schema, visibility, reads, format, watermark, floor, plan)
+      )
+        planReset(schema, visibility, format, watermark, plan);
     } else planChanges(schema, visibility, format, cookie, watermark, maxRows, maxBytes, plan);
     const ids = lastMutationIDs(groupID, reset ? NULL_COOKIE : cookie, plan.cookie, plan);
     body =

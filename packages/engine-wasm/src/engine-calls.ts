@@ -39,6 +39,8 @@ export const ENGINE_CALLS = {
       visibilityExtra: "i32",
       /** The extra parameter holding the identity the group's rows are answered under. */
       claimsExtra: "i32",
+      /** Whether a reset is read in pages (the host defined `_weir_reset_pages`, see ResetPages). */
+      pagedReset: "bool",
     },
     answer: "string",
   },

@@ -1,25 +1,18 @@
+import { PagePace, type QueryPagesOptions } from "./page-pace.js";
+import { ResetPages } from "./reset-pages.js";
+
+export type { QueryPagesOptions };
+
 /**
- * The pull stopped between two pages of a query's root (see `QueryPages`): its transaction is
+ * The pull stopped between two pages of a query's root or a reset (see `QueryPages`): its transaction is
  * rolled back, and the caller runs it again, with the same `QueryPages`, after other requests
  * had their turn.
  */
 export class QueryPageTurn extends Error {
   constructor() {
-    super("weir: a query's evaluation gives other requests their turn between its pages");
+    super("weir: a pull gives other requests their turn between its pages");
     this.name = "QueryPageTurn";
   }
-}
-
-/** How a query-aware pull's roots are read in pages. */
-export interface QueryPagesOptions {
-  /**
-   * How long the pull aims to hold the thread before it gives other requests their turn: once a
-   * call has run this long, it stops after the page it is in (`QueryPageTurn`). 0: after
-   * every page.
-   */
-  pageMs: number;
-  /** Root rows a page reads; default: sized from what the pages before took, for `pageMs` / 2. */
-  pageRows?: number;
 }
 
 /** One query's pages so far: the root's rows they kept (JSON arrays of keys), and where they end. */
@@ -33,14 +26,16 @@ interface Paged {
 // A first page of one row: a root row can cost a probe of a whole table, so a pull's first page
 // learns the rate before a larger one is read (each page at most four times the last).
 const FIRST_PAGE_ROWS = 1;
-const MAX_PAGE_ROWS = 65_536;
+// A reset's rows cost a rendering each: its first page reads more.
+const FIRST_RESET_ROWS = 64;
 
 /**
- * One query-aware pull's paging, kept across its runs. A query whose root's condition holds an
+ * One pull's paging, kept across its runs. A query whose root's condition holds an
  * EXISTS (where a probe per root row can make one statement hold the thread for long) has its
- * root read a page of its table at a time, in key order (assembly/query/pages.ts); between
+ * root read a page of its table at a time, in key order (assembly/query/pages.ts); a plain pull
+ * that resets reads its rows a page of a table at a time too (`reset`, ResetPages). Between
  * pages, once the call has run `pageMs`, the pull stops (`QueryPageTurn`), and the caller runs
- * it again after a turn of the event loop. The pages read are kept here, by query and plan,
+ * it again after a turn of the event loop. A query's pages are kept here, by query and plan,
  * while the namespace stays at the version they were read at (a run that finds another version
  * reads them again), so each run goes further, and the last one evaluates each query over the
  * rows its pages kept. The work budget counts every run's time (WorkMeter). Only drivers that
@@ -52,14 +47,15 @@ export class QueryPages {
   turns = 0;
   /** Time each query's evaluation took over the pull's runs (the meter's, by query hash). */
   readonly spent = new Map<string, number>();
+  /** A plain pull's reset, read in pages. */
+  readonly reset: ResetPages;
   private readonly queries = new Map<string, Paged>();
   private watermark = "";
-  private runStarted = 0;
-  private pageStarted = 0;
-  private size: number;
+  private readonly pace: PagePace;
 
-  constructor(private readonly options: QueryPagesOptions) {
-    this.size = options.pageRows ?? FIRST_PAGE_ROWS;
+  constructor(options: QueryPagesOptions) {
+    this.pace = new PagePace(options, FIRST_PAGE_ROWS);
+    this.reset = new ResetPages(new PagePace(options, FIRST_RESET_ROWS), () => this.turn());
   }
 
   /** The current run was stopped between pages (a driver may wrap the error thrown). */
@@ -67,8 +63,9 @@ export class QueryPages {
 
   /** A run of the pull begins. */
   begin(): void {
-    this.runStarted = performance.now();
     this.stopped = false;
+    this.pace.begin();
+    this.reset.begin();
   }
 
   /** `_weir_pages`: "1" when the query's pages are all read, else "<size> <after>" for the next. */
@@ -79,8 +76,8 @@ export class QueryPages {
     }
     const paged = this.paged(hash, plan);
     if (paged.done) return "1";
-    this.pageStarted = performance.now();
-    return `${this.size} ${paged.after}`;
+    this.pace.pageStarts();
+    return `${this.pace.size} ${paged.after}`;
   }
 
   /** `_weir_paged`: keeps a page's rows; when the next page would pass the run's time, stops the pull. */
@@ -90,25 +87,18 @@ export class QueryPages {
     if (last === null) paged.done = true;
     else paged.after = last;
     this.pages++;
-    const now = performance.now();
-    const pageMs = now - this.pageStarted;
-    const rows = this.size;
-    this.learn(pageMs);
-    // The run stops once the next page, at this one's pace, would end past its time: a run
-    // holds the thread about `pageMs`, not that and a page more (a page of one row can take
-    // milliseconds when each row probes a table).
-    const nextMs = (pageMs * this.size) / rows;
-    const ran = now - this.runStarted;
-    if (!paged.done && (ran >= this.options.pageMs || ran + nextMs > this.options.pageMs)) {
-      this.turns++;
-      this.stopped = true;
-      throw new QueryPageTurn();
-    }
+    if (this.pace.pageEnded() && !paged.done) this.turn();
   }
 
   /** `_weir_page_keys`: the keys of the root rows the query's pages kept, as one JSON array. */
   keys(hash: string, plan: string): string {
     return `[${this.paged(hash, plan).kept.join(",")}]`;
+  }
+
+  private turn(): never {
+    this.turns++;
+    this.stopped = true;
+    throw new QueryPageTurn();
   }
 
   private paged(hash: string, plan: string): Paged {
@@ -119,13 +109,5 @@ export class QueryPages {
       this.queries.set(key, paged);
     }
     return paged;
-  }
-
-  /** The next page's size, for half the run's time at the rate this page read. */
-  private learn(ms: number): void {
-    if (this.options.pageRows !== undefined) return;
-    const target = this.options.pageMs / 2;
-    const scaled = ms > 0 ? Math.floor((this.size * target) / ms) : this.size * 4;
-    this.size = Math.max(1, Math.min(MAX_PAGE_ROWS, this.size * 4, scaled));
   }
 }

@@ -47,6 +47,18 @@ export class WorkMeter {
       return 1;
     });
     db.defineFunction("_weir_page_keys", (hash, plan) => this.pages!.keys(String(hash), String(plan)));
+    // A plain pull's reset read in pages (ResetPages), where the call pages.
+    db.defineFunction("_weir_reset_pages", (watermark, floor, tables) =>
+      this.pages ? this.pages.reset.state(Number(watermark), Number(floor), Number(tables)) : "0",
+    );
+    db.defineFunction("_weir_reset_page", (last, count, rows) => {
+      this.pages!.reset.kept(
+        last === null ? null : String(last),
+        Number(count),
+        rows === null ? null : String(rows),
+      );
+      return 1;
+    });
     this.defined.add(db);
     return true;
   }

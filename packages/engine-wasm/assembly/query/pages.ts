@@ -7,11 +7,12 @@
 // namespace's version stays). The query is then evaluated over the rows the pages kept, with
 // its order and limit applied to them all (sql.ts).
 import { queryRows } from "../host";
-import { ident, jsonString, params } from "../text";
+import { keyIn, windowCte, windowKeys, windowLast } from "../keyset-window";
+import { params } from "../text";
 import { Visibility } from "../visibility";
 import { meteredCall } from "./limits";
 import { QueryNode } from "./plan";
-import { hasExists, keyIn, QuerySql } from "./sql";
+import { hasExists, QuerySql } from "./sql";
 import { keyArray, ordering } from "./sql-terms";
 
 /** What `_weir_pages` answers: the query is not paged, its pages are all read, or the next page. */
@@ -74,49 +75,21 @@ function rootPage(
 ): string {
   const alias = node.alias();
   const table = node.table;
-  const keys: string[] = [];
-  const descending: string[] = [];
-  for (let i = 0; i < table.primaryKey.length; i++) {
-    keys.push(ident(table.primaryKey[i].name));
-    descending.push(ident(table.primaryKey[i].name) + " DESC");
-  }
-  const keyList = keys.join(", ");
-  let from = "1";
-  if (after.length > 0) {
-    const bounds: string[] = [];
-    for (let i = 0; i < keys.length; i++) {
-      sql.params.push(jsonString(after));
-      bounds.push("json_extract(?, '$[" + i.toString() + "]')");
-    }
-    from = keys.length == 1 ? keys[0] + " > " + bounds[0] : "(" + keyList + ") > (" + bounds.join(", ") + ")";
-  }
+  const window = windowCte(table, after, size, sql.params);
   sql.params.push(hash);
   sql.params.push(plan);
   let text =
-    "WITH _weir_window AS (SELECT " +
-    keyList +
-    " FROM " +
-    ident(table.name) +
-    " WHERE " +
-    from +
-    " ORDER BY " +
-    keyList +
-    " LIMIT " +
-    size.toString() +
-    ") SELECT _weir_paged(?, ?, (SELECT json_array(" +
-    keyList +
-    ") FROM _weir_window WHERE (SELECT count(*) FROM _weir_window) = " +
-    size.toString() +
-    " ORDER BY " +
-    descending.join(", ") +
-    " LIMIT 1), (SELECT json_group_array(json(k)) FROM (SELECT " +
+    window +
+    "SELECT _weir_paged(?, ?, " +
+    windowLast(table, size) +
+    ", (SELECT json_group_array(json(k)) FROM (SELECT " +
     keyArray(table, alias) +
     " AS k FROM " +
     sql.source(table) +
     " AS " +
     alias +
     " WHERE " +
-    keyIn(table, alias, "SELECT " + keyList + " FROM _weir_window") +
+    keyIn(table, alias, windowKeys(table)) +
     " AND ";
   text += sql.condition(node.where, alias);
   text += " AND " + sql.startCondition(node, alias);

@@ -10,6 +10,7 @@
 // that reads the node's once (`witnessesOf`).
 import { PLAN_COLUMN, PLAN_GLOB, PLAN_NOT_GLOB, PLAN_NULL } from "../../src/abi";
 import { ChangeScope } from "../change-keys";
+import { keyIn } from "../keyset-window";
 import { Table } from "../schema";
 import { ident, literal, unionAll } from "../text";
 import { Visibility } from "../visibility";
@@ -346,14 +347,6 @@ export function hasExists(condition: Condition | null): bool {
   if (condition.kind == CONDITION_EXISTS) return true;
   for (let i = 0; i < condition.children.length; i++) if (hasExists(condition.children[i])) return true;
   return false;
-}
-
-/** Whether the row at `alias` has its key among the rows of `select`, which reads the key's columns. */
-export function keyIn(table: Table, alias: string, select: string): string {
-  const columns: string[] = [];
-  for (let i = 0; i < table.primaryKey.length; i++)
-    columns.push(alias + "." + ident(table.primaryKey[i].name));
-  return (columns.length == 1 ? columns[0] : "(" + columns.join(", ") + ")") + " IN (" + select + ")";
 }
 
 /** The key's columns from a JSON array of keys (each a JSON array, as `keyArray` writes it). */

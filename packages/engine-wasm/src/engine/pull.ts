@@ -26,6 +26,7 @@ import {
 import { checkEngineResult, EngineError } from "../engine-error.js";
 import { QueryPageTurn } from "../query-pages.js";
 import { queryPatchText } from "../query-patch.js";
+import type { ResetPages } from "../reset-pages.js";
 import type { FollowedPull, PullInput, PullResult, SqlAdapter } from "../types.js";
 import { visibilityIdentity, visibilityText } from "../visibility-text.js";
 import { countPuts, splice } from "../wire-text.js";
@@ -71,7 +72,13 @@ export function answerPull(
   if (followers) extras.push(JSON.stringify(followers));
   const { meter, wasm } = core;
   const metered = patch !== null && !caughtUpOnly && input.queryBudgetMs !== undefined && meter.attach(db);
+  // A plain pull that resets reads its rows in pages where the caller pages (ResetPages).
+  const resetPages =
+    patch === null && !caughtUpOnly && input.queryPages !== undefined && meter.attach(db)
+      ? input.queryPages.reset
+      : null;
   if (metered) meter.begin(input.queryBudgetMs!, input.queryPages ?? null);
+  else if (resetPages) meter.begin(Number.POSITIVE_INFINITY, input.queryPages!);
   // Every pull passes the identity its group is answered under: a group whose rows were
   // answered under another one (its claims changed) has them recomputed.
   const claimsExtra = extras.length;
@@ -88,7 +95,7 @@ export function answerPull(
       nameComplete: input.nameCompleteQueries !== false,
     });
     const result = checkEngineResult(
-      meteredPull(core, metered, () =>
+      meteredPull(core, metered || resetPages !== null, () =>
         wasm.pull({
           schema: core.handle(schema),
           groupID: input.clientGroupID,
@@ -106,13 +113,14 @@ export function answerPull(
           followersExtra,
           visibilityExtra,
           claimsExtra,
+          pagedReset: resetPages !== null,
         }),
       ),
     );
     if (result === NEEDS_TRANSACTION) return null;
     // The pull created them, unless its transaction is rolled back: the database tells next time.
     if (!queryTables && patch !== null) core.queryTables.delete(db);
-    const { answer, meta } = readPullAnswer(core, result, metered);
+    const { answer, meta } = readPullAnswer(core, result, metered, resetPages?.answered ? resetPages : null);
     if (followers) answer.followed = followedPulls(answer, meta);
     return answer;
   });
@@ -159,6 +167,7 @@ function readPullAnswer(
   core: EngineCore,
   result: string,
   metered: boolean,
+  reset: ResetPages | null,
 ): { answer: PullResult; meta: PullMeta } {
   const split = result.indexOf(ROW_SEPARATOR);
   const meta = readPullMeta(result.slice(0, split));
@@ -166,7 +175,12 @@ function readPullAnswer(
   let joined = core.bridge.joined;
   let dels = core.bridge.joinedDels;
   let puts = meta.included - dels;
-  if (joined === null) {
+  if (reset) {
+    // A reset read in pages: their rows, then those changed since the first page (bridge.joined).
+    joined = joined ? (reset.rows > 0 ? `${reset.joined()},${joined}` : joined) : reset.joined();
+    dels = core.bridge.joined === null ? 0 : dels;
+    puts = meta.included - dels;
+  } else if (joined === null) {
     const rows = payloads.length === meta.included ? payloads : payloads.slice(0, meta.included);
     puts = countPuts(rows);
     dels = rows.length - puts;
@@ -194,7 +208,7 @@ function readPullAnswer(
 /**
  * Runs a pull whose evaluations the meter may stop: the statement it stopped fails, and so does
  * the pull, refused as the query's, with the query named (the host's transaction rolls back),
- * or stopped between a query's pages (`QueryPageTurn`: the caller runs it again).
+ * or stopped between pages, of a query's root or a reset (`QueryPageTurn`: the caller runs it again).
  */
 function meteredPull(core: EngineCore, metered: boolean, pull: () => string): string {
   try {
