@@ -112,3 +112,102 @@ describe("a query read in pages, over HTTP", () => {
     expect(next.json).toEqual({ cookie: bigAnswer.json.cookie, unchanged: true });
   });
 });
+
+describe("a reset read in pages, over HTTP", () => {
+  it.each([
+    { dialect: "native", pages: "a turn after every page", queryPageMs: 0, between: true },
+    { dialect: "replicache", pages: "a turn after every page", queryPageMs: 0, between: true },
+    { dialect: "native", pages: "no turn (one run)", queryPageMs: 60_000, between: false },
+  ])(
+    "answers another namespace's pull between its pages ($dialect, $pages)",
+    async ({ dialect, queryPageMs, between }) => {
+      const host = await testHost({ ...config, queryPageMs });
+      hosts.push(host);
+      const user = "alice";
+      const add = (from: number, count: number, clientGroupID: string) =>
+        send(host, "POST", "/big/push", {
+          user,
+          body: {
+            clientGroupID,
+            pushVersion: 1,
+            mutations: Array.from({ length: count }, (_, i) => ({
+              type: "custom",
+              clientID: `${clientGroupID}-c`,
+              id: i + 1,
+              name: "add",
+              args: [{ id: `i${String(from + i).padStart(4, "0")}`, label: "x" }],
+            })),
+          },
+        });
+      expect((await add(0, 300, "w")).status).toBe(200);
+      const route = dialect === "native" ? "pull" : "replicache/pull";
+      const pull = (ns: string, group: string) =>
+        send(host, "POST", `/${ns}/${route}`, {
+          user,
+          body: {
+            clientGroupID: group,
+            cookie: null,
+            ...(dialect === "native"
+              ? { clientID: `${group}-c` }
+              : { pullVersion: 1, profileID: "p", schemaVersion: "" }),
+          },
+        });
+      expect((await pull("other", "g")).status).toBe(200);
+      const order: string[] = [];
+      const big = pull("big", "g").then((answer) => {
+        order.push("big");
+        return answer;
+      });
+      // A write while the reset is read: its answer catches the rows its pages read up to it.
+      const written = add(300, 1, "w2");
+      const other = pull("other", "g2").then((answer) => {
+        order.push("other");
+        return answer;
+      });
+      const [bigAnswer, otherAnswer, writeAnswer] = await Promise.all([big, other, written]);
+      expect(order).toEqual(between ? ["other", "big"] : ["big", "other"]);
+      expect(otherAnswer.status).toBe(200);
+      expect(writeAnswer.status).toBe(200);
+      expect(bigAnswer.status).toBe(200);
+      const rows = (answer: { json: Record<string, unknown> }) =>
+        (answer.json.rowsPatch ?? answer.json.patch ?? []) as PatchOp[];
+      expect(rows(bigAnswer)[0]).toEqual({ op: "clear" });
+      // The answer is caught up to its cookie: the next pull from it brings only what was
+      // written after it (no reset), and the client then holds what a new group's reset gives.
+      const after = await send(host, "POST", `/big/${route}`, {
+        user,
+        body: {
+          clientGroupID: "g",
+          cookie: bigAnswer.json.cookie,
+          ...(dialect === "native"
+            ? { clientID: "g-c" }
+            : { pullVersion: 1, profileID: "p", schemaVersion: "" }),
+        },
+      });
+      expect(rows(after).some((op) => op.op === "clear")).toBe(false);
+      const whole = await pull("big", "fresh");
+      const held = apply(apply(new Map(), rows(bigAnswer)), rows(after));
+      expect(held.size).toBe(602);
+      expect(held).toEqual(apply(new Map(), rows(whole)));
+    },
+  );
+});
+
+interface PatchOp {
+  op: string;
+  key?: string;
+  tableName?: string;
+  value?: { id: string };
+  id?: { id: string };
+}
+
+/** A client's rows after a patch (Replicache's keys, or the native table and id). */
+function apply(rows: Map<string, unknown>, ops: readonly PatchOp[]): Map<string, unknown> {
+  for (const op of ops) {
+    if (op.op === "clear") rows.clear();
+    const key = op.key ?? `${op.tableName}/${(op.value ?? op.id)?.id}`;
+    if (op.op === "put") rows.set(key, op.value);
+    else if (op.op === "del") rows.delete(key);
+  }
+  return rows;
+}

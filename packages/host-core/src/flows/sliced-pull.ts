@@ -1,9 +1,10 @@
-import { checkPatchCaps, QueryPages, QueryPageTurn } from "@weir/engine-wasm";
+import { checkPatchCaps, type QueryPages } from "@weir/engine-wasm";
 import { parsePullRequest, type QueryPatchOperation } from "@weir/protocol";
 import type { Claims } from "../auth/claims.js";
 import { jsonParts } from "../http/http-parts.js";
 import type { PullContext } from "./flow-context.js";
 import { nextTurn } from "./next-turn.js";
+import { runPagedPull } from "./paged-pull.js";
 import { type PullFlowResult, runPull } from "./pull-flow.js";
 
 /** How many new queries one step evaluates, learnt from what the steps before took. */
@@ -106,29 +107,6 @@ export async function runSlicedPull(
     response: jsonParts(JSON.stringify(merged)),
     log: { ...last!.log, ...log, cookieIn: request.cookie as number | null },
   };
-}
-
-/**
- * Runs a pull whose queries' roots are read in pages (`QueryPages`): a run that has held the
- * thread the server's `queryPageMs` stops after the page it is in, its transaction rolled back,
- * and runs again after other requests had their turn, going on from the pages it kept. The last
- * run answers, as one statement per query would have (the pages are read again should the
- * namespace's version move in between); each query's work budget counts every run's time.
- */
-async function runPagedPull(
-  ctx: PullContext,
-  run: (pages: QueryPages) => PullFlowResult,
-  yieldTurn: () => Promise<void> = nextTurn,
-): Promise<PullFlowResult> {
-  const pages = new QueryPages({ pageMs: ctx.queryLimits.queryPageMs });
-  for (;;) {
-    try {
-      return run(pages);
-    } catch (error) {
-      if (!(error instanceof QueryPageTurn)) throw error;
-    }
-    await yieldTurn();
-  }
 }
 
 /** The request's query patch as sent, unchecked (empty when it has none). */

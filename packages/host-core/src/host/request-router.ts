@@ -158,7 +158,7 @@ export class RequestRouter {
     const result = pull
       ? dialect === "native"
         ? await service.pullNative(body, claims)
-        : service.pull(dialect, body, claims)
+        : await service.pullReplicache(body, claims)
       : service.delegates
         ? await service.pushDelegated(dialect, body, claims, request.headers.get("authorization"))
         : service.push(dialect, body, claims);

@@ -6,6 +6,7 @@ import { runAdmin } from "../flows/admin-flow.js";
 import { CaughtUpPulls } from "../flows/caught-up-pulls.js";
 import { FaultError } from "../flows/fault.js";
 import type { FlowResult, NamespaceData } from "../flows/flow-context.js";
+import { runPagedPull } from "../flows/paged-pull.js";
 import { type PullFlowResult, runPull } from "../flows/pull-flow.js";
 import type { RecordWith } from "../flows/push-answers.js";
 import { runPush } from "../flows/push-flow.js";
@@ -188,8 +189,21 @@ export class NamespaceService {
    * applied in steps, other requests served between them (see runSlicedPull).
    */
   async pullNative(body: unknown, claims: Claims): Promise<PullFlowResult> {
+    return this.pullInTurns(() => runSlicedPull(this.contexts.pull, body, claims, this.pullSteps));
+  }
+
+  /** A Replicache pull over HTTP: a reset is read in pages, other requests served between them. */
+  async pullReplicache(body: unknown, claims: Claims): Promise<PullFlowResult> {
+    const ctx = this.contexts.pull;
+    return this.pullInTurns(() =>
+      runPagedPull(ctx, (pages) => runPull(ctx, "replicache", body, claims, undefined, undefined, pages)),
+    );
+  }
+
+  /** `guard` for a pull that gives other requests turns while it runs. */
+  private async pullInTurns(pull: () => Promise<PullFlowResult>): Promise<PullFlowResult> {
     try {
-      return await runSlicedPull(this.contexts.pull, body, claims, this.pullSteps);
+      return await pull();
     } catch (error) {
       if (error instanceof FaultError) this.control.disarm(error.point);
       throw error;

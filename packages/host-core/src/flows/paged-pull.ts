@@ -1,0 +1,28 @@
+import { QueryPages, QueryPageTurn } from "@weir/engine-wasm";
+import type { PullContext } from "./flow-context.js";
+import { nextTurn } from "./next-turn.js";
+import type { PullFlowResult } from "./pull-flow.js";
+
+/**
+ * Runs a pull whose queries' roots, or whose reset, are read in pages (`QueryPages`): a run that
+ * has held the thread the server's `queryPageMs` stops after the page it is in, its transaction
+ * rolled back, and runs again after other requests had their turn, going on from the pages it
+ * kept. The last run answers, as one statement per query or one read of a reset would have (a
+ * query's pages are read again should the namespace's version move in between; a reset's are
+ * caught up through the change log); each query's work budget counts every run's time.
+ */
+export async function runPagedPull(
+  ctx: PullContext,
+  run: (pages: QueryPages) => PullFlowResult,
+  yieldTurn: () => Promise<void> = nextTurn,
+): Promise<PullFlowResult> {
+  const pages = new QueryPages({ pageMs: ctx.queryLimits.queryPageMs });
+  for (;;) {
+    try {
+      return run(pages);
+    } catch (error) {
+      if (!(error instanceof QueryPageTurn)) throw error;
+    }
+    await yieldTurn();
+  }
+}
