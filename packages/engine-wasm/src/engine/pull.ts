@@ -177,9 +177,8 @@ function readPullAnswer(
   let puts = meta.included - dels;
   if (reset) {
     // A reset read in pages: their rows, then those changed since the first page (bridge.joined).
+    // Only the latter may hold dels (bridge.joinedDels, 0 when it read none).
     joined = joined ? (reset.rows > 0 ? `${reset.joined()},${joined}` : joined) : reset.joined();
-    dels = core.bridge.joined === null ? 0 : dels;
-    puts = meta.included - dels;
   } else if (joined === null) {
     const rows = payloads.length === meta.included ? payloads : payloads.slice(0, meta.included);
     puts = countPuts(rows);
