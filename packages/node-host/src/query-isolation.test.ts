@@ -209,7 +209,13 @@ describe("query work is bounded", () => {
 
 describe("a group's queries are capped and charged", () => {
   it("refuses puts past maxGroupQueries and maxGroupQueryBytes with 422, storing none of them", async () => {
-    const { target, dataDir } = await start({ maxGroupQueries: 5, maxGroupQueryBytes: 4_096 });
+    // Each patch in one step: a busy machine would otherwise learn steps of one put from the first
+    // pull, and a patch refused at its second step keeps its first (see runSlicedPull).
+    const { target, dataDir } = await start({
+      maxGroupQueries: 5,
+      maxGroupQueryBytes: 4_096,
+      querySliceMs: 60_000,
+    });
     const puts = (from: number, count: number, args: unknown = []): Op[] =>
       Array.from({ length: count }, (_, i) => ({
         op: "put",
