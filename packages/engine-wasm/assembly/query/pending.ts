@@ -178,6 +178,22 @@ export function sendHeld(schema: Schema, format: i32, groupKey: string, maxRows:
   return <i64>queryJoinedStatement(sql, params(bound));
 }
 
+/**
+ * Whether the group holds more than `maxRows` rows: then they cannot all fit under the caps, and
+ * `sendHeld` would render `maxRows` of them for nothing. Counts along the group's key, at most
+ * `maxRows + 1` entries.
+ */
+export function holdsMoreThan(groupKey: string, maxRows: i64): bool {
+  if (maxRows >= I64.MAX_VALUE) return false;
+  const over = (maxRows + 1).toString();
+  return (
+    queryRows(
+      "SELECT count(*) FROM (SELECT 1 FROM _weir_group_rows WHERE group_key = ? LIMIT " + over + ")",
+      params([groupKey]),
+    )[0][0] == over
+  );
+}
+
 function heldSql(schema: Schema, format: i32, limit: i64): string {
   const parts: string[] = [];
   for (let i = 0; i < schema.tables.length; i++) {

@@ -29,6 +29,7 @@ import { GroupCaps, namesCompleteQueries } from "./limits";
 import { groupKey, Membership } from "./membership";
 import {
   completeQueries,
+  holdsMoreThan,
   idsSince,
   notePartial,
   oweAll,
@@ -259,7 +260,7 @@ export function queryPull(
     // Every held row is owed, and usually they all fit: then they are sent straight from the
     // group's rows and nothing is owed.
     if (owed) exec("DELETE FROM _weir_query_pending WHERE group_key = ?", params([key]));
-    const count = sendHeld(schema, format, key, maxRows, maxBytes);
+    const count = holdsMoreThan(key, maxRows) ? -1 : sendHeld(schema, format, key, maxRows, maxBytes);
     if (count >= 0) {
       sent = new Sent();
       sent.included = count;
