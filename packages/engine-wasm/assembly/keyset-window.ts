@@ -13,23 +13,28 @@ function keyColumns(table: Table, suffix: string): string {
 }
 
 /**
+ * The condition that the row's key is past the key `after` (a JSON array; "" from the first
+ * row: "1"), or with `through`, at most it. Its parameters are pushed to `bound`.
+ */
+export function keyBound(table: Table, key: string, bound: Array<string>, through: bool = false): string {
+  if (key.length == 0) return "1";
+  const bounds: string[] = [];
+  for (let i = 0; i < table.primaryKey.length; i++) {
+    bound.push(jsonString(key));
+    bounds.push("json_extract(?, '$[" + i.toString() + "]')");
+  }
+  const op = through ? " <= " : " > ";
+  return table.primaryKey.length == 1
+    ? keyColumns(table, "") + op + bounds[0]
+    : "(" + keyColumns(table, "") + ")" + op + "(" + bounds.join(", ") + ")";
+}
+
+/**
  * `WITH _weir_window AS (...) `: the keys of the next `size` rows of `table` after the key `after`
  * (a JSON array; "" from the first row), in key order. Its parameters are pushed to `bound`.
  */
 export function windowCte(table: Table, after: string, size: i32, bound: Array<string>): string {
   const keyList = keyColumns(table, "");
-  let from = "1";
-  if (after.length > 0) {
-    const bounds: string[] = [];
-    for (let i = 0; i < table.primaryKey.length; i++) {
-      bound.push(jsonString(after));
-      bounds.push("json_extract(?, '$[" + i.toString() + "]')");
-    }
-    from =
-      table.primaryKey.length == 1
-        ? keyList + " > " + bounds[0]
-        : "(" + keyList + ") > (" + bounds.join(", ") + ")";
-  }
   return (
     "WITH " +
     WINDOW +
@@ -38,12 +43,31 @@ export function windowCte(table: Table, after: string, size: i32, bound: Array<s
     " FROM " +
     ident(table.name) +
     " WHERE " +
-    from +
+    keyBound(table, after, bound) +
     " ORDER BY " +
     keyList +
     " LIMIT " +
     size.toString() +
     ") "
+  );
+}
+
+/**
+ * The key (a JSON array) of the `size`-th row of `table` after the key `after`, in key order: a
+ * page of `size` rows ends there (none: the rows after `after` are fewer, the table ends first).
+ */
+export function pageEnd(table: Table, after: string, size: i32, bound: Array<string>): string {
+  return (
+    "SELECT json_array(" +
+    keyColumns(table, "") +
+    ") FROM " +
+    ident(table.name) +
+    " WHERE " +
+    keyBound(table, after, bound) +
+    " ORDER BY " +
+    keyColumns(table, "") +
+    " LIMIT 1 OFFSET " +
+    (size - 1).toString()
   );
 }
 

@@ -9,12 +9,12 @@
 import { ROWS_AFTER_OP_HERE } from "../src/abi";
 import { KeyRead } from "./change-keys";
 import { queryJoinedPayloads, queryRows } from "./host";
-import { keyIn, windowCte, windowKeys, windowLast } from "./keyset-window";
+import { keyBound, pageEnd } from "./keyset-window";
 import { putOp } from "./projection";
 import { changesSql } from "./pull-changes";
 import { PullPlan } from "./pull-plan";
 import { Schema } from "./schema";
-import { ident, params, parseI64 } from "./text";
+import { ident, jsonString, params, parseI64 } from "./text";
 import { Visibility } from "./visibility";
 
 /** What `_weir_reset_pages` answers when the host does not page this reset. */
@@ -45,17 +45,14 @@ export function planPagedReset(
     // before it (a JSON array, or nothing before the table's first page).
     const first = state.indexOf(" ");
     const second = state.indexOf(" ", first + 1);
-    const bound: string[] = [];
-    const text = resetPage(
+    resetPage(
       schema,
       visibility,
       format,
       I32.parseInt(state.substring(0, first), 10),
       I32.parseInt(state.substring(first + 1, second), 10),
       state.substring(second + 1),
-      bound,
     );
-    queryRows(text, params(bound));
   }
   const rest = state.substring(DONE.length);
   const space = rest.indexOf(" ");
@@ -82,7 +79,8 @@ export function planPagedReset(
 /**
  * One page: the rows of table `index` whose keys are the next `size` after `after`, those the
  * caller may see rendered as puts and handed to the host with the page's last key
- * (`_weir_reset_page(last, count, rows)`; NULL when the table is done).
+ * (`_weir_reset_page(last, count, rows)`; NULL when the table is done). The page's end is found
+ * first, so the page itself is one range of the table's key (its storage order).
  */
 function resetPage(
   schema: Schema,
@@ -91,25 +89,27 @@ function resetPage(
   index: i32,
   size: i32,
   after: string,
-  bound: Array<string>,
-): string {
+): void {
   const table = schema.tables[index];
-  const name = ident(table.name);
+  const bound: string[] = [];
+  const ends = queryRows(pageEnd(table, after, size, bound), params(bound));
+  const last = ends.length == 0 ? "" : ends[0][0];
   const filter = visibility.filterFor(table.name);
-  const window = windowCte(table, after, size, bound);
+  bound.length = 0;
+  bound.push(last.length == 0 ? "null" : jsonString(last));
+  let range = keyBound(table, after, bound);
+  if (last.length > 0) range += " AND " + keyBound(table, last, bound, true);
   filter.addParams(bound);
-  return (
-    window +
-    "SELECT _weir_reset_page(" +
-    windowLast(table, size) +
-    ", count(*), group_concat(patch, ',')) FROM (SELECT " +
-    putOp(table, format) +
-    " AS patch FROM " +
-    name +
-    " WHERE " +
-    keyIn(table, name, windowKeys(table)) +
-    " AND " +
-    filter.condition() +
-    ")"
+  queryRows(
+    "SELECT _weir_reset_page(?, count(*), group_concat(patch, ',')) FROM (SELECT " +
+      putOp(table, format) +
+      " AS patch FROM " +
+      ident(table.name) +
+      " WHERE " +
+      range +
+      " AND " +
+      filter.condition() +
+      ")",
+    params(bound),
   );
 }
