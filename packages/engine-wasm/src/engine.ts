@@ -11,6 +11,7 @@ import { namedQueryPlans } from "./engine/query-indexes.js";
 import * as upstream from "./engine/upstream.js";
 import { checkEngineResult } from "./engine-error.js";
 import { instantiateEngine } from "./engine-module.js";
+import { checkGroupCaps } from "./group-caps.js";
 import { SqlBridge } from "./sql-bridge.js";
 import type {
   EngineState,
@@ -124,6 +125,19 @@ export class Engine {
   /** Answers a pull on a database the schema was installed on through this adapter. */
   pull(db: SqlAdapter, input: PullInput): PullResult {
     return pulls.answerPull(this.core, db, input, false)!;
+  }
+
+  /**
+   * Refuses (`query_budget_exceeded`) a query patch that would take the group past its caps at
+   * any put, counting the queries it holds: a host that applies a patch in several pulls checks
+   * it with this first, so a patch refused for the caps changes nothing. Reads, writes nothing.
+   */
+  checkGroupCaps(
+    db: SqlAdapter,
+    input: Parameters<typeof checkGroupCaps>[2],
+    patch: Parameters<typeof checkGroupCaps>[3],
+  ): void {
+    checkGroupCaps(db, this.core.hasQueryTables(db), input, patch);
   }
 
   /**

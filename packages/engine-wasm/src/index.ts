@@ -12,6 +12,7 @@ export {
 export { EngineError } from "./engine-error.js";
 export { EngineFailure } from "./engine-module.js";
 export { engineWasmUrl, leanEngineWasmUrl } from "./engine-wasm-url.js";
+export { checkPatchCaps } from "./group-caps.js";
 export { QueryPages, type QueryPagesOptions, QueryPageTurn } from "./query-pages.js";
 export { schemaProblems, schemaText } from "./schema-text.js";
 export { parseSchemaText, storedSchema } from "./stored-schema.js";
@@ -29,4 +30,3 @@ export {
 } from "./upstream-batch.js";
 export { columnType, keyOf, type VisibilityTerm, visibilityTerms } from "./visibility-terms.js";
 export { pullVisibilityIdentity } from "./visibility-text.js";
-export { checkPatchCaps } from "./work-meter.js";

@@ -1,6 +1,5 @@
-import { EngineError } from "./engine-error.js";
 import type { QueryPages } from "./query-pages.js";
-import type { PullInput, SqlAdapter, SqlValue } from "./types.js";
+import type { SqlAdapter, SqlValue } from "./types.js";
 
 /** Probe rows between two reads of the clock (a read costs more than a probe row's count). */
 const ROWS_PER_CHECK = 1024;
@@ -121,58 +120,4 @@ export class WorkMeter {
       "server's queryBudgetMs"
     );
   }
-}
-
-/** What the caps read of a patch operation (a client's, or one resolved to an AST). */
-type CappedOp = { op: "put"; hash: string; args?: unknown } | { op: "del" | "clear" };
-
-/**
- * Refuses, before anything is resolved or evaluated, a patch whose new queries alone pass a
- * group's caps (distinct hashes; the engine checks each put against what the group holds too).
- * A host that applies a patch in steps checks the whole of it with this first.
- */
-export function checkPatchCaps(
-  patch: readonly CappedOp[],
-  caps: Pick<PullInput, "maxGroupQueries" | "maxGroupQueryBytes">,
-): void {
-  const max = caps.maxGroupQueries ?? Number.POSITIVE_INFINITY;
-  const maxBytes = caps.maxGroupQueryBytes ?? Number.POSITIVE_INFINITY;
-  // From the end, so each hash is counted once, by its last put, and the sums only grow: the
-  // check stops at the put that passes a cap, having encoded at most a cap's worth of arguments
-  // (a patch far past them costs no more than one at them).
-  const seen = new Set<string>();
-  let total = 0;
-  for (let i = patch.length - 1; i >= 0; i--) {
-    const op = patch[i]!;
-    if (op.op !== "put" || seen.has(op.hash)) continue;
-    seen.add(op.hash);
-    if (seen.size > max) {
-      throw new EngineError(
-        "query_budget_exceeded",
-        `the patch puts ${distinctPuts(patch)} queries, more than a group may hold (${max}, the server's maxGroupQueries)`,
-      );
-    }
-    total += utf8Length(JSON.stringify(op.args ?? null));
-    if (total > maxBytes) {
-      throw new EngineError(
-        "query_budget_exceeded",
-        `the patch's queries store more than ${maxBytes} bytes of arguments, the most a group may hold (the server's maxGroupQueryBytes)`,
-      );
-    }
-  }
-}
-
-/** The distinct hashes a patch puts. */
-function distinctPuts(patch: readonly CappedOp[]): number {
-  const hashes = new Set<string>();
-  for (const op of patch) if (op.op === "put") hashes.add(op.hash);
-  return hashes.size;
-}
-
-const NOT_ASCII = /[^ -~\t\n\r]/;
-const encoder = new TextEncoder();
-
-/** A string's length in UTF-8 (most arguments are ASCII: their length, without encoding them). */
-function utf8Length(text: string): number {
-  return NOT_ASCII.test(text) ? encoder.encode(text).length : text.length;
 }

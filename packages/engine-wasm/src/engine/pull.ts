@@ -24,13 +24,13 @@ import {
   TRUE,
 } from "../abi.js";
 import { checkEngineResult, EngineError } from "../engine-error.js";
+import { checkPatchCaps } from "../group-caps.js";
 import { QueryPageTurn } from "../query-pages.js";
 import { queryPatchText } from "../query-patch.js";
 import type { ResetPages } from "../reset-pages.js";
 import type { FollowedPull, PullInput, PullResult, SqlAdapter } from "../types.js";
 import { visibilityIdentity, visibilityText } from "../visibility-text.js";
 import { countPuts, splice } from "../wire-text.js";
-import { checkPatchCaps } from "../work-meter.js";
 import type { EngineCore } from "./core.js";
 
 export const DEFAULT_MAX_CHANGE_ROWS = 10_000;
