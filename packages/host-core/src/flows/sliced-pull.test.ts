@@ -225,4 +225,28 @@ describe("a query patch past the group's caps", () => {
     expect(refused.json).toMatchObject({ error: "query_budget_exceeded" });
     expect((await pull(null, [])).json).toMatchObject({ gotQueries: [] });
   });
+
+  it("is refused before any step when it passes them only with the queries the group holds", async () => {
+    const host = await testHost({ ...config, maxGroupQueries: 40 });
+    hosts.push(host);
+    const pull = (cookie: number | null, patch: Op[]) =>
+      send(host, "POST", "/ns/pull", {
+        user: "alice",
+        body: { clientGroupID: "g", clientID: "g-c", cookie, queries: { patch } },
+      });
+    const puts = (prefix: string, count: number) =>
+      Array.from(
+        { length: count },
+        (_, i): Op => ({ op: "put", hash: `${prefix}${i}`, name: "one", args: { id: `${i}` } }),
+      );
+    const held = await pull(null, puts("q", 5));
+    expect(held.json.gotQueries).toHaveLength(5);
+    // 40 new queries fit alone, and their first step (32) fits beside the 5 held; all 45 do not.
+    const refused = await pull(held.json.cookie, puts("r", 40));
+    expect(refused.status).toBe(422);
+    expect(refused.json.message).toMatch(/more than 40 queries .*maxGroupQueries/);
+    const after = await pull(held.json.cookie, []);
+    expect(after.json).toEqual({ cookie: held.json.cookie, unchanged: true });
+    expect((await pull(null, [])).json.gotQueries).toEqual(held.json.gotQueries);
+  });
 });

@@ -1,4 +1,4 @@
-import { checkPatchCaps, type QueryPages } from "@weir/engine-wasm";
+import type { QueryPages } from "@weir/engine-wasm";
 import { parsePullRequest, type QueryPatchOperation } from "@weir/protocol";
 import type { Claims } from "../auth/claims.js";
 import { jsonParts } from "../http/http-parts.js";
@@ -37,9 +37,10 @@ interface Answer {
  * Each pull (the whole, or a step) reads its queries' roots in pages, other requests served
  * between them too (`runPagedPull`).
  *
- * A patch whose new queries alone pass the group's caps is refused before any step; a step
- * refused otherwise (a query past its work budget) leaves the steps before it applied, and the
- * client, whose cookie the group is no longer at, gets every row of its queries on its next pull.
+ * A patch that would take the group past its caps (counting the queries it holds) is refused
+ * before any step; a step refused otherwise (a query past its work budget) leaves the steps
+ * before it applied, and the client, whose cookie the group is no longer at, gets every row of
+ * its queries on its next pull.
  */
 export async function runSlicedPull(
   ctx: PullContext,
@@ -70,9 +71,16 @@ export async function runSlicedPull(
   const puts = countPuts(rawPatch(body));
   if (puts <= step.size)
     return timed(puts, (pages) => runPull(ctx, "native", body, claims, undefined, ctx.caps, pages));
-  const patch = parsedPatch(body);
-  if (patch === null) return runPull(ctx, "native", body, claims);
-  checkPatchCaps(patch, ctx.queryLimits);
+  const parsed = parsedRequest(body);
+  const patch = parsed?.queries?.patch ?? null;
+  if (parsed === null || patch === null) return runPull(ctx, "native", body, claims);
+  // Refused for the caps before any step, counting what the group holds: a later step refused
+  // for them would leave the steps before it applied.
+  ctx.engine.checkGroupCaps(
+    ctx.store.db,
+    { clientGroupID: parsed.clientGroupID, userID: claims.userID, ...ctx.queryLimits },
+    patch,
+  );
   const request = body as Record<string, unknown>;
   let cookie = request.cookie;
   let rest = patch;
@@ -115,10 +123,10 @@ function rawPatch(body: unknown): ReadonlyArray<{ op?: unknown }> {
   return Array.isArray(ops) ? ops : [];
 }
 
-/** The request's query patch, checked (null when the request does not parse: `runPull` says why). */
-function parsedPatch(body: unknown): readonly QueryPatchOperation[] | null {
+/** The request, checked (null when it does not parse: `runPull` says why). */
+function parsedRequest(body: unknown): ReturnType<typeof parsePullRequest> | null {
   try {
-    return parsePullRequest(body, "native").queries?.patch ?? null;
+    return parsePullRequest(body, "native");
   } catch {
     return null;
   }
