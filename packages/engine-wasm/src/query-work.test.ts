@@ -26,8 +26,18 @@ const exists = (parent: string, child: string, where: unknown, negated = false) 
   related: { correlation: { parentField: [parent], childField: [child] }, subquery: { table: "tag", where } },
 });
 
-/** Queries whose evaluation the meter counts (EXISTS probes) and the engine derives indexes for. */
+/** Queries whose evaluation the meter counts (EXISTS probes, or a root's rows) and the engine derives indexes for. */
 const SHAPES = {
+  // No EXISTS: the root's rows are counted.
+  kindByRank: (label: string, limit: number) => ({
+    table: "item",
+    orderBy: [
+      ["rank", "desc"],
+      ["id", "asc"],
+    ],
+    limit,
+    where: compare("kind", "!=", label === "x" ? "a" : "b"),
+  }),
   taggedById: (label: string, limit: number) => ({
     table: "item",
     orderBy: [["id", "asc"]],
@@ -87,9 +97,9 @@ const scenario = fc.record({
   limit: fc.integer({ min: 1, max: 6 }),
 });
 
-// Metered evaluation (the work term in every EXISTS probe, a budget it never reaches) over the
-// indexes derived from the query answers exactly what an unmetered evaluation without them
-// answers: on hydration and after writes, the group holds the rows `queryRows` finds on a twin
+// Metered evaluation (the work term in every EXISTS probe and root without one, a budget it
+// never reaches) over the indexes derived from the query answers exactly what an unmetered
+// evaluation without them answers: on hydration and after writes, the group holds the rows `queryRows` finds on a twin
 // database that has neither.
 describe.each(DATABASES)("metered queries over derived indexes on $kind", ({ open }) => {
   it("answer every query as an unmetered evaluation does", async () => {

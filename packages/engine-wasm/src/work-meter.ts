@@ -13,8 +13,8 @@ export interface MeteredQuery {
 /**
  * Meters a pull's query evaluations while SQLite runs them, through two SQL functions the engine
  * writes into its statements: `_weir_query(hash, name)` before each evaluation (its budget starts
- * anew) and `_weir_work(column)` as the first term of every EXISTS probe, for each row the probe
- * examines. Past the budget the function throws, which fails the statement at once: a query is
+ * anew) and `_weir_work(column)` as the first term of every EXISTS probe (and of the root of a
+ * query without one), for each row it examines. Past the budget the function throws, which fails the statement at once: a query is
  * refused after its budget, not run to its end. Only drivers that let SQL call back into
  * JavaScript (better-sqlite3, sql.js; `SqlAdapter.defineFunction`) are metered.
  */
@@ -115,9 +115,8 @@ export class WorkMeter {
     const named = query?.name ? `query ${query.name}` : "a query of the group";
     const hash = query?.hash ? ` (${query.hash})` : "";
     return (
-      `${named}${hash} passed its work budget of ${this.budgetMs} ms (${this.rows} rows examined by ` +
-      "its EXISTS probes) and was stopped: narrow its conditions, give it an index, or raise the " +
-      "server's queryBudgetMs"
+      `${named}${hash} passed its work budget of ${this.budgetMs} ms (${this.rows} rows examined) ` +
+      "and was stopped: narrow its conditions, give it an index, or raise the server's queryBudgetMs"
     );
   }
 }

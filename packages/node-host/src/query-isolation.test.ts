@@ -50,6 +50,8 @@ const queries: Record<string, QueryDefinition> = {
   // put's its one argument.
   sameKind: (args) => tagged("kind", "kind", label("LIKE", Array.isArray(args) ? args[0] : (args as string))),
   allItems: () => ({ table: "item", orderBy: [["id", "asc"]], limit: 2 }),
+  // No EXISTS: a scan of every tag, narrowed by a pattern no index narrows.
+  labelled: (args) => ({ table: "tag", where: label("LIKE", (args as string[])[0]) }),
   byArgs: (args) => ({
     table: "item",
     where: {
@@ -180,6 +182,28 @@ describe("query work is bounded", () => {
       expect(again.json.gotQueries).toEqual(["q2"]);
     },
   );
+
+  it("refuses a query without EXISTS whose scan passes its budget, by the rows its root examines", async () => {
+    const { target } = await start({ queryBudgetMs: 1 });
+    await seeded(target, "a", 40_000);
+    const client = await victim(target);
+    const scan = [{ op: "put" as const, hash: "s1", name: "labelled", args: ["%zzz%"] }];
+    const [attack, victimPull] = await Promise.all([queryPull(target, "a", "g1", null, scan), client.pull()]);
+    expect(victimPull.status).toBe(200);
+    expect(attack.status).toBe(422);
+    expect(attack.json).toMatchObject({
+      error: "query_budget_exceeded",
+      message: expect.stringMatching(
+        /^query labelled \(s1\) passed its work budget of 1 ms \(\d+ rows examined\)/,
+      ),
+    });
+    // A query whose root examines few rows stays within the same budget.
+    const few = await queryPull(target, "a", "g2", null, [
+      { op: "put", hash: "s2", name: "allItems", args: [] },
+    ]);
+    expect(few.status).toBe(200);
+    expect(few.json.gotQueries).toEqual(["s2"]);
+  });
 
   it("names a query the socket's group desired in Zero's transformError when it passes its budget", async () => {
     const { target } = await start();

@@ -33,11 +33,12 @@ export function meteredCall(): bool {
 }
 
 /**
- * The term an EXISTS probe tests first, for every row it examines: the host counts them, and
- * fails the statement once the query's evaluation has passed its budget. A probe is where a
- * query's work can grow faster than its tables (a probe per row of the parent), so that is where
- * it is counted; a scan of one table is bounded by the table. The argument ties the term to the
- * probe's own table, so SQLite tests it inside the probe's loop.
+ * The term an EXISTS probe, or a root without one, tests first, for every row it examines: the
+ * host counts them, and fails the statement once the query's evaluation has passed its budget.
+ * A probe is where a query's work can grow faster than its tables (a probe per row of the
+ * parent); a root without probes costs a scan of its table at most, which a large table makes
+ * long too. The argument ties the term to the node's own table, so SQLite tests it inside that
+ * table's loop.
  */
 export function workTerm(node: QueryNode, alias: string): string {
   if (!metered) return "";

@@ -164,6 +164,9 @@ export class QuerySql {
         this.params.push(this.pagedPlan);
         body += keyIn(node.table, alias, keysOf(node.table, "_weir_page_keys(?, ?)"));
       } else {
+        // A root without EXISTS is metered by the rows it examines: a scan of a large table may
+        // pass the budget too (a root with EXISTS is metered by its probes).
+        if (!hasExists(node.where)) body += workTerm(node, alias);
         body += this.condition(node.where, alias);
         body += " AND " + this.startCondition(node, alias);
       }

@@ -15,7 +15,7 @@ export interface Counters {
   queriesRecomputed: number;
   queriesCopied: number;
   queryRowsExamined: number;
-  /** Rows the evaluations' EXISTS probes examined (metered pulls; see `queryBudgetMs`). */
+  /** Rows the evaluations' EXISTS probes (or roots without one) examined (metered pulls; see `queryBudgetMs`). */
   queryWork: number;
 }
 
