@@ -12,7 +12,8 @@ export class ResetPages {
   rows = 0;
   /** Whether a call answered from the pages (they were all read). */
   answered = false;
-  private chunks: string[] = [];
+  /** The pages' rows, joined by commas as they come (concatenation, not a copy of them all). */
+  private text = "";
   /** The version the first page was read at (-1: none read yet). */
   private since = -1;
   private table = 0;
@@ -53,7 +54,7 @@ export class ResetPages {
   /** `_weir_reset_page`: keeps a page's rows; when the next page would pass the run's time, stops the pull. */
   kept(last: string | null, count: number, rows: string | null): void {
     if (count > 0 && rows !== null) {
-      this.chunks.push(rows);
+      this.text = this.rows > 0 ? `${this.text},${rows}` : rows;
       this.rows += count;
     }
     if (last !== null) this.after = last;
@@ -66,11 +67,11 @@ export class ResetPages {
 
   /** The rows the pages rendered, joined by commas. */
   joined(): string {
-    return this.chunks.join(",");
+    return this.text;
   }
 
   private restart(): void {
-    this.chunks = [];
+    this.text = "";
     this.rows = 0;
     this.since = -1;
     this.table = 0;
