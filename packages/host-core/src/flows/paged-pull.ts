@@ -1,6 +1,6 @@
 import { QueryPages, QueryPageTurn } from "@weir/engine-wasm";
 import type { PullContext } from "./flow-context.js";
-import { nextTurn } from "./next-turn.js";
+import { pollTurn } from "./next-turn.js";
 import type { PullFlowResult } from "./pull-flow.js";
 
 /**
@@ -14,7 +14,7 @@ import type { PullFlowResult } from "./pull-flow.js";
 export async function runPagedPull(
   ctx: PullContext,
   run: (pages: QueryPages) => PullFlowResult,
-  yieldTurn: () => Promise<void> = nextTurn,
+  yieldTurn: () => Promise<void> = pollTurn,
 ): Promise<PullFlowResult> {
   const pages = new QueryPages({ pageMs: ctx.queryLimits.queryPageMs });
   for (;;) {

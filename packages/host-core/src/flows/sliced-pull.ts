@@ -3,7 +3,7 @@ import { parsePullRequest, type QueryPatchOperation } from "@weir/protocol";
 import type { Claims } from "../auth/claims.js";
 import { jsonParts } from "../http/http-parts.js";
 import type { PullContext } from "./flow-context.js";
-import { nextTurn } from "./next-turn.js";
+import { pollTurn } from "./next-turn.js";
 import { runPagedPull } from "./paged-pull.js";
 import { type PullFlowResult, runPull } from "./pull-flow.js";
 
@@ -47,7 +47,7 @@ export async function runSlicedPull(
   body: unknown,
   claims: Claims,
   step: StepSize,
-  yieldTurn: () => Promise<void> = nextTurn,
+  yieldTurn: () => Promise<void> = pollTurn,
 ): Promise<PullFlowResult> {
   // A step's time is its runs' (without the turns between them).
   const timed = async (puts: number, run: (pages: QueryPages) => PullFlowResult) => {
