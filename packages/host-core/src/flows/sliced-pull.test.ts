@@ -208,25 +208,8 @@ describe("a query patch too big for one step, over HTTP", () => {
 });
 
 describe("a query patch past the group's caps", () => {
-  it("is refused before any step is applied", async () => {
-    const host = await testHost({ ...config, maxGroupQueries: 40 });
-    hosts.push(host);
-    const pull = (cookie: number | null, patch: Op[]) =>
-      send(host, "POST", "/ns/pull", {
-        user: "alice",
-        body: { clientGroupID: "g", clientID: "g-c", cookie, queries: { patch } },
-      });
-    const patch = Array.from(
-      { length: 50 },
-      (_, i): Op => ({ op: "put", hash: `q${i}`, name: "one", args: { id: `${i}` } }),
-    );
-    const refused = await pull(null, patch);
-    expect(refused.status).toBe(422);
-    expect(refused.json).toMatchObject({ error: "query_budget_exceeded" });
-    expect((await pull(null, [])).json).toMatchObject({ gotQueries: [] });
-  });
-
-  it("is refused before any step when it passes them only with the queries the group holds", async () => {
+  /** A host whose groups hold 40 queries at most; Alice's pulls of group g; `count` puts of `one`. */
+  async function capped() {
     const host = await testHost({ ...config, maxGroupQueries: 40 });
     hosts.push(host);
     const pull = (cookie: number | null, patch: Op[]) =>
@@ -239,6 +222,19 @@ describe("a query patch past the group's caps", () => {
         { length: count },
         (_, i): Op => ({ op: "put", hash: `${prefix}${i}`, name: "one", args: { id: `${i}` } }),
       );
+    return { pull, puts };
+  }
+
+  it("is refused before any step is applied", async () => {
+    const { pull, puts } = await capped();
+    const refused = await pull(null, puts("q", 50));
+    expect(refused.status).toBe(422);
+    expect(refused.json).toMatchObject({ error: "query_budget_exceeded" });
+    expect((await pull(null, [])).json).toMatchObject({ gotQueries: [] });
+  });
+
+  it("is refused before any step when it passes them only with the queries the group holds", async () => {
+    const { pull, puts } = await capped();
     const held = await pull(null, puts("q", 5));
     expect(held.json.gotQueries).toHaveLength(5);
     // 40 new queries fit alone, and their first step (32) fits beside the 5 held; all 45 do not.
