@@ -396,4 +396,9 @@ export class ChangeBuffer {
     void this.wal.close();
     if (this.db.open) this.db.close();
   }
+
+  /** Whether `close` was called: nothing is read or written any more. */
+  get closed(): boolean {
+    return !this.db.open;
+  }
 }

@@ -118,6 +118,9 @@ export class CommitPipeline {
     const batch = batchOf(transactions);
     // The fsync runs off the event loop, so the next socket read is decoded meanwhile.
     this.durable = buffer.sync().then(() => {
+      // Closed meanwhile (the reader stopped): nothing is confirmed, shown or pruned; the slot
+      // sends these again on the next connection.
+      if (buffer.closed) return;
       this.init.confirm();
       this.init.onCommitted(batch);
       buffer.prune(retention, Date.now());
