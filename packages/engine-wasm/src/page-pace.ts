@@ -6,7 +6,7 @@ export interface QueryPagesOptions {
    * every page.
    */
   pageMs: number;
-  /** Rows a page reads; default: sized from what the pages before took (a query root's for half of `pageMs`, a reset's for all of it). */
+  /** Rows a page reads; default: sized from what the pages before took, for `pageMs` / 2. */
   pageRows?: number;
 }
 
@@ -14,8 +14,8 @@ const MAX_PAGE_ROWS = 65_536;
 
 /**
  * How big a pull's pages are, and when a run of the pull stops between them: each page is sized
- * from the pace of the one before, for `share` of the run's time (at most four times the last),
- * and a run stops once the next page, at that pace, would end past the run's `pageMs`.
+ * from the pace of the one before, for half the run's time (at most four times the last), and a
+ * run stops once the next page, at that pace, would end past the run's `pageMs`.
  */
 export class PagePace {
   /** The next page's rows. */
@@ -26,7 +26,6 @@ export class PagePace {
   constructor(
     private readonly options: QueryPagesOptions,
     firstRows: number,
-    private readonly share = 0.5,
   ) {
     this.size = options.pageRows ?? firstRows;
   }
@@ -57,7 +56,7 @@ export class PagePace {
 
   private learn(ms: number): void {
     if (this.options.pageRows !== undefined) return;
-    const target = this.options.pageMs * this.share;
+    const target = this.options.pageMs / 2;
     const scaled = ms > 0 ? Math.floor((this.size * target) / ms) : this.size * 4;
     this.size = Math.max(1, Math.min(MAX_PAGE_ROWS, this.size * 4, scaled));
   }

@@ -26,11 +26,8 @@ interface Paged {
 // A first page of one row: a root row can cost a probe of a whole table, so a pull's first page
 // learns the rate before a larger one is read (each page at most four times the last).
 const FIRST_PAGE_ROWS = 1;
-// A reset's rows cost a rendering each: its first page reads more. Its pages cost the same per
-// row, so each is sized for the whole of a run: every run is one page, and a reset stops as few
-// times as its rows need.
+// A reset's rows cost a rendering each: its first page reads more.
 const FIRST_RESET_ROWS = 64;
-const RESET_PAGE_SHARE = 1;
 
 /**
  * One pull's paging, kept across its runs. A query whose root's condition holds an
@@ -58,7 +55,7 @@ export class QueryPages {
 
   constructor(options: QueryPagesOptions) {
     this.pace = new PagePace(options, FIRST_PAGE_ROWS);
-    this.reset = new ResetPages(new PagePace(options, FIRST_RESET_ROWS, RESET_PAGE_SHARE), () => this.turn());
+    this.reset = new ResetPages(new PagePace(options, FIRST_RESET_ROWS), () => this.turn());
   }
 
   /** The current run was stopped between pages (a driver may wrap the error thrown). */
