@@ -1,4 +1,4 @@
-// A reset pull read in pages: each table a window of keys at a time, in key order, each page
+// A reset pull read in pages: each table a range of its key at a time, in key order, each page
 // handed to the host (`_weir_reset_page`), which keeps its rows and may stop the call between
 // pages; it runs the call again after other requests had their turn, and the pages it kept are
 // not read again. Pages read in different runs see different versions, so the run that has read
