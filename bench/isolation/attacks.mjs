@@ -59,7 +59,10 @@ function statusLabel(answer) {
   return answer.status === 200 ? "200" : `${answer.status} ${answer.json?.error ?? ""}`.trim();
 }
 
-/** A native query-aware pull that puts `patch` in a new group each time, in a loop. */
+/**
+ * A native pull from no cookie in a new group each time, in a loop: query-aware, putting `patch()`,
+ * or plain without one.
+ */
 async function pullAttack(url, until, patch) {
   const outcome = tally();
   while (Date.now() < until) {
@@ -70,7 +73,7 @@ async function pullAttack(url, until, patch) {
             clientGroupID: freshGroup("a"),
             clientID: "a-c",
             cookie: null,
-            queries: { patch: patch() },
+            ...(patch ? { queries: { patch: patch() } } : {}),
           }),
         ),
       );
@@ -189,27 +192,6 @@ async function toggles(url, until) {
   return outcome.counts;
 }
 
-/** Plain pulls from no cookie (a new client's first sync), each answering every row, in a loop. */
-async function resetPulls(url, until) {
-  const outcome = tally();
-  while (Date.now() < until) {
-    try {
-      outcome.add(
-        statusLabel(
-          await post(url, `${ATTACKER}/pull`, attacker(), {
-            clientGroupID: freshGroup("r"),
-            clientID: "r-c",
-            cookie: null,
-          }),
-        ),
-      );
-    } catch (error) {
-      outcome.add(`failed ${error.cause?.code ?? error.message}`);
-    }
-  }
-  return outcome.counts;
-}
-
 /** `count` puts of `byIds`, each of `ids` ids (`id(query, i)`), hashed `<prefix><query>`. */
 function byIdsPatch(prefix, count, ids, id) {
   return Array.from({ length: count }, (_, q) => ({
@@ -245,7 +227,10 @@ export const ATTACKS = {
       ),
   },
   queryToggles: { label: "native pulls toggling one query", run: toggles },
-  resetPulls: { label: "plain pulls from no cookie, each of every row (60,000)", run: resetPulls },
+  resetPulls: {
+    label: "plain pulls from no cookie, each of every row (60,000)",
+    run: (url, until) => pullAttack(url, until),
+  },
   wholeTable: {
     label: "a query of every item (20,000 rows, no EXISTS: not paged), a new group each pull",
     run: (url, until) =>

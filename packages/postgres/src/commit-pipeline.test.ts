@@ -44,18 +44,24 @@ const transaction = (watermark: bigint) => ({
   shared: true,
 });
 
+/** A pipeline over a new buffer, with what it confirmed and woke (`seen`) and its failures. */
+function pipelineOnBuffer() {
+  const buffered = buffer();
+  const seen: string[] = [];
+  const failures: unknown[] = [];
+  const pipeline = new CommitPipeline({
+    buffer: buffered,
+    retention: { maxAgeMs: 60_000, maxChanges: 1_000 },
+    confirm: () => seen.push("confirm"),
+    onCommitted: (batch) => seen.push(`woken ${batch.watermark}`),
+    halted: () => false,
+  });
+  return { buffered, seen, failures, pipeline };
+}
+
 describe("CommitPipeline", () => {
   it("confirms, wakes and prunes once a flush is durable", async () => {
-    const buffered = buffer();
-    const seen: string[] = [];
-    const failures: unknown[] = [];
-    const pipeline = new CommitPipeline({
-      buffer: buffered,
-      retention: { maxAgeMs: 60_000, maxChanges: 1_000 },
-      confirm: () => seen.push("confirm"),
-      onCommitted: (batch) => seen.push(`woken ${batch.watermark}`),
-      halted: () => false,
-    });
+    const { buffered, seen, failures, pipeline } = pipelineOnBuffer();
     pipeline.committed(transaction(110n), (error) => failures.push(error));
     await pipeline.settle((error) => failures.push(error));
     expect(seen).toEqual(["confirm", "woken 110"]);
@@ -65,16 +71,7 @@ describe("CommitPipeline", () => {
   });
 
   it("does nothing after its flush's fsync when the buffer was closed meanwhile (the reader stopped)", async () => {
-    const buffered = buffer();
-    const seen: string[] = [];
-    const failures: unknown[] = [];
-    const pipeline = new CommitPipeline({
-      buffer: buffered,
-      retention: { maxAgeMs: 60_000, maxChanges: 1_000 },
-      confirm: () => seen.push("confirm"),
-      onCommitted: () => seen.push("woken"),
-      halted: () => false,
-    });
+    const { buffered, seen, failures, pipeline } = pipelineOnBuffer();
     pipeline.committed(transaction(110n), (error) => failures.push(error));
     // The flush runs on the next turn; the buffer closes while its fsync is under way.
     await new Promise((resolve) => setImmediate(resolve));

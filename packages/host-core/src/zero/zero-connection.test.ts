@@ -9,6 +9,22 @@ afterEach(() => {
   for (const service of services.splice(0)) service.close();
 });
 
+/** Alice's connection, settled, with the kinds of the frames it sends from then on, in order. */
+async function connectedInOrder() {
+  const { service } = await testService(config);
+  services.push(service);
+  const socket = recorder();
+  const connection = connectAlice(service.zero, socket, { baseCookie: null, wsid: "w1", queries: [] });
+  await settle();
+  const order: string[] = [];
+  const sent = socket.send;
+  socket.send = (frame: string) => {
+    order.push(JSON.parse(frame)[0]);
+    sent(frame);
+  };
+  return { socket, connection, order };
+}
+
 describe("ZeroConnection's frames waiting to be handled", () => {
   it("are bounded: a client that sends more at once than the bound is closed with ServerOverloaded", async () => {
     const { service } = await testService(config);
@@ -45,17 +61,7 @@ describe("ZeroConnection's frames waiting to be handled", () => {
   });
 
   it("a large one is parsed in slices: what else waits runs before it is answered", async () => {
-    const { service } = await testService(config);
-    services.push(service);
-    const socket = recorder();
-    const connection = connectAlice(service.zero, socket, { baseCookie: null, wsid: "w1", queries: [] });
-    await settle();
-    const order: string[] = [];
-    const sent = socket.send;
-    socket.send = (frame: string) => {
-      order.push(JSON.parse(frame)[0]);
-      sent(frame);
-    };
+    const { socket, connection, order } = await connectedInOrder();
     // About 300 KB (a ping's body may carry anything): parsed in slices.
     const pad = Array.from({ length: 10_000 }, (_, i) => `${"x".repeat(24)}${i}`);
     connection.receive(JSON.stringify(["ping", { pad }]));
@@ -68,17 +74,7 @@ describe("ZeroConnection's frames waiting to be handled", () => {
   });
 
   it("read together give what else waits its turn once they have taken 5 ms, not after all of them", async () => {
-    const { service } = await testService(config);
-    services.push(service);
-    const socket = recorder();
-    const connection = connectAlice(service.zero, socket, { baseCookie: null, wsid: "w1", queries: [] });
-    await settle();
-    const order: string[] = [];
-    const sent = socket.send;
-    socket.send = (frame: string) => {
-      order.push(JSON.parse(frame)[0]);
-      sent(frame);
-    };
+    const { connection, order } = await connectedInOrder();
     // A clock that moves 3 ms each time it is read: each frame takes 3 ms to handle.
     let clock = 0;
     const now = vi.spyOn(performance, "now").mockImplementation(() => (clock += 3));
