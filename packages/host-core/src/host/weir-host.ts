@@ -135,6 +135,14 @@ export class WeirHost {
     return this.registry.unavailable;
   }
 
+  /**
+   * Closes the namespace once no request uses it, for another host of the same files to open it
+   * next; the caller sends it no request meanwhile and has closed its sockets.
+   */
+  release(name: string): Promise<void> {
+    return this.registry.release(name);
+  }
+
   /** Closes namespaces unused for `idleMs` that no request is using; answers how many. */
   closeIdle(idleMs: number): number {
     return this.registry.closeIdle(idleMs);

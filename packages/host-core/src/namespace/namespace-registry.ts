@@ -18,6 +18,9 @@ function userShareOfOpen(maxOpen: number): number {
   return Math.max(1, Math.ceil(maxOpen / USER_SHARE_OF_OPEN));
 }
 
+/** How often a release looks again whether the namespace's last request is done. */
+const RELEASE_POLL_MS = 5;
+
 /** Names kept of namespaces an upstream committed for while they were closed. */
 const MAX_COMMITTED_WHILE_CLOSED = 10_000;
 
@@ -125,6 +128,21 @@ export class NamespaceRegistry {
     if (!service.usage.inUse) this.close(service);
   }
 
+  /**
+   * Closes the namespace once no request uses it, for another host of the same files to open it
+   * next (a worker of the Node host taking it over). Its caller sends it no request meanwhile and
+   * has closed its sockets.
+   */
+  async release(name: string): Promise<void> {
+    await this.opening.get(name)?.catch(() => {});
+    const service = this.open.get(name);
+    if (!service) return;
+    while (service.usage.inUse) await new Promise((resolve) => setTimeout(resolve, RELEASE_POLL_MS));
+    if (this.open.get(name) !== service) return;
+    this.forget(name);
+    this.close(service);
+  }
+
   /** A request is done with the service. */
   released(service: NamespaceService): void {
     if (service.usage.retired && !service.usage.inUse) this.close(service);
@@ -143,12 +161,12 @@ export class NamespaceRegistry {
     });
   }
 
-  /** Waits for namespaces being opened, then closes every open one. */
   /** Every open namespace's service. */
   services(): IterableIterator<NamespaceService> {
     return this.open.values();
   }
 
+  /** Waits for namespaces being opened, then closes every open one. */
   async closeAll(): Promise<void> {
     while (this.opening.size > 0) await Promise.allSettled([...this.opening.values()]);
     for (const service of this.open.values()) this.close(service);
