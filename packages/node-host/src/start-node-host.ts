@@ -30,7 +30,10 @@ export async function startNodeHost(
   options: NodeHostOptions,
   config: WeirConfig,
   logger: Logger,
-  ports: { wake: Wake } & Pick<HostPorts, "observe" | "observeIngest">,
+  ports: { wake: Wake; onStep?(namespace: string, ms: number): void } & Pick<
+    HostPorts,
+    "observe" | "observeIngest"
+  >,
 ): Promise<NodeHost> {
   const scheduler = new TimerScheduler();
   let files: FileStorage | undefined;
@@ -39,6 +42,7 @@ export async function startNodeHost(
     files = fileStorage(options.dataDir ?? DEFAULT_DATA_DIR, {
       logger,
       ...(maxBytes === undefined ? {} : { maxDatabaseBytes: maxBytes }),
+      ...(ports.onStep ? { onStep: ports.onStep } : {}),
     });
   }
   const [engine, storage] = await Promise.all([loadNodeEngine(), files ?? memoryStorage()]);

@@ -29,6 +29,8 @@ export interface FileStorageOptions {
   logger?: Logger;
   /** Caps each namespace's database at about this size (SQLite's max_page_count); past it pushes answer 507. */
   maxDatabaseBytes?: number;
+  /** Told how long each transaction held the thread (a namespace's step), by namespace. */
+  onStep?(namespace: string, ms: number): void;
 }
 
 /** File storage, with what the server also needs of its data directory. */
@@ -130,13 +132,22 @@ export function fileStorage(dataDir: string, options: FileStorageOptions = {}): 
       const connection = db;
       // One wrapper for every call: better-sqlite3 turns a nested call into a savepoint.
       const run = connection.transaction((fn: () => unknown) => fn());
+      const onStep = options.onStep;
+      let depth = 0;
       return {
         db: betterSqliteAdapter(connection),
         location: file,
         transaction: <T>(fn: () => T) => {
-          const result = run(fn) as T;
-          checkpointer.written(file);
-          return result;
+          const started = onStep && depth === 0 ? performance.now() : -1;
+          depth++;
+          try {
+            const result = run(fn) as T;
+            checkpointer.written(file);
+            return result;
+          } finally {
+            depth--;
+            if (started >= 0) onStep!(namespace, performance.now() - started);
+          }
         },
         sizeBytes: () =>
           (connection.pragma("page_count", { simple: true }) as number) *
