@@ -57,6 +57,9 @@ export interface WeirServer {
   close(): Promise<void>;
 }
 
+const DEFAULT_STEP_BUDGET_MS = 50;
+const DEFAULT_OVERFLOW_QUIET_MS = 60_000;
+
 /** How many workers the options ask for. */
 function workerCount(options: NodeHostOptions): number {
   if (options.workers !== undefined) return options.workers;
@@ -102,6 +105,7 @@ export function createServer(options: NodeHostOptions): WeirServer {
           unavailableNamespaces: () =>
             node?.host.unavailableNamespaces.size ?? pool?.unavailableNamespaces ?? 0,
           wakeSockets: () => wake.total,
+          overflowNamespaces: () => pool?.overflowNamespaces ?? 0,
           socketUnsentBytes: () => wake.unsentBytes + zero.unsentBytes,
         });
   // Requests and upgrades being answered (weir's and the app's own routes), which `close` awaits.
@@ -133,6 +137,15 @@ export function createServer(options: NodeHostOptions): WeirServer {
         argument: options.workerConfig!.argument,
         count: workers,
         maxOpenNamespaces: resolved.maxOpenNamespaces,
+        // Memory databases live in their worker: a namespace cannot move.
+        ...(options.storage === "memory"
+          ? {}
+          : {
+              overflow: {
+                stepBudgetMs: options.stepBudgetMs ?? DEFAULT_STEP_BUDGET_MS,
+                quietMs: options.overflowQuietMs ?? DEFAULT_OVERFLOW_QUIET_MS,
+              },
+            }),
       },
       {
         wake: (ids) => wake.sendTo(ids),
@@ -174,7 +187,7 @@ export function createServer(options: NodeHostOptions): WeirServer {
     if (pool) {
       // A Zero connect comes as an upgrade; a worker's answer here never carries one.
       response = req.url?.startsWith("/")
-        ? ((await relayRequest(pool, req, bytes)) as ResponseParts)
+        ? ((await relayRequest(pool, req, bytes)).answer as ResponseParts)
         : jsonParts({ error: "bad_request", message: "the request target must be a path" }, 400);
     } else {
       const parts = toParts(req, bytes);

@@ -34,6 +34,7 @@ export class Metrics {
     unavailableNamespaces(): number;
     wakeSockets(): number;
     socketUnsentBytes(): number;
+    overflowNamespaces(): number;
   }) {
     collectDefaultMetrics({ register: this.registry });
     // prom-client's own Counter and Histogram hash the labels on every call, a cost paid per
@@ -91,6 +92,14 @@ export class Metrics {
         let largest = 0;
         for (const lag of lags.values()) largest = Math.max(largest, lag);
         this.set(largest);
+      },
+    });
+    new Gauge({
+      name: "weir_overflow_namespaces",
+      help: "Namespaces moved to the overflow worker because their steps passed stepBudgetMs",
+      registers: [this.registry],
+      collect() {
+        this.set(sources.overflowNamespaces());
       },
     });
     new Gauge({

@@ -18,10 +18,12 @@ import { loadWorkerOptions } from "./load-worker-options.js";
 import { checkNodeOptions, chooseAuthentication } from "./node-options.js";
 import { RelayedWake } from "./relayed-wake.js";
 import { type NodeHost, startNodeHost } from "./start-node-host.js";
+import { targetNamespace } from "./target-namespace.js";
 import type { FromWorker, ToWorker, WorkerAnswer, WorkerInit, WorkerReport } from "./worker-messages.js";
 
-// A namespace worker: one host-core host for the namespaces that hash to this thread. The
-// routing thread keeps the sockets and relays requests, answers and frames (worker-pool.ts).
+// A namespace worker: one host-core host for the namespaces that hash to this thread (or, in the
+// overflow worker, that moved to it). The routing thread keeps the sockets and relays requests,
+// answers and frames (worker-pool.ts).
 
 const port = parentPort;
 if (!port) throw new Error("namespace-worker runs as a worker thread");
@@ -56,6 +58,11 @@ function reportSoon(): void {
 }
 
 const wake = new RelayedWake((ids) => post({ t: "wake", ids }));
+/** Requests being answered, by namespace (a namespace is released once it has none). */
+const answering = new Map<string, number>();
+const answered = new Map<string, Array<() => void>>();
+/** The origin the routing thread gives every request's URL. */
+const ORIGIN = "http://localhost";
 const upgrades = new Map<number, ZeroUpgrade>();
 const zeroSockets = new Map<number, { handler: ZeroSocketHandler | null; waiting: string[] | null }>();
 
@@ -71,6 +78,13 @@ async function start(): Promise<WeirHost> {
     logger,
     {
       wake,
+      ...(init.stepBudgetMs === null
+        ? {}
+        : {
+            onStep: (namespace: string, ms: number) => {
+              if (ms > init.stepBudgetMs!) post({ t: "overBudget", namespace, ms });
+            },
+          }),
       ...(options.metrics === false
         ? {}
         : {
@@ -117,6 +131,8 @@ function toAnswer(id: number, parts: ResponseParts): WorkerAnswer {
 }
 
 async function answer(host: WeirHost, message: Extract<ToWorker, { t: "request" }>): Promise<void> {
+  const namespace = targetNamespace(message.url.slice(ORIGIN.length));
+  answering.set(namespace, (answering.get(namespace) ?? 0) + 1);
   let parts: ResponseParts;
   try {
     parts = await host.handleParts(toParts(message));
@@ -125,8 +141,29 @@ async function answer(host: WeirHost, message: Extract<ToWorker, { t: "request" 
     const requestId = newRequestId();
     logger?.log("error", { msg: "worker bridge failed", requestId, error: errorDetail(error) });
     parts = jsonParts(internalErrorBody(requestId), 500);
+  } finally {
+    const left = answering.get(namespace)! - 1;
+    if (left > 0) answering.set(namespace, left);
+    else {
+      answering.delete(namespace);
+      for (const resolve of answered.get(namespace)?.splice(0) ?? []) resolve();
+      answered.delete(namespace);
+    }
   }
   post({ t: "answer", id: message.id, answer: toAnswer(message.id, parts), report: takeReport(true) });
+}
+
+/** Closes the namespace once the requests for it this worker has are answered (none come after). */
+async function release(namespace: string): Promise<void> {
+  const host = await ready.catch(() => undefined);
+  if (answering.has(namespace)) {
+    await new Promise<void>((resolve) => {
+      const waiting = answered.get(namespace);
+      if (waiting) waiting.push(resolve);
+      else answered.set(namespace, [resolve]);
+    });
+  }
+  await host?.release(namespace);
 }
 
 function openZero(id: number): void {
@@ -199,6 +236,13 @@ port.on("message", (message: ToWorker) => {
       return;
     case "upstreamCommitted":
       node?.host.upstreamCommitted(message.namespaces);
+      return;
+    case "release":
+      void release(message.namespace)
+        .catch((error: unknown) =>
+          logger?.log("error", { msg: "releasing a namespace failed", error: errorDetail(error) }),
+        )
+        .finally(() => post({ t: "released", namespace: message.namespace }));
       return;
     case "close":
       void (async () => {

@@ -40,6 +40,17 @@ export interface NodeHostOptions extends Omit<WeirConfig, "authenticate"> {
    * them, called with `argument` (any value a thread can receive).
    */
   workerConfig?: { module: string | URL; argument?: unknown };
+  /**
+   * With worker threads and file storage: a namespace one of whose steps (a transaction: a pull's
+   * or a push's work, or a page of it) held its worker longer than this, twice within
+   * `overflowQuietMs`, moves to the overflow worker, one more thread shared only by namespaces
+   * that did the same, so that it no longer delays the namespaces of its own worker. Its Zero
+   * sockets are closed with 1012 and reconnect. It moves back once none of its steps passed this
+   * for `overflowQuietMs`. Default 50 ms; 0 moves no namespace.
+   */
+  stepBudgetMs?: number;
+  /** See `stepBudgetMs` (default 60 s). */
+  overflowQuietMs?: number;
   /** Serve Prometheus metrics at `GET /metrics` (default true). */
   metrics?: boolean;
   /**
@@ -70,6 +81,12 @@ export function checkNodeOptions(options: NodeHostOptions): void {
     problems.push(
       "workers: set workerConfig too, the module each worker thread loads the options from (a config's functions cannot cross threads)",
     );
+  }
+  for (const key of ["stepBudgetMs", "overflowQuietMs"] as const) {
+    const value = options[key];
+    if (value !== undefined && !(Number.isSafeInteger(value) && value >= 0)) {
+      problems.push(`${key}: expected a whole number of milliseconds, 0 or more`);
+    }
   }
   const module = options.workerConfig?.module;
   if (options.workerConfig !== undefined && typeof module !== "string" && !(module instanceof URL)) {

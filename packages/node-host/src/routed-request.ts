@@ -1,31 +1,17 @@
 import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import { writeRawAnswer } from "./http-bridge.js";
+import { targetNamespace } from "./target-namespace.js";
 import type { WsWake } from "./wake.js";
-import type { WorkerAnswer } from "./worker-messages.js";
-import type { WorkerPool } from "./worker-pool.js";
+import type { Routed, WorkerPool } from "./worker-pool.js";
 import type { WsZero } from "./zero-sockets.js";
-
-/**
- * The namespace a request target names (its first path segment, as host-core routes it), which
- * decides its worker; a target without one goes to the first worker, which refuses it as
- * host-core does.
- */
-function targetNamespace(url: string | undefined): string {
-  if (!url?.startsWith("/")) return "";
-  const end = url.indexOf("/", 1);
-  const query = url.indexOf("?");
-  const stop = end === -1 ? (query === -1 ? url.length : query) : query === -1 ? end : Math.min(end, query);
-  return url.slice(1, stop);
-}
 
 /** Sends a Node request, with its body as read, to the worker of its namespace. */
 export function relayRequest(
   pool: WorkerPool,
   req: IncomingMessage,
   body: Buffer | null,
-): Promise<WorkerAnswer> & { thread: number; id: number } {
-  const thread = pool.size > 1 ? pool.route(targetNamespace(req.url)) : 0;
+): Promise<Routed> & { id: number } {
   const id = pool.id();
   const headers: [string, string][] = [];
   for (const name in req.headers) {
@@ -33,14 +19,14 @@ export function relayRequest(
     if (value !== undefined) headers.push([name, Array.isArray(value) ? value.join(", ") : value]);
   }
   const method = req.method ?? "GET";
-  const answer = pool.request(thread, {
+  const answer = pool.request(targetNamespace(req.url), {
     id,
     method,
     url: `http://localhost${req.url ?? "/"}`,
     headers,
     body: body !== null && method !== "GET" && method !== "HEAD" ? body : null,
   });
-  return Object.assign(answer, { thread, id });
+  return Object.assign(answer, { id });
 }
 
 /**
@@ -65,13 +51,13 @@ export async function relayUpgrade(
     return;
   }
   const relayed = relayRequest(pool, req, null);
-  const answer = await relayed;
+  const { answer, thread } = await relayed;
   if (answer.upgrade) {
     wake.accept(req, socket, head, answer.upgrade);
     return;
   }
   if (answer.zero) {
-    const upgrade = pool.zeroUpgrade(relayed.thread, relayed.id, answer.zero.protocol);
+    const upgrade = pool.zeroUpgrade(targetNamespace(req.url), thread, relayed.id, answer.zero.protocol);
     let opened = false;
     const open = upgrade.open;
     upgrade.open = (ws) => {

@@ -21,6 +21,8 @@ export type ToWorker =
   | { t: "wakeOpen"; id: number; namespace: string; clientID: string; subscription: Subscription }
   | { t: "wakeClosed"; id: number }
   | { t: "upstreamCommitted"; namespaces: string[] }
+  /** Close the namespace once its last request is answered: another worker takes it over. */
+  | { t: "release"; namespace: string }
   | { t: "close" };
 
 /** A worker's answer to a request: the response parts host-core gave, as data. */
@@ -51,6 +53,10 @@ export type FromWorker =
   | { t: "zeroSend"; id: number; frames: string[] }
   | { t: "zeroClose"; id: number; code: number; reason: string }
   | { t: "wake"; ids: number[] }
+  /** A step of the namespace (a transaction) held the worker `ms`, past the step budget. */
+  | { t: "overBudget"; namespace: string; ms: number }
+  /** The namespace asked to be released is closed. */
+  | { t: "released"; namespace: string }
   | { t: "closed" };
 
 /** What a worker is started with (its `workerData`). */
@@ -60,4 +66,6 @@ export interface WorkerInit {
   argument: unknown;
   /** This worker's share of the open-namespace cap. */
   maxOpenNamespaces: number;
+  /** Steps longer than this are reported (`overBudget`); null: none is. */
+  stepBudgetMs: number | null;
 }

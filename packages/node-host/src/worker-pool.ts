@@ -7,6 +7,8 @@ import type {
   ZeroSocket,
   ZeroUpgrade,
 } from "@weir/host-core";
+import { namespaceHash } from "@weir/host-core";
+import { type OverflowOptions, OverflowPolicy } from "./overflow-policy.js";
 import type { FromWorker, ToWorker, WorkerAnswer, WorkerInit, WorkerReport } from "./worker-messages.js";
 
 /** The worker script, beside this module's build (tests running the sources use the build too). */
@@ -28,9 +30,20 @@ interface Pending {
 interface Thread {
   worker: Worker;
   pending: Map<number, Pending>;
+  /** Namespaces the worker is closing for another to take over, each resolved once closed. */
+  releasing: Map<string, () => void>;
   open: number;
   unavailable: number;
 }
+
+/** A request's answer, and the worker that gave it. */
+export interface Routed {
+  answer: WorkerAnswer;
+  thread: number;
+}
+
+/** The close code of a Zero socket whose namespace moved to another worker: the client reconnects. */
+export const CLOSE_MOVED = 1012;
 
 /** Which of `workers` threads runs a namespace: FNV-1a of its name, modulo the count. */
 export function namespaceWorker(namespace: string, workers: number): number {
@@ -44,37 +57,65 @@ export function namespaceWorker(namespace: string, workers: number): number {
 
 /**
  * Namespace workers and the routing between them: each namespace hashes to one worker, which
- * runs it for as long as the pool lives (its file lease is that worker's). Requests go to the
- * worker as data and come back as answers; Zero sockets stay here and their frames are relayed
- * both ways by the id of the request that opened them.
+ * runs it (its file lease is that worker's). Requests go to the worker as data and come back as
+ * answers; Zero sockets stay here and their frames are relayed both ways by the id of the request
+ * that opened them.
+ *
+ * With `overflow` options (file storage), a namespace whose steps pass the step budget moves to
+ * the overflow worker, one more thread, and back once quiet (overflow-policy.ts). A move holds
+ * the namespace's new requests here, closes its Zero sockets (their clients reconnect to the new
+ * worker), has the old worker close the namespace once its last request is answered, then sends
+ * the held requests and the namespace's wake subscriptions to the new one.
  */
 export class WorkerPool {
   private readonly threads: Thread[] = [];
-  private readonly zeroSockets = new Map<number, { thread: number; socket: ZeroSocket }>();
+  private readonly zeroSockets = new Map<number, { thread: number; namespace: string; socket: ZeroSocket }>();
+  private readonly wakeSockets = new Map<
+    number,
+    { namespace: string; clientID: string; subscription: Subscription }
+  >();
+  /** Namespaces being moved, each resolved once its new worker may have its requests. */
+  private readonly moving = new Map<string, Promise<void>>();
+  private readonly policy: OverflowPolicy | null;
+  private quietTimer: NodeJS.Timeout | undefined;
   private nextId = 1;
   private closing = false;
 
   constructor(
-    private readonly init: Omit<WorkerInit, "maxOpenNamespaces"> & {
+    private readonly init: Omit<WorkerInit, "maxOpenNamespaces" | "stepBudgetMs"> & {
       count: number;
       maxOpenNamespaces: number;
+      overflow?: OverflowOptions;
     },
     private readonly events: WorkerPoolEvents,
     private readonly logger: Logger,
-  ) {}
+  ) {
+    this.policy = init.overflow && init.overflow.stepBudgetMs > 0 ? new OverflowPolicy(init.overflow) : null;
+  }
 
   /** Starts the workers; rejects when one cannot load its config. */
   async start(): Promise<void> {
     await Promise.all(Array.from({ length: this.init.count }, (_, index) => this.spawn(index)));
+    if (this.policy) {
+      const quietMs = this.init.overflow!.quietMs;
+      this.quietTimer = setInterval(() => this.moveQuietBack(), Math.min(5_000, Math.max(50, quietMs / 4)));
+      this.quietTimer.unref();
+    }
   }
 
+  /** The namespaces' own workers (the overflow worker not counted). */
   get size(): number {
-    return this.threads.length;
+    return this.init.count;
+  }
+
+  /** Namespaces in the overflow worker now. */
+  get overflowNamespaces(): number {
+    return this.policy?.size ?? 0;
   }
 
   /** The worker a namespace lives in. */
   route(namespace: string): number {
-    return namespaceWorker(namespace, this.threads.length);
+    return this.policy?.inOverflow(namespace) ? this.init.count : namespaceWorker(namespace, this.init.count);
   }
 
   /** Open namespaces over every worker, as each last reported. */
@@ -91,8 +132,21 @@ export class WorkerPool {
     return this.nextId++;
   }
 
-  /** Sends a request to the worker; the answer comes back as data. */
-  request(thread: number, message: Omit<Extract<ToWorker, { t: "request" }>, "t">): Promise<WorkerAnswer> {
+  /**
+   * Sends a request to the worker of its namespace (once a move of it is done); the answer comes
+   * back as data.
+   */
+  request(namespace: string, message: Omit<Extract<ToWorker, { t: "request" }>, "t">): Promise<Routed> {
+    const moving = this.moving.get(namespace);
+    if (moving) return moving.then(() => this.request(namespace, message));
+    const thread = this.route(namespace);
+    return this.send(thread, message).then((answer) => ({ answer, thread }));
+  }
+
+  private send(
+    thread: number,
+    message: Omit<Extract<ToWorker, { t: "request" }>, "t">,
+  ): Promise<WorkerAnswer> {
     const target = this.threads[thread]!;
     return new Promise((resolve, reject) => {
       target.pending.set(message.id, { resolve, reject });
@@ -114,11 +168,23 @@ export class WorkerPool {
    * socket's frames to the worker, and the worker's to the socket. `abandoned` tells the worker
    * the upgrade was never made.
    */
-  zeroUpgrade(thread: number, id: number, protocol: string | null): ZeroUpgrade & { abandoned(): void } {
+  zeroUpgrade(
+    namespace: string,
+    thread: number,
+    id: number,
+    protocol: string | null,
+  ): ZeroUpgrade & { abandoned(): void } {
     return {
       protocol,
       open: async (socket) => {
-        this.zeroSockets.set(id, { thread, socket });
+        // The namespace moved (or is moving) since its worker accepted the upgrade: the client
+        // reconnects, to the worker it is in now.
+        if (this.moving.has(namespace) || this.route(namespace) !== thread) {
+          this.post(thread, { t: "zeroClosed", id });
+          socket.close(CLOSE_MOVED, "the namespace moved to another worker; reconnect");
+          return { receive: () => {}, socketClosed: () => {} };
+        }
+        this.zeroSockets.set(id, { thread, namespace, socket });
         this.post(thread, { t: "zeroOpen", id });
         return {
           receive: (frame) => this.post(thread, { t: "zeroFrame", id, frame }),
@@ -132,10 +198,12 @@ export class WorkerPool {
   }
 
   wakeOpened(id: number, namespace: string, clientID: string, subscription: Subscription): void {
+    this.wakeSockets.set(id, { namespace, clientID, subscription });
     this.post(this.route(namespace), { t: "wakeOpen", id, namespace, clientID, subscription });
   }
 
   wakeClosed(id: number, namespace: string): void {
+    this.wakeSockets.delete(id);
     this.post(this.route(namespace), { t: "wakeClosed", id });
   }
 
@@ -143,6 +211,12 @@ export class WorkerPool {
   upstreamCommitted(namespaces: Iterable<string>): void {
     const byThread = new Map<number, string[]>();
     for (const name of namespaces) {
+      // A namespace being moved hears of it in the worker it moves to.
+      const moving = this.moving.get(name);
+      if (moving) {
+        void moving.then(() => this.upstreamCommitted([name]));
+        continue;
+      }
       const thread = this.route(name);
       const names = byThread.get(thread);
       if (names) names.push(name);
@@ -151,9 +225,74 @@ export class WorkerPool {
     for (const [thread, names] of byThread) this.post(thread, { t: "upstreamCommitted", namespaces: names });
   }
 
+  /** A step of the namespace, in worker `thread`, held it `ms`, past the step budget. */
+  private overBudget(namespace: string, thread: number, ms: number): void {
+    if (!this.policy || this.closing || this.moving.has(namespace) || this.route(namespace) !== thread)
+      return;
+    if (!this.policy.overBudget(namespace, performance.now())) return;
+    this.move(namespace, true, ms);
+  }
+
+  private moveQuietBack(): void {
+    if (this.closing) return;
+    for (const namespace of this.policy!.quiet(performance.now())) {
+      if (!this.moving.has(namespace)) this.move(namespace, false);
+    }
+  }
+
+  /** Moves the namespace to the overflow worker, or back to its own. */
+  private move(namespace: string, toOverflow: boolean, stepMs?: number): void {
+    const from = this.route(namespace);
+    const done = (async () => {
+      if (toOverflow && !this.threads[this.init.count]) await this.spawn(this.init.count);
+      for (const [id, open] of this.zeroSockets) {
+        if (open.namespace !== namespace) continue;
+        this.zeroSockets.delete(id);
+        this.post(open.thread, { t: "zeroClosed", id });
+        open.socket.close(CLOSE_MOVED, "the namespace moved to another worker; reconnect");
+      }
+      await this.release(from, namespace);
+      if (toOverflow) this.policy!.moved(namespace, performance.now());
+      else this.policy!.returned(namespace, performance.now());
+      const to = this.route(namespace);
+      for (const [id, wake] of this.wakeSockets) {
+        if (wake.namespace !== namespace) continue;
+        this.post(from, { t: "wakeClosed", id });
+        this.post(to, { t: "wakeOpen", id, ...wake });
+      }
+      this.logger.log("info", {
+        msg: toOverflow ? "namespace moved to the overflow worker" : "namespace moved back to its worker",
+        ns: await namespaceHash(namespace),
+        ...(stepMs === undefined ? {} : { stepMs: Math.round(stepMs) }),
+        ...(toOverflow ? { quietMs: this.policy!.stayMs(namespace) } : {}),
+      });
+    })()
+      .catch((error: unknown) =>
+        this.logger.log("error", { msg: "moving a namespace failed", error: String(error) }),
+      )
+      .finally(() => this.moving.delete(namespace));
+    this.moving.set(namespace, done);
+  }
+
+  /** Has the worker close the namespace once its last request is answered. */
+  private release(thread: number, namespace: string): Promise<void> {
+    const target = this.threads[thread];
+    if (!target) return Promise.resolve();
+    return new Promise((resolve) => {
+      const waiting = target.releasing.get(namespace);
+      target.releasing.set(namespace, () => {
+        waiting?.();
+        resolve();
+      });
+      target.worker.postMessage({ t: "release", namespace } satisfies ToWorker);
+    });
+  }
+
   /** Each worker closes its namespaces (after the requests it is answering), then exits. */
   async close(): Promise<void> {
     this.closing = true;
+    if (this.quietTimer) clearInterval(this.quietTimer);
+    await Promise.allSettled([...this.moving.values()]);
     await Promise.all(
       this.threads.map(
         ({ worker }) =>
@@ -174,11 +313,16 @@ export class WorkerPool {
 
   private spawn(index: number): Promise<void> {
     const { count: _count, ...init } = this.init;
+    const { overflow: _overflow, ...shared } = init;
     const share = Math.max(1, Math.ceil(this.init.maxOpenNamespaces / this.init.count));
     const worker = new Worker(WORKER_SCRIPT, {
-      workerData: { ...init, maxOpenNamespaces: share } satisfies WorkerInit,
+      workerData: {
+        ...shared,
+        maxOpenNamespaces: share,
+        stepBudgetMs: this.policy ? this.policy.stepBudgetMs : null,
+      } satisfies WorkerInit,
     });
-    const thread: Thread = { worker, pending: new Map(), open: 0, unavailable: 0 };
+    const thread: Thread = { worker, pending: new Map(), releasing: new Map(), open: 0, unavailable: 0 };
     this.threads[index] = thread;
     return new Promise((resolve, reject) => {
       worker.on("message", (message: FromWorker) => {
@@ -213,6 +357,15 @@ export class WorkerPool {
           case "wake":
             this.events.wake(message.ids);
             return;
+          case "overBudget":
+            this.overBudget(message.namespace, index, message.ms);
+            return;
+          case "released": {
+            const resolve = thread.releasing.get(message.namespace);
+            thread.releasing.delete(message.namespace);
+            resolve?.();
+            return;
+          }
         }
       });
       worker.on("error", (error) => {
@@ -223,6 +376,9 @@ export class WorkerPool {
         for (const pending of thread.pending.values())
           pending.reject(new Error("the namespace worker stopped"));
         thread.pending.clear();
+        // A worker that stopped holds no namespace: a move waiting on it goes on.
+        for (const resolve of thread.releasing.values()) resolve();
+        thread.releasing.clear();
         for (const [id, open] of this.zeroSockets) {
           if (open.thread !== index) continue;
           this.zeroSockets.delete(id);

@@ -1,0 +1,176 @@
+import { fileURLToPath } from "node:url";
+import { conformanceConfig, connectZero, Listener, until, wakeUrl } from "@weir/conformance";
+import { afterEach, describe, expect, it } from "vitest";
+import { memoryLogger, tempDir } from "../test/helpers.js";
+import { createServer, type NodeHostOptions } from "./index.js";
+import { CLOSE_MOVED, namespaceWorker } from "./worker-pool.js";
+
+// A namespace whose steps hold its worker past the step budget moves to the overflow worker, so
+// that its long steps delay only namespaces that did the same, and moves back once quiet. The
+// steps are the gated fixture's `hold` mutator: its push holds the worker until the test opens
+// the gate, which makes a step as long as the test wants it.
+
+const GATED_CONFIG = fileURLToPath(new URL("../test/fixtures/gated-worker-config.mjs", import.meta.url));
+
+const closers: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const close of closers.splice(0)) await close();
+});
+
+async function start(options: Partial<NodeHostOptions>) {
+  const gate = new SharedArrayBuffer(8);
+  const cells = new Int32Array(gate);
+  const dataDir = tempDir();
+  const logger = memoryLogger();
+  const server = createServer({
+    ...conformanceConfig(),
+    devAuth: true,
+    dataDir,
+    logger,
+    workers: 1,
+    workerConfig: { module: GATED_CONFIG, argument: { gate, storage: "file", dataDir } },
+    stepBudgetMs: 20,
+    ...options,
+  });
+  const { url } = await server.listen();
+  const open = () => {
+    Atomics.store(cells, 0, 1);
+    Atomics.notify(cells, 0);
+  };
+  closers.push(async () => {
+    open();
+    await server.close();
+  });
+  const mutationIDs = new Map<string, number>();
+  const push = (ns: string, name: string, args: unknown, clientID = "c1") => {
+    const id = (mutationIDs.get(`${ns}/${clientID}`) ?? 0) + 1;
+    mutationIDs.set(`${ns}/${clientID}`, id);
+    return fetch(`${url}/${ns}/push`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: "alice" },
+      body: JSON.stringify({
+        clientGroupID: `g-${clientID}`,
+        pushVersion: 1,
+        mutations: [{ type: "custom", id, clientID, name, args: [args] }],
+      }),
+    });
+  };
+  /** A push of `hold` whose step lasts until `release` is called (at least the time until then). */
+  const hold = async (ns: string) => {
+    Atomics.store(cells, 0, 0);
+    Atomics.store(cells, 1, 0);
+    const answered = push(ns, "hold", {});
+    await until(() => Atomics.load(cells, 1) === 1);
+    return { answered, release: open, held: () => Atomics.load(cells, 0) === 0 };
+  };
+  const pull = async (ns: string, clientID = "c1") => {
+    const response = await fetch(`${url}/${ns}/pull`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: "alice" },
+      body: JSON.stringify({ clientGroupID: `g-${clientID}`, clientID, cookie: null }),
+    });
+    expect(response.status).toBe(200);
+    return (await response.json()) as { rowsPatch: Array<{ op: string; value?: { id: string } }> };
+  };
+  const overflowGauge = async () => {
+    const text = await (await fetch(`${url}/metrics`)).text();
+    return Number(/^weir_overflow_namespaces (\d+)/m.exec(text)?.[1]);
+  };
+  const moves = () => logger.lines.filter((line) => String(line.msg).startsWith("namespace moved"));
+  return { url, push, hold, pull, overflowGauge, moves };
+}
+
+/** A step held past the budget (20 ms): the test waits this long before opening the gate. */
+const LONG_STEP_MS = 60;
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe("the overflow worker", () => {
+  it("moves a namespace whose steps pass the budget twice, keeps its data, wakes and clients, and isolates it", async () => {
+    const server = await start({ overflowQuietMs: 60_000 });
+    const heavy = "heavy";
+    const quiet = "quiet";
+    expect(namespaceWorker(heavy, 1)).toBe(namespaceWorker(quiet, 1));
+    expect((await server.push(heavy, "createTodo", { id: "t1" })).status).toBe(200);
+    const target = { url: server.url, auth: (user: string) => user, close: async () => {} };
+    const listener = new Listener(wakeUrl(target, heavy, "c-wake"), "alice");
+    await listener.opened;
+    const zero = await connectZero(server.url, heavy);
+    await zero.next("connected");
+    closers.push(async () => zero.ws.close());
+
+    // One long step moves nothing: a pause of the machine's would look the same.
+    const first = await server.hold(heavy);
+    await sleep(LONG_STEP_MS);
+    first.release();
+    expect((await first.answered).status).toBe(200);
+    expect(await server.overflowGauge()).toBe(0);
+
+    const second = await server.hold(heavy);
+    await sleep(LONG_STEP_MS);
+    second.release();
+    expect((await second.answered).status).toBe(200);
+    await until(() => server.moves().length === 1);
+    expect(server.moves()[0]).toMatchObject({ msg: "namespace moved to the overflow worker" });
+    expect(server.moves()[0]!.stepMs).toBeGreaterThan(20);
+    expect(await server.overflowGauge()).toBe(1);
+
+    // Its Zero socket was closed for the client to reconnect, and a new one is served.
+    expect((await zero.closed).code).toBe(CLOSE_MOVED);
+    const again = await connectZero(server.url, heavy);
+    await again.next("connected");
+    again.ws.close();
+
+    // Its rows are all there, its wake socket still hears of its writes.
+    expect((await server.pull(heavy)).rowsPatch.filter((op) => op.op === "put")).toHaveLength(1);
+    expect((await server.push(heavy, "createTodo", { id: "t2" }, "c2")).status).toBe(200);
+    expect(await listener.next()).toBe("wake");
+
+    // Now a step of it holding the overflow worker delays no namespace of its own worker.
+    const third = await server.hold(heavy);
+    expect((await server.push(quiet, "createTodo", { id: "q1" })).status).toBe(200);
+    expect((await server.pull(quiet)).rowsPatch).toEqual([
+      { op: "clear" },
+      expect.objectContaining({ op: "put", value: expect.objectContaining({ id: "q1" }) }),
+    ]);
+    expect(third.held()).toBe(true);
+    third.release();
+    expect((await third.answered).status).toBe(200);
+    listener.ws.close();
+  });
+
+  it("moves a namespace back once none of its steps passed the budget for the quiet time", async () => {
+    const server = await start({ overflowQuietMs: 300 });
+    const ns = "returns";
+    expect((await server.push(ns, "createTodo", { id: "t1" })).status).toBe(200);
+    for (let i = 0; i < 2; i++) {
+      const step = await server.hold(ns);
+      await sleep(LONG_STEP_MS);
+      step.release();
+      expect((await step.answered).status).toBe(200);
+    }
+    await until(() => server.moves().length === 1);
+    expect((await server.push(ns, "createTodo", { id: "t2" })).status).toBe(200);
+    await until(() => server.moves().length === 2, 10_000);
+    expect(server.moves()[1]).toMatchObject({ msg: "namespace moved back to its worker" });
+    expect(await server.overflowGauge()).toBe(0);
+    // Back in its own worker, with every row written in either.
+    expect((await server.push(ns, "createTodo", { id: "t3" })).status).toBe(200);
+    const ids = (await server.pull(ns)).rowsPatch.flatMap((op) => (op.value ? [op.value.id] : []));
+    expect(ids.sort()).toEqual(["t1", "t2", "t3"]);
+  });
+
+  it("moves nothing with stepBudgetMs 0", async () => {
+    const server = await start({ stepBudgetMs: 0 });
+    for (let i = 0; i < 2; i++) {
+      const step = await server.hold("stays");
+      await sleep(LONG_STEP_MS);
+      step.release();
+      expect((await step.answered).status).toBe(200);
+    }
+    // A request after them waits for any move they started.
+    await server.pull("stays");
+    expect(await server.overflowGauge()).toBe(0);
+    expect(server.moves()).toEqual([]);
+  });
+});
