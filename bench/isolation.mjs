@@ -13,10 +13,15 @@
 // its name hashes to. Two victims pull side by side: one whose namespace shares the attacker's
 // worker and, with more than one worker, one whose namespace runs in another; each is reported.
 //
-//   pnpm bench isolation [--quick] [--only=<attack>,...] [--cpu-prof-dir=<dir>]
+// A namespace whose steps pass the step budget moves to the overflow worker (node-host's README):
+// each attack reports whether the attacker's namespace was there when its phase ended.
+//
+//   pnpm bench isolation [--quick] [--only=<attack>,...] [--cpu-prof-dir=<dir>] [--no-overflow]
 //     --quick: shorter phases, for a smoke run; --only: just these attacks; --cpu-prof-dir: the
-//     server's threads write their CPU profiles there (where a worker's time goes during an attack)
+//     server's threads write their CPU profiles there (where a worker's time goes during an
+//     attack); --no-overflow: no namespace moves (stepBudgetMs 0), the workers' paging alone
 import { spawn, spawnSync } from "node:child_process";
+import { createHash } from "node:crypto";
 import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -32,6 +37,7 @@ const PHASE_MS = quick ? 2_000 : 6_000;
 const option = (name) => process.argv.find((arg) => arg.startsWith(`--${name}=`))?.slice(name.length + 3);
 const only = option("only")?.split(",");
 const profileDir = option("cpu-prof-dir");
+const noOverflow = process.argv.includes("--no-overflow");
 const VICTIM_ROWS = 100;
 const VICTIM_PAUSE_MS = 10;
 
@@ -59,7 +65,14 @@ function build() {
 async function startServer(dir) {
   const logFile = join(dir, "weir.log");
   const fd = openSync(logFile, "w");
-  const args = [weirBin, "serve", "--config", join(root, "bench/isolation/weir.config.mjs"), "--port", "0"];
+  const args = [
+    weirBin,
+    "serve",
+    "--config",
+    join(root, `bench/isolation/${noOverflow ? "no-overflow" : "weir"}.config.mjs`),
+    "--port",
+    "0",
+  ];
   const profile = profileDir ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : [];
   const child = spawn(process.execPath, [...profile, ...args, "--data-dir", join(dir, "data"), "--json"], {
     cwd: root,
@@ -130,6 +143,26 @@ function percentile(values, p) {
 
 const round1 = (n) => Math.round(n * 10) / 10;
 
+/** The hash the server's logs name a namespace by (host-core's `namespaceHash`). */
+function logHash(namespace) {
+  return createHash("sha256").update(namespace).digest("hex").slice(0, 16);
+}
+
+/** Which of `namespaces` are in the overflow worker, by the server's log of moves so far. */
+function inOverflow(logFile, namespaces) {
+  const byHash = new Map(namespaces.map((ns) => [logHash(ns), ns]));
+  const there = new Set();
+  for (const line of readFileSync(logFile, "utf8").split("\n")) {
+    if (!line.includes('"msg":"namespace moved')) continue;
+    const entry = JSON.parse(line);
+    const ns = byHash.get(entry.ns);
+    if (ns === undefined) continue;
+    if (entry.msg === "namespace moved to the overflow worker") there.add(ns);
+    else if (entry.msg === "namespace moved back to its worker") there.delete(ns);
+  }
+  return there;
+}
+
 /** A victim's figures over one phase, against its pulls alone. */
 function victimFigures(victim, baselineP95) {
   const p95 = percentile(victim.times, 95);
@@ -169,7 +202,7 @@ async function main() {
         .join(", ")}`,
     );
     const alone = await victimsLoop(url, placements, Date.now() + PHASE_MS);
-    const result = { suite: "isolation", workers: server.workers, placements: {} };
+    const result = { suite: "isolation", workers: server.workers, overflow: !noOverflow, placements: {} };
     const rows = [];
     const baselines = {};
     for (const [placement, ns] of Object.entries(placements)) {
@@ -188,6 +221,7 @@ async function main() {
         "",
         alone[placement].errors,
         "",
+        "",
       ]);
     }
     result.attacks = {};
@@ -200,7 +234,12 @@ async function main() {
         inWorker(name, url, until),
       ]);
       // The attacker's last request may end after the phase; the victims are measured within it.
-      result.attacks[name] = attacker;
+      // The log is written in batches at most 50 ms apart.
+      await sleep(100);
+      const moved = inOverflow(join(dir, "weir.log"), [ATTACKER, ...Object.values(placements)]);
+      result.attacks[name] = { ...attacker, attackerInOverflow: moved.has(ATTACKER) };
+      for (const ns of Object.values(placements))
+        if (moved.has(ns)) log(`bench isolation: victim "${ns}" is in the overflow worker`);
       for (const placement of Object.keys(placements)) {
         const figures = victimFigures(victims[placement], baselines[placement]);
         result.placements[placement].attacks[name] = figures;
@@ -211,6 +250,7 @@ async function main() {
           figures.victimP95Ms,
           figures.ratio,
           figures.victimErrors,
+          moved.has(ATTACKER) ? "overflow" : "home",
           JSON.stringify(attacker),
         ]);
       }
@@ -227,7 +267,9 @@ async function main() {
     result.victimErrors = Object.values(result.placements)
       .flatMap((placement) => Object.values(placement.attacks))
       .reduce((sum, a) => sum + a.victimErrors, 0);
-    console.log(["victim", "phase", "pulls", "p95 ms", "x alone", "errors", "attacker"].join("\t"));
+    console.log(
+      ["victim", "phase", "pulls", "p95 ms", "x alone", "errors", "attacker in", "attacker got"].join("\t"),
+    );
     for (const row of rows) console.log(row.join("\t"));
     console.log(JSON.stringify(result));
   } finally {

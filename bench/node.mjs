@@ -49,6 +49,17 @@ function build() {
 }
 
 /** Starts a server process whose stdout goes to a file, and waits for its {"url"} line. */
+/** How many moves to or from the overflow worker the servers' logs tell of. */
+function overflowMoves(logFiles) {
+  let moves = 0;
+  for (const file of logFiles) {
+    if (!existsSync(file)) continue;
+    for (const line of readFileSync(file, "utf8").split("\n"))
+      if (line.includes('"msg":"namespace moved')) moves++;
+  }
+  return moves;
+}
+
 async function startServer(name, args, logFile) {
   const fd = openSync(logFile, "w");
   const child = spawn(process.execPath, args, { cwd: root, stdio: ["ignore", fd, "inherit"] });
@@ -370,6 +381,9 @@ try {
       // A status other than 200 means the server could not take the batch.
       bigPushStatus: bigPush.status,
       bigPushRssGrowthMB: bigPush.rssGrowthMB,
+      // Namespaces weir's servers moved to their overflow worker or back during the run, by
+      // their logs (a move holds a namespace's requests for a moment).
+      overflowMoves: overflowMoves([join(dir, "weir.log"), join(dir, "weir-todo.log")]),
       // Mutations/s of pushes over 8 namespaces with one worker thread and with two.
       workers: scaling,
       ratios,
