@@ -1,6 +1,7 @@
 // Builds the Zero todo app: the browser bundle (the stock @rocicorp/zero client, the named
 // queries and mutators, the UI) into dist/public/app.js beside the todo example's page and
-// stylesheet, and the server entry into dist/server.js. The server serves dist/public as is.
+// stylesheet, and the server entry into dist/server.js (its config alone into
+// dist/zero-config.js). The server serves dist/public as is.
 import { copyFile, mkdir, readFile, writeFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
@@ -40,12 +41,13 @@ await build({
   logLevel: "warning",
 });
 
-// The server: the example's TypeScript and the todo example's (which ships as source) are
+// The server, and its config alone (what a worker thread loads, for the tests of the server
+// with workers): the example's TypeScript and the todo example's (which ships as source) are
 // bundled; every other package is imported from node_modules at run time.
 const sourcePackages = /^@weir\/example-todo(\/|$)/;
 await build({
-  entryPoints: [join(root, "src", "server.ts")],
-  outfile: join(out, "server.js"),
+  entryPoints: [join(root, "src", "server.ts"), join(root, "src", "zero-config.ts")],
+  outdir: out,
   bundle: true,
   format: "esm",
   platform: "node",
