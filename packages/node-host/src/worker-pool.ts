@@ -7,8 +7,8 @@ import type {
   ZeroSocket,
   ZeroUpgrade,
 } from "@weir/host-core";
-import { namespaceHash } from "@weir/host-core";
-import { type OverflowOptions, OverflowPolicy } from "./overflow-policy.js";
+import { type MoveSteps, NamespaceMoves } from "./namespace-moves.js";
+import type { OverflowOptions } from "./overflow-policy.js";
 import type { FromWorker, ToWorker, WorkerAnswer, WorkerInit, WorkerReport } from "./worker-messages.js";
 
 /** The worker script, beside this module's build (tests running the sources use the build too). */
@@ -62,10 +62,7 @@ export function namespaceWorker(namespace: string, workers: number): number {
  * that opened them.
  *
  * With `overflow` options (file storage), a namespace whose steps pass the step budget moves to
- * the overflow worker, one more thread, and back once quiet (overflow-policy.ts). A move holds
- * the namespace's new requests here, closes its Zero sockets (their clients reconnect to the new
- * worker), has the old worker close the namespace once its last request is answered, then sends
- * the held requests and the namespace's wake subscriptions to the new one.
+ * the overflow worker, one more thread, and back once quiet (namespace-moves.ts).
  */
 export class WorkerPool {
   private readonly threads: Thread[] = [];
@@ -74,10 +71,7 @@ export class WorkerPool {
     number,
     { namespace: string; clientID: string; subscription: Subscription }
   >();
-  /** Namespaces being moved, each resolved once its new worker may have its requests. */
-  private readonly moving = new Map<string, Promise<void>>();
-  private readonly policy: OverflowPolicy | null;
-  private quietTimer: NodeJS.Timeout | undefined;
+  private readonly moves: NamespaceMoves | null;
   private nextId = 1;
   private closing = false;
 
@@ -90,17 +84,15 @@ export class WorkerPool {
     private readonly events: WorkerPoolEvents,
     private readonly logger: Logger,
   ) {
-    this.policy = init.overflow && init.overflow.stepBudgetMs > 0 ? new OverflowPolicy(init.overflow) : null;
+    this.moves =
+      init.overflow && init.overflow.stepBudgetMs > 0
+        ? new NamespaceMoves(init.overflow, init.count, this.moveSteps(), logger)
+        : null;
   }
 
   /** Starts the workers; rejects when one cannot load its config. */
   async start(): Promise<void> {
     await Promise.all(Array.from({ length: this.init.count }, (_, index) => this.spawn(index)));
-    if (this.policy) {
-      const quietMs = this.init.overflow!.quietMs;
-      this.quietTimer = setInterval(() => this.moveQuietBack(), Math.min(5_000, Math.max(50, quietMs / 4)));
-      this.quietTimer.unref();
-    }
   }
 
   /** The namespaces' own workers (the overflow worker not counted). */
@@ -110,12 +102,12 @@ export class WorkerPool {
 
   /** Namespaces in the overflow worker now. */
   get overflowNamespaces(): number {
-    return this.policy?.size ?? 0;
+    return this.moves?.size ?? 0;
   }
 
   /** The worker a namespace lives in. */
   route(namespace: string): number {
-    return this.policy?.inOverflow(namespace) ? this.init.count : namespaceWorker(namespace, this.init.count);
+    return this.moves?.inOverflow(namespace) ? this.init.count : namespaceWorker(namespace, this.init.count);
   }
 
   /** Open namespaces over every worker, as each last reported. */
@@ -137,7 +129,7 @@ export class WorkerPool {
    * back as data.
    */
   request(namespace: string, message: Omit<Extract<ToWorker, { t: "request" }>, "t">): Promise<Routed> {
-    const moving = this.moving.get(namespace);
+    const moving = this.moves?.underWay(namespace);
     if (moving) return moving.then(() => this.request(namespace, message));
     const thread = this.route(namespace);
     return this.send(thread, message).then((answer) => ({ answer, thread }));
@@ -179,7 +171,7 @@ export class WorkerPool {
       open: async (socket) => {
         // The namespace moved (or is moving) since its worker accepted the upgrade: the client
         // reconnects, to the worker it is in now.
-        if (this.moving.has(namespace) || this.route(namespace) !== thread) {
+        if (this.moves?.underWay(namespace) || this.route(namespace) !== thread) {
           this.post(thread, { t: "zeroClosed", id });
           socket.close(CLOSE_MOVED, "the namespace moved to another worker; reconnect");
           return { receive: () => {}, socketClosed: () => {} };
@@ -212,7 +204,7 @@ export class WorkerPool {
     const byThread = new Map<number, string[]>();
     for (const name of namespaces) {
       // A namespace being moved hears of it in the worker it moves to.
-      const moving = this.moving.get(name);
+      const moving = this.moves?.underWay(name);
       if (moving) {
         void moving.then(() => this.upstreamCommitted([name]));
         continue;
@@ -225,53 +217,30 @@ export class WorkerPool {
     for (const [thread, names] of byThread) this.post(thread, { t: "upstreamCommitted", namespaces: names });
   }
 
-  /** A step of the namespace, in worker `thread`, held it `ms`, past the step budget. */
-  private overBudget(namespace: string, thread: number, ms: number): void {
-    if (!this.policy || this.closing || this.moving.has(namespace) || this.route(namespace) !== thread)
-      return;
-    if (!this.policy.overBudget(namespace, performance.now())) return;
-    this.move(namespace, true, ms);
-  }
-
-  private moveQuietBack(): void {
-    if (this.closing) return;
-    for (const namespace of this.policy!.quiet(performance.now())) {
-      if (!this.moving.has(namespace)) this.move(namespace, false);
-    }
-  }
-
-  /** Moves the namespace to the overflow worker, or back to its own. */
-  private move(namespace: string, toOverflow: boolean, stepMs?: number): void {
-    const from = this.route(namespace);
-    const done = (async () => {
-      if (toOverflow && !this.threads[this.init.count]) await this.spawn(this.init.count);
-      for (const [id, open] of this.zeroSockets) {
-        if (open.namespace !== namespace) continue;
-        this.zeroSockets.delete(id);
-        this.post(open.thread, { t: "zeroClosed", id });
-        open.socket.close(CLOSE_MOVED, "the namespace moved to another worker; reconnect");
-      }
-      await this.release(from, namespace);
-      if (toOverflow) this.policy!.moved(namespace, performance.now());
-      else this.policy!.returned(namespace, performance.now());
-      const to = this.route(namespace);
-      for (const [id, wake] of this.wakeSockets) {
-        if (wake.namespace !== namespace) continue;
-        this.post(from, { t: "wakeClosed", id });
-        this.post(to, { t: "wakeOpen", id, ...wake });
-      }
-      this.logger.log("info", {
-        msg: toOverflow ? "namespace moved to the overflow worker" : "namespace moved back to its worker",
-        ns: await namespaceHash(namespace),
-        ...(stepMs === undefined ? {} : { stepMs: Math.round(stepMs) }),
-        ...(toOverflow ? { quietMs: this.policy!.stayMs(namespace) } : {}),
-      });
-    })()
-      .catch((error: unknown) =>
-        this.logger.log("error", { msg: "moving a namespace failed", error: String(error) }),
-      )
-      .finally(() => this.moving.delete(namespace));
-    this.moving.set(namespace, done);
+  /** What a move of a namespace does here (namespace-moves.ts). */
+  private moveSteps(): MoveSteps {
+    return {
+      overflowReady: async () => {
+        if (!this.threads[this.init.count]) await this.spawn(this.init.count);
+      },
+      closeSockets: (namespace) => {
+        for (const [id, open] of this.zeroSockets) {
+          if (open.namespace !== namespace) continue;
+          this.zeroSockets.delete(id);
+          this.post(open.thread, { t: "zeroClosed", id });
+          open.socket.close(CLOSE_MOVED, "the namespace moved to another worker; reconnect");
+        }
+      },
+      release: (thread, namespace) => this.release(thread, namespace),
+      moved: (namespace, from) => {
+        const to = this.route(namespace);
+        for (const [id, wake] of this.wakeSockets) {
+          if (wake.namespace !== namespace) continue;
+          this.post(from, { t: "wakeClosed", id });
+          this.post(to, { t: "wakeOpen", id, ...wake });
+        }
+      },
+    };
   }
 
   /** Has the worker close the namespace once its last request is answered. */
@@ -291,8 +260,7 @@ export class WorkerPool {
   /** Each worker closes its namespaces (after the requests it is answering), then exits. */
   async close(): Promise<void> {
     this.closing = true;
-    if (this.quietTimer) clearInterval(this.quietTimer);
-    await Promise.allSettled([...this.moving.values()]);
+    await this.moves?.close();
     await Promise.all(
       this.threads.map(
         ({ worker }) =>
@@ -319,7 +287,7 @@ export class WorkerPool {
       workerData: {
         ...shared,
         maxOpenNamespaces: share,
-        stepBudgetMs: this.policy ? this.policy.stepBudgetMs : null,
+        stepBudgetMs: this.moves ? this.moves.stepBudgetMs : null,
       } satisfies WorkerInit,
     });
     const thread: Thread = { worker, pending: new Map(), releasing: new Map(), open: 0, unavailable: 0 };
@@ -358,7 +326,9 @@ export class WorkerPool {
             this.events.wake(message.ids);
             return;
           case "overBudget":
-            this.overBudget(message.namespace, index, message.ms);
+            // Heard from the worker the namespace runs in (not one it is leaving).
+            if (!this.closing && this.route(message.namespace) === index)
+              this.moves?.overBudget(message.namespace, index, message.ms);
             return;
           case "released": {
             const resolve = thread.releasing.get(message.namespace);
