@@ -14,12 +14,11 @@ import {
   internalErrorBody,
   jsonParts,
   newRequestId,
-  type ResponseParts,
   resolveConfig,
   type WeirConfig,
   type WeirHost,
 } from "@weir/host-core";
-import { answerClientError, readBody, toParts, writeParts } from "./http-bridge.js";
+import { type AnswerParts, answerClientError, readBody, toParts, writeParts } from "./http-bridge.js";
 import { jsonLineLogger } from "./json-line-logger.js";
 import { Metrics } from "./metrics.js";
 import { checkNodeOptions, chooseAuthentication, type NodeHostOptions } from "./node-options.js";
@@ -183,11 +182,11 @@ export function createServer(options: NodeHostOptions): WeirServer {
     }
     if (!node && !pool) await ensureStarted();
     const { bytes, overflow } = await readBody(req, resolved.maxBodyBytes);
-    let response: ResponseParts;
+    let response: AnswerParts;
     if (pool) {
       // A Zero connect comes as an upgrade; a worker's answer here never carries one.
       response = req.url?.startsWith("/")
-        ? ((await relayRequest(pool, req, bytes)).answer as ResponseParts)
+        ? ((await relayRequest(pool, req, bytes)).answer as AnswerParts)
         : jsonParts({ error: "bad_request", message: "the request target must be a path" }, 400);
     } else {
       const parts = toParts(req, bytes);

@@ -137,7 +137,10 @@ export function toParts(req: IncomingMessage, body: Buffer | null): RequestParts
 }
 
 /** Writes host-core's answer; a dropped one breaks the connection instead. */
-export function writeParts(res: ServerResponse, answer: ResponseParts, close: boolean): void {
+/** An answer to write: host-core's, or a worker's, whose large body comes as bytes. */
+export type AnswerParts = Omit<ResponseParts, "body"> & { body: string | Uint8Array | null };
+
+export function writeParts(res: ServerResponse, answer: AnswerParts, close: boolean): void {
   // A wake upgrade goes through the server's upgrade event; a plain request cannot be one.
   const parts = answer.upgrade
     ? jsonParts(
@@ -163,14 +166,18 @@ export function writeParts(res: ServerResponse, answer: ResponseParts, close: bo
  * Answers on a bare socket, where Node's HTTP layer does not (a request it could not parse, a
  * refused upgrade), then closes the connection.
  */
-export function writeRawAnswer(socket: Duplex, status: number, body: string): void {
+export function writeRawAnswer(socket: Duplex, status: number, body: string | Uint8Array): void {
   const head = [
     `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ""}`,
     "content-type: application/json; charset=utf-8",
     `content-length: ${Buffer.byteLength(body)}`,
     "connection: close",
   ];
-  socket.end(`${head.join("\r\n")}\r\n\r\n${body}`);
+  if (typeof body === "string") socket.end(`${head.join("\r\n")}\r\n\r\n${body}`);
+  else {
+    socket.write(`${head.join("\r\n")}\r\n\r\n`);
+    socket.end(body);
+  }
 }
 
 /**

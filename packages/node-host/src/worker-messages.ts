@@ -29,7 +29,8 @@ export type ToWorker =
 export interface WorkerAnswer {
   status: number;
   headers: Record<string, string>;
-  body: string | null;
+  /** A large body comes as its UTF-8 bytes, moved to the routing thread rather than copied. */
+  body: string | Uint8Array | null;
   drop?: boolean;
   /** An accepted wake socket. */
   upgrade?: WakeTarget;

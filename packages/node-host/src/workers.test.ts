@@ -76,4 +76,51 @@ describe("worker threads", () => {
       await server.close();
     }
   });
+
+  it("a large answer (sent from the worker as bytes) arrives whole, its length and characters exact", async () => {
+    const dataDir = tempDir();
+    const server = createServer({
+      ...conformanceConfig(),
+      devAuth: true,
+      dataDir,
+      logger: memoryLogger(),
+      workers: 1,
+      workerConfig: {
+        module: GATED_CONFIG,
+        argument: { gate: new SharedArrayBuffer(8), storage: "file", dataDir },
+      },
+    });
+    const { url } = await server.listen();
+    // Characters of one to four UTF-8 bytes, so that bytes and characters differ.
+    const text = (i: number) => `todo ${i}: déjà vu, 東京, 🌊 `.repeat(8);
+    try {
+      const mutations = Array.from({ length: 600 }, (_, i) => ({
+        type: "custom",
+        id: i + 1,
+        clientID: "c1",
+        name: "createTodo",
+        args: [{ id: `t${String(i).padStart(3, "0")}`, text: text(i) }],
+      }));
+      expect((await post(`${url}/big/push`, { clientGroupID: "g1", pushVersion: 1, mutations })).status).toBe(
+        200,
+      );
+      const pull = await post(`${url}/big/pull`, { clientGroupID: "g1", clientID: "c1", cookie: null });
+      expect(pull.status).toBe(200);
+      const bytes = new Uint8Array(await pull.arrayBuffer());
+      // Past the size the worker sends as bytes, and exactly as long as its header says.
+      expect(bytes.length).toBeGreaterThan(128 * 1024);
+      expect(Number(pull.headers.get("content-length"))).toBe(bytes.length);
+      const answer = JSON.parse(new TextDecoder().decode(bytes)) as {
+        rowsPatch: Array<{ op: string; value?: { id: string; text: string } }>;
+      };
+      const puts = answer.rowsPatch.filter((op) => op.op === "put");
+      expect(puts).toHaveLength(600);
+      for (const [i, put] of puts.entries()) expect(put.value).toMatchObject({ text: text(i) });
+      // A small answer still arrives as text.
+      const small = await post(`${url}/small/pull`, { clientGroupID: "g2", clientID: "c2", cookie: null });
+      expect(await small.json()).toMatchObject({ rowsPatch: [{ op: "clear" }] });
+    } finally {
+      await server.close();
+    }
+  });
 });
