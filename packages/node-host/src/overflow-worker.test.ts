@@ -209,6 +209,26 @@ describe("the overflow worker", () => {
     expect(written).toHaveLength(60);
   });
 
+  it("shares the open-namespace cap with the overflow worker, so that together they stay within it", async () => {
+    for (const [stepBudgetMs, mostOpen] of [
+      [STEP_BUDGET_MS, 2],
+      [0, 4],
+    ] as const) {
+      const server = await start({ maxOpenNamespaces: 4, stepBudgetMs });
+      for (let i = 0; i < 4; i++) {
+        const response = await fetch(`${server.url}/shared-${i}/pull`, {
+          method: "POST",
+          headers: { "content-type": "application/json", authorization: `u${i}` },
+          body: JSON.stringify({ clientGroupID: "g", clientID: "c", cookie: null }),
+        });
+        expect(response.status).toBe(200);
+      }
+      // One worker and the overflow worker: half of the cap each; without moves, all of it.
+      const text = await (await fetch(`${server.url}/metrics`)).text();
+      expect(Number(/^weir_open_namespaces (\d+)/m.exec(text)?.[1])).toBe(mostOpen);
+    }
+  });
+
   it("moves nothing with stepBudgetMs 0", async () => {
     const server = await start({ stepBudgetMs: 0 });
     for (let i = 0; i < 2; i++) {

@@ -282,7 +282,9 @@ export class WorkerPool {
   private spawn(index: number): Promise<void> {
     const { count: _count, ...init } = this.init;
     const { overflow: _overflow, ...shared } = init;
-    const share = Math.max(1, Math.ceil(this.init.maxOpenNamespaces / this.init.count));
+    // The overflow worker has a share too: together they stay within the descriptors counted for.
+    const threads = this.init.count + (this.moves ? 1 : 0);
+    const share = Math.max(1, Math.ceil(this.init.maxOpenNamespaces / threads));
     const worker = new Worker(WORKER_SCRIPT, {
       workerData: {
         ...shared,
