@@ -148,10 +148,14 @@ function logHash(namespace) {
   return createHash("sha256").update(namespace).digest("hex").slice(0, 16);
 }
 
-/** Which of `namespaces` are in the overflow worker, by the server's log of moves so far. */
-function inOverflow(logFile, namespaces) {
+/**
+ * Which of `namespaces` are in the overflow worker, by the server's log of moves so far, and how
+ * long each move held the requests of the namespace it moved (by namespace).
+ */
+function overflowLog(logFile, namespaces) {
   const byHash = new Map(namespaces.map((ns) => [logHash(ns), ns]));
   const there = new Set();
+  const moveMs = new Map();
   for (const line of readFileSync(logFile, "utf8").split("\n")) {
     if (!line.includes('"msg":"namespace moved')) continue;
     const entry = JSON.parse(line);
@@ -159,8 +163,9 @@ function inOverflow(logFile, namespaces) {
     if (ns === undefined) continue;
     if (entry.msg === "namespace moved to the overflow worker") there.add(ns);
     else if (entry.msg === "namespace moved back to its worker") there.delete(ns);
+    moveMs.set(ns, [...(moveMs.get(ns) ?? []), entry.moveMs]);
   }
-  return there;
+  return { there, moveMs };
 }
 
 /** A victim's figures over one phase, against its pulls alone. */
@@ -236,8 +241,16 @@ async function main() {
       // The attacker's last request may end after the phase; the victims are measured within it.
       // The log is written in batches at most 50 ms apart.
       await sleep(100);
-      const moved = inOverflow(join(dir, "weir.log"), [ATTACKER, ...Object.values(placements)]);
-      result.attacks[name] = { ...attacker, attackerInOverflow: moved.has(ATTACKER) };
+      const { there: moved, moveMs } = overflowLog(join(dir, "weir.log"), [
+        ATTACKER,
+        ...Object.values(placements),
+      ]);
+      result.attacks[name] = {
+        ...attacker,
+        attackerInOverflow: moved.has(ATTACKER),
+        // How long each of the attacker's moves so far held its requests.
+        attackerMoveMs: moveMs.get(ATTACKER) ?? [],
+      };
       for (const ns of Object.values(placements))
         if (moved.has(ns)) log(`bench isolation: victim "${ns}" is in the overflow worker`);
       for (const placement of Object.keys(placements)) {

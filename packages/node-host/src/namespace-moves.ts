@@ -83,6 +83,7 @@ export class NamespaceMoves {
   }
 
   private move(namespace: string, from: number, toOverflow: boolean, stepMs?: number): void {
+    const started = performance.now();
     const done = (async () => {
       if (toOverflow) await this.steps.overflowReady();
       this.steps.closeSockets(namespace);
@@ -90,12 +91,15 @@ export class NamespaceMoves {
       if (toOverflow) this.policy.moved(namespace, performance.now());
       else this.policy.returned(namespace, performance.now());
       this.steps.moved(namespace, from);
-      this.logger.log("info", {
+      const fields = {
         msg: toOverflow ? "namespace moved to the overflow worker" : "namespace moved back to its worker",
-        ns: await namespaceHash(namespace),
         ...(stepMs === undefined ? {} : { stepMs: Math.round(stepMs) }),
         ...(toOverflow ? { quietMs: this.policy.stayMs(namespace) } : {}),
-      });
+        // How long its requests were held.
+        moveMs: Math.round(performance.now() - started),
+      };
+      // Logged without holding the namespace's requests for the hash.
+      void namespaceHash(namespace).then((ns) => this.logger.log("info", { ...fields, ns }));
     })()
       .catch((error: unknown) =>
         this.logger.log("error", { msg: "moving a namespace failed", error: String(error) }),

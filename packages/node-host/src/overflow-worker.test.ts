@@ -118,6 +118,7 @@ describe("the overflow worker", () => {
     await until(() => server.moves().length === 1);
     expect(server.moves()[0]).toMatchObject({ msg: "namespace moved to the overflow worker" });
     expect(server.moves()[0]!.stepMs).toBeGreaterThan(STEP_BUDGET_MS);
+    expect(server.moves()[0]!.moveMs).toBeGreaterThanOrEqual(0);
     expect(await server.overflowGauge()).toBe(1);
 
     // Its Zero socket was closed for the client to reconnect, and a new one is served.
