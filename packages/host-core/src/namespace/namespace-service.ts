@@ -373,7 +373,8 @@ export class NamespaceService {
     this.closed = true;
     this.ingester?.close();
     this.zero.close(evicted && !damaged ? "detach" : "fail");
-    this.coalescer.cancel();
+    if (damaged) this.coalescer.cancel();
+    else this.coalescer.close();
     this.counterFlush.cancel();
     // A namespace only pulled from has nothing to store, nor a watermark to tell.
     if (damaged || this.pristine) {

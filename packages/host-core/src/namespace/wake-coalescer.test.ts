@@ -39,6 +39,21 @@ describe("WakeCoalescer", () => {
     expect(sent).toEqual(["a", "a", null]);
   });
 
+  it("on close, wakes for what its window gathered at once, and opens no window", () => {
+    const scheduler = new StepScheduler();
+    const sent: Array<string | null> = [];
+    const coalescer = new WakeCoalescer("ns", 20, scheduler, ({ except }) => sent.push(except));
+    coalescer.notify(["a"]);
+    coalescer.notify(["b"]);
+    expect(sent).toEqual(["a"]);
+    coalescer.close();
+    expect(sent).toEqual(["a", "b"]);
+    expect(scheduler.task).toBeUndefined();
+    // Nothing gathered: closing sends nothing.
+    coalescer.close();
+    expect(sent).toEqual(["a", "b"]);
+  });
+
   it("wakes everyone for an operator's change", () => {
     const sent: Array<string | null> = [];
     new WakeCoalescer("ns", 0, new StepScheduler(), ({ except }) => sent.push(except)).notify([]);

@@ -57,7 +57,17 @@ export class WakeCoalescer {
     this.everyone = false;
   }
 
-  private flush(): void {
+  /**
+   * The namespace closes: what the open window gathered wakes now rather than never (its
+   * sockets stay open, and their clients would not hear of those commits), and no window opens.
+   */
+  close(): void {
+    if (this.windowOpen) this.scheduler.cancel(this.namespace);
+    this.windowOpen = false;
+    if (this.pending.size > 0) this.flush(false);
+  }
+
+  private flush(openWindow = true): void {
     const writers = this.pending;
     const round: WakeRound = {
       except: writers.size === 1 ? writers.values().next().value! : null,
@@ -68,7 +78,7 @@ export class WakeCoalescer {
     this.users = new Set();
     this.everyone = false;
     this.send(round);
-    if (this.windowMs <= 0) return;
+    if (this.windowMs <= 0 || !openWindow) return;
     this.windowOpen = true;
     this.scheduler.schedule(this.namespace, this.windowMs, () => {
       this.windowOpen = false;
