@@ -136,6 +136,18 @@ export class WeirHost {
   }
 
   /**
+   * Wake sockets of the namespace are open here without the request that opened them (they came
+   * with the namespace from another host of its files): with an upstream, it opens and polls
+   * while they are open, as after a wake request.
+   */
+  async watchUpstream(name: string): Promise<void> {
+    if (!this.config.upstream || this.closing) return;
+    const service = this.registry.get(name) ?? (await this.registry.acquire(name));
+    touchService(service);
+    service.watching();
+  }
+
+  /**
    * Closes the namespace once no request uses it, for another host of the same files to open it
    * next; the caller sends it no request meanwhile and has closed its sockets.
    */

@@ -137,6 +137,8 @@ export class NamespaceRegistry {
     await this.opening.get(name)?.catch(() => {});
     const service = this.open.get(name);
     if (!service) return;
+    // An ingest pass under way stops at its next step; the next host goes on from there.
+    service.stopIngest();
     while (service.usage.inUse) await new Promise((resolve) => setTimeout(resolve, RELEASE_POLL_MS));
     if (this.open.get(name) !== service) return;
     this.forget(name);
