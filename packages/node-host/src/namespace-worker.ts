@@ -256,6 +256,16 @@ port.on("message", (message: ToWorker) => {
     case "upstreamCommitted":
       node?.host.upstreamCommitted(message.namespaces);
       return;
+    case "watch":
+      void ready
+        .then((host) => host.watchUpstream(message.namespace))
+        .catch((error: unknown) =>
+          logger?.log("error", {
+            msg: "polling a moved namespace's upstream failed",
+            error: errorDetail(error),
+          }),
+        );
+      return;
     case "release":
       void release(message.namespace)
         .catch((error: unknown) =>

@@ -21,6 +21,8 @@ export type ToWorker =
   | { t: "wakeOpen"; id: number; namespace: string; clientID: string; subscription: Subscription }
   | { t: "wakeClosed"; id: number }
   | { t: "upstreamCommitted"; namespaces: string[] }
+  /** The namespace's wake sockets came with it from another worker: poll its upstream while they are open. */
+  | { t: "watch"; namespace: string }
   /** Close the namespace once its last request is answered: another worker takes it over. */
   | { t: "release"; namespace: string }
   | { t: "close" };

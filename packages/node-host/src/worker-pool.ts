@@ -72,6 +72,9 @@ export class WorkerPool {
     { namespace: string; clientID: string; subscription: Subscription }
   >();
   private readonly moves: NamespaceMoves | null;
+  /** Requests out with a worker, by namespace (counted when namespaces can move). */
+  private readonly inFlight = new Map<string, number>();
+  private readonly drainWaiters = new Map<string, Array<() => void>>();
   private nextId = 1;
   private closing = false;
 
@@ -132,7 +135,30 @@ export class WorkerPool {
     const moving = this.moves?.underWay(namespace);
     if (moving) return moving.then(() => this.request(namespace, message));
     const thread = this.route(namespace);
-    return this.send(thread, message).then((answer) => ({ answer, thread }));
+    if (!this.moves) return this.send(thread, message).then((answer) => ({ answer, thread }));
+    this.inFlight.set(namespace, (this.inFlight.get(namespace) ?? 0) + 1);
+    return this.send(thread, message)
+      .then((answer) => ({ answer, thread }))
+      .finally(() => {
+        const left = this.inFlight.get(namespace)! - 1;
+        if (left > 0) {
+          this.inFlight.set(namespace, left);
+          return;
+        }
+        this.inFlight.delete(namespace);
+        for (const resolve of this.drainWaiters.get(namespace)?.splice(0) ?? []) resolve();
+        this.drainWaiters.delete(namespace);
+      });
+  }
+
+  /** Resolves once no request of the namespace is out with a worker (at once when none is). */
+  private drained(namespace: string): Promise<void> {
+    if (!this.inFlight.has(namespace)) return Promise.resolve();
+    return new Promise((resolve) => {
+      const waiting = this.drainWaiters.get(namespace);
+      if (waiting) waiting.push(resolve);
+      else this.drainWaiters.set(namespace, [resolve]);
+    });
   }
 
   private send(
@@ -231,14 +257,20 @@ export class WorkerPool {
           open.socket.close(CLOSE_MOVED, "the namespace moved to another worker; reconnect");
         }
       },
+      inFlight: (namespace) => this.inFlight.get(namespace) ?? 0,
+      drained: (namespace) => this.drained(namespace),
       release: (thread, namespace) => this.release(thread, namespace),
       moved: (namespace, from) => {
         const to = this.route(namespace);
+        let followed = false;
         for (const [id, wake] of this.wakeSockets) {
           if (wake.namespace !== namespace) continue;
           this.post(from, { t: "wakeClosed", id });
           this.post(to, { t: "wakeOpen", id, ...wake });
+          followed = true;
         }
+        // Its wake sockets' polls of the upstream go on in the new worker.
+        if (followed) this.post(to, { t: "watch", namespace });
       },
     };
   }
