@@ -3,7 +3,7 @@ import { namespaceHash } from "@weir/host-core";
 import { type OverflowOptions, OverflowPolicy } from "./overflow-policy.js";
 
 /** How long a move waits for a moment without requests out before it holds them anyway (ms). */
-export const DRAIN_LIMIT_MS = 5_000;
+const DRAIN_LIMIT_MS = 5_000;
 
 /** What a move asks of the worker pool. */
 export interface MoveSteps {
