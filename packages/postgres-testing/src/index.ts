@@ -1,6 +1,6 @@
 import { execFileSync, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { chmodSync, existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -136,26 +136,31 @@ async function externalDatabase(serverUrl: string): Promise<TestPostgres> {
   };
 }
 
+/** Starts of a private server tried before giving up, each on another free port. */
+const START_ATTEMPTS = 3;
+
 async function privateCluster(walLevel: "logical" | "replica", durable: boolean): Promise<TestPostgres> {
   const bin = postgresBinaries();
   const dir = mkdtempSync(join(tmpdir(), "weir-pg-"));
   const data = join(dir, "data");
   // The postgres user must reach the directory that root's mkdtemp made private.
   chmodSync(dir, 0o777);
-  const port = await freePort();
-  const options = [
-    `-p ${port}`,
-    `-c wal_level=${walLevel}`,
-    "-c max_wal_senders=10",
-    "-c max_replication_slots=10",
-    `-k ${dir}`,
-    "-c listen_addresses=127.0.0.1",
-    ...(durable ? ["-c shared_buffers=256MB"] : ["-c fsync=off", "-c full_page_writes=off"]),
-  ].join(" ");
+  let port = 0;
+  const options = () =>
+    [
+      `-p ${port}`,
+      `-c wal_level=${walLevel}`,
+      "-c max_wal_senders=10",
+      "-c max_replication_slots=10",
+      `-k ${dir}`,
+      "-c listen_addresses=127.0.0.1",
+      ...(durable ? ["-c shared_buffers=256MB"] : ["-c fsync=off", "-c full_page_writes=off"]),
+    ].join(" ");
+  const log = join(dir, "server.log");
   let running = false;
   const pgCtl = (...args: string[]) => runAs(join(bin, "pg_ctl"), ["-D", data, ...args]);
   const startServer = () => {
-    pgCtl("-o", options, "-l", join(dir, "server.log"), "-w", "start");
+    pgCtl("-o", options(), "-l", log, "-w", "start");
     running = true;
   };
   const stopServer = () => {
@@ -172,7 +177,19 @@ async function privateCluster(walLevel: "logical" | "replica", durable: boolean)
   };
   try {
     runAs(join(bin, "initdb"), ["-D", data, "-A", "trust", "-U", "postgres", "--no-sync"]);
-    startServer();
+    // The free port can be taken by another process between its choice and the server's bind:
+    // then the server starts again on another.
+    for (let attempt = 1; ; attempt++) {
+      port = await freePort();
+      try {
+        startServer();
+        break;
+      } catch (error) {
+        const said = existsSync(log) ? readFileSync(log, "utf8") : "";
+        if (attempt < START_ATTEMPTS && /could not bind|already in use/i.test(said)) continue;
+        throw new Error(`${(error as Error).message}\n${said.split("\n").slice(-20).join("\n")}`);
+      }
+    }
   } catch (error) {
     onExit();
     throw error;

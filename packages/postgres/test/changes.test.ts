@@ -35,7 +35,7 @@ afterAll(async () => {
   await server?.close();
   await upstream?.close();
   await db?.stop();
-  rmSync(dir, { recursive: true, force: true });
+  if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
 // biome-ignore lint/suspicious/noExplicitAny: answers are checked field by field
