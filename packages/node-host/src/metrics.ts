@@ -51,22 +51,14 @@ export class Metrics {
         [...this.kinds].flatMap(([kind, series]) => histogramValues(kind, series)),
       ),
     );
-    new Gauge({
-      name: "weir_open_namespaces",
-      help: "Namespaces whose database is open",
-      registers: [this.registry],
-      collect() {
-        this.set(sources.openNamespaces());
-      },
-    });
-    new Gauge({
-      name: "weir_unavailable_namespaces",
-      help: "Namespaces refused because their database is damaged or lost (each logged once)",
-      registers: [this.registry],
-      collect() {
-        this.set(sources.unavailableNamespaces());
-      },
-    });
+    this.sourceGauge("weir_open_namespaces", "Namespaces whose database is open", () =>
+      sources.openNamespaces(),
+    );
+    this.sourceGauge(
+      "weir_unavailable_namespaces",
+      "Namespaces refused because their database is damaged or lost (each logged once)",
+      () => sources.unavailableNamespaces(),
+    );
     this.ingestRows = new Counter({
       name: "weir_ingest_rows_total",
       help: "Rows ingested from upstreams",
@@ -94,28 +86,27 @@ export class Metrics {
         this.set(largest);
       },
     });
+    this.sourceGauge(
+      "weir_overflow_namespaces",
+      "Namespaces moved to the overflow worker because their steps passed stepBudgetMs",
+      () => sources.overflowNamespaces(),
+    );
+    this.sourceGauge("weir_wake_sockets", "Open wake sockets", () => sources.wakeSockets());
+    this.sourceGauge(
+      "weir_socket_unsent_bytes",
+      "Bytes queued for wake and Zero sockets that their clients have not read yet (each socket is closed past maxSocketBufferBytes)",
+      () => sources.socketUnsentBytes(),
+    );
+  }
+
+  /** A gauge whose value is read from its source when scraped. */
+  private sourceGauge(name: string, help: string, read: () => number): void {
     new Gauge({
-      name: "weir_overflow_namespaces",
-      help: "Namespaces moved to the overflow worker because their steps passed stepBudgetMs",
+      name,
+      help,
       registers: [this.registry],
       collect() {
-        this.set(sources.overflowNamespaces());
-      },
-    });
-    new Gauge({
-      name: "weir_wake_sockets",
-      help: "Open wake sockets",
-      registers: [this.registry],
-      collect() {
-        this.set(sources.wakeSockets());
-      },
-    });
-    new Gauge({
-      name: "weir_socket_unsent_bytes",
-      help: "Bytes queued for wake and Zero sockets that their clients have not read yet (each socket is closed past maxSocketBufferBytes)",
-      registers: [this.registry],
-      collect() {
-        this.set(sources.socketUnsentBytes());
+        this.set(read());
       },
     });
   }
