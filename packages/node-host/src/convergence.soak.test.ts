@@ -11,6 +11,14 @@ import { createServer, credential, type WeirServer } from "./index.js";
 const steps = Math.ceil(Number(process.env.WEIR_SOAK_OPERATIONS ?? 100_000) / 5);
 const firstSeed = Number(process.env.WEIR_SEED ?? Date.now() % 2 ** 31);
 
+/** The workload against the server at `url`, 1,000 steps a seed. */
+async function soak(url: string): Promise<void> {
+  const target = { url, auth: (user: string) => user, close: async () => {} };
+  for (let done = 0, seed = firstSeed; done < steps; done += 1_000, seed++) {
+    await runHttpConvergence(target, { seed, operations: Math.min(1_000, steps - done) });
+  }
+}
+
 describe("convergence over HTTP, soak", () => {
   let server: WeirServer;
   let url = "";
@@ -26,10 +34,7 @@ describe("convergence over HTTP, soak", () => {
   afterAll(() => server.close());
 
   it(`holds over ${steps} steps (first seed ${firstSeed})`, { timeout: 3_600_000 }, async () => {
-    const target = { url, auth: (user: string) => user, close: async () => {} };
-    for (let done = 0, seed = firstSeed; done < steps; done += 1_000, seed++) {
-      await runHttpConvergence(target, { seed, operations: Math.min(1_000, steps - done) });
-    }
+    await soak(url);
   });
 });
 
@@ -58,10 +63,7 @@ describe("convergence over HTTP with namespaces moving between workers, soak", (
   afterAll(() => server.close());
 
   it(`holds over ${steps} steps (first seed ${firstSeed})`, { timeout: 3_600_000 }, async () => {
-    const target = { url, auth: (user: string) => user, close: async () => {} };
-    for (let done = 0, seed = firstSeed; done < steps; done += 1_000, seed++) {
-      await runHttpConvergence(target, { seed, operations: Math.min(1_000, steps - done) });
-    }
+    await soak(url);
     const moves = logger.lines.filter((line) => String(line.msg).startsWith("namespace moved"));
     console.log(`${moves.length} moves`);
     if (moves.length === 0) throw new Error("no namespace moved: the soak did not test moves");

@@ -19,19 +19,24 @@ function namespaceIn(index: number, workers: number, prefix: string): string {
   for (let i = 0; ; i++) if (namespaceWorker(`${prefix}-${i}`, workers) === index) return `${prefix}-${i}`;
 }
 
+/** A server of `workers` threads, each loading the gated fixture, its data in files. */
+function gatedServer(workers: number, gate: SharedArrayBuffer) {
+  const dataDir = tempDir();
+  return createServer({
+    ...conformanceConfig(),
+    devAuth: true,
+    dataDir,
+    logger: memoryLogger(),
+    workers,
+    workerConfig: { module: GATED_CONFIG, argument: { gate, storage: "file", dataDir } },
+  });
+}
+
 describe("worker threads", () => {
   it("a namespace stuck in work delays only its own worker: another worker's namespace answers meanwhile", async () => {
     const gate = new SharedArrayBuffer(8);
     const cells = new Int32Array(gate);
-    const dataDir = tempDir();
-    const server = createServer({
-      ...conformanceConfig(),
-      devAuth: true,
-      dataDir,
-      logger: memoryLogger(),
-      workers: 2,
-      workerConfig: { module: GATED_CONFIG, argument: { gate, storage: "file", dataDir } },
-    });
+    const server = gatedServer(2, gate);
     const { url } = await server.listen();
     const busy = namespaceIn(0, 2, "busy");
     const other = namespaceIn(1, 2, "other");
@@ -78,18 +83,7 @@ describe("worker threads", () => {
   });
 
   it("a large answer (sent from the worker as bytes) arrives whole, its length and characters exact", async () => {
-    const dataDir = tempDir();
-    const server = createServer({
-      ...conformanceConfig(),
-      devAuth: true,
-      dataDir,
-      logger: memoryLogger(),
-      workers: 1,
-      workerConfig: {
-        module: GATED_CONFIG,
-        argument: { gate: new SharedArrayBuffer(8), storage: "file", dataDir },
-      },
-    });
+    const server = gatedServer(1, new SharedArrayBuffer(8));
     const { url } = await server.listen();
     // Characters of one to four UTF-8 bytes, so that bytes and characters differ.
     const text = (i: number) => `todo ${i}: déjà vu, 東京, 🌊 `.repeat(8);
