@@ -4,10 +4,12 @@
 // available in /changes, and how long a commit takes to reach the notifier; then, end to end
 // through a weir server (lib/end-to-end.mjs), initial sync, changes, commit to wake and delegated
 // push. The last line of output is one JSON object with the figures. Run a build first.
+// `--no-thread` runs every upstream's reader on the thread that created it (`thread: false`).
 import { mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { monitorEventLoopDelay } from "node:perf_hooks";
 import { Writable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { startPostgres } from "@weir/postgres-testing";
@@ -26,7 +28,7 @@ const NOTIFY_SAMPLES = 200;
 const log = (line) => process.stderr.write(`${line}\n`);
 const dir = mkdtempSync(join(tmpdir(), "weir-bench-pg-"));
 const db = await startPostgres({ privateCluster: true, durable: true });
-const results = {};
+const results = { readerThread: !process.argv.includes("--no-thread") };
 
 function percentile(sorted, p) {
   return sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))];
@@ -62,6 +64,7 @@ try {
     bufferFile: join(dir, "buffer.sqlite"),
     namespaces: ["bench"],
     notify: { url: `http://127.0.0.1:${weir.address().port}` },
+    thread: results.readerThread,
   });
   const server = serveUpstream(upstream);
   const { url } = await server.listen();
@@ -127,6 +130,9 @@ try {
         return client;
       }),
     );
+    // How long this thread's callbacks wait meanwhile (the thread that created the upstream).
+    const loopDelay = monitorEventLoopDelay({ resolution: 5 });
+    loopDelay.enable();
     const started = performance.now();
     let writersDone = 0;
     const writers = clients.map(async (client, session) => {
@@ -158,10 +164,13 @@ try {
       watermark = page.watermark;
     }
     if (available < total) throw new Error(`/changes answered ${available} of ${total} changes`);
+    loopDelay.disable();
+    results.callerLoopDelayP99Ms = Number((loopDelay.percentile(99) / 1e6).toFixed(1));
+    results.callerLoopDelayMaxMs = Number((loopDelay.max / 1e6).toFixed(1));
     results.bufferChangesPerSec = Math.round(total / ((buffered - started) / 1000));
     results.postgresCommitChangesPerSec = Math.round(total / ((writersDone - started) / 1000));
     log(
-      `changes: ${results.bufferChangesPerSec}/s buffered (PostgreSQL committed ${results.postgresCommitChangesPerSec}/s)`,
+      `changes: ${results.bufferChangesPerSec}/s buffered (PostgreSQL committed ${results.postgresCommitChangesPerSec}/s), the creating thread's event loop delayed p99 ${results.callerLoopDelayP99Ms} ms, max ${results.callerLoopDelayMaxMs} ms`,
     );
   }
 

@@ -1,18 +1,14 @@
 import { createHash } from "node:crypto";
 import {
   encodeWatermark,
-  isValidNamespace,
   MAX_UPSTREAM_LIMIT,
-  NAMESPACE_PATTERN,
   UpstreamCallError,
   UpstreamGoneError,
   type UpstreamSource,
 } from "@weir/protocol";
 import pg from "pg";
-import type { Registry } from "prom-client";
 import { ChangeBuffer } from "./change-buffer.js";
 import { checkReplicationSupport } from "./check-replication-support.js";
-import type { WeirColumnType } from "./column-codec.js";
 import { dropReplication } from "./drop-replication.js";
 import { ensureReplication } from "./ensure-replication.js";
 import { type HttpNotifier, httpNotifier } from "./http-notifier.js";
@@ -23,48 +19,26 @@ import { readSnapshotPage } from "./read-snapshot-page.js";
 import { readTables, type TablePlan } from "./read-tables.js";
 import { ReplicationReader } from "./replication-reader.js";
 import { SESSION_OPTIONS } from "./session-options.js";
+import { checkSourceNamespace } from "./source-namespace.js";
 import { UnservableTenants } from "./unservable-tenants.js";
+import type { PostgresUpstream, UpstreamSchema } from "./upstream-interface.js";
 import { upstreamMetrics } from "./upstream-metrics.js";
 import {
   DEFAULT_RETENTION,
   type PostgresUpstreamOptions,
+  type ResolvedOptions,
   resolveOptions,
   tableOptions,
 } from "./upstream-options.js";
 import type { UpstreamStatus } from "./upstream-status.js";
+import { upstreamInThread } from "./upstream-thread.js";
+
+export type { PostgresUpstream, UpstreamSchema } from "./upstream-interface.js";
 
 const SILENT: Logger = { log() {} };
 
 /** Namespace cursors are written to the buffer at most this often. */
 const CURSOR_SAVE_MS = 5_000;
-
-/**
- * The tables as weir's schema declares them: columns with weir types (nullable where PostgreSQL
- * has no NOT NULL constraint), and the primary key.
- */
-export interface UpstreamSchema {
-  tables: Record<
-    string,
-    {
-      columns: Record<string, WeirColumnType | { type: WeirColumnType; nullable: true }>;
-      primaryKey: string[];
-    }
-  >;
-}
-
-export interface PostgresUpstream {
-  /** The upstream as `namespace` sees it (its tenant's rows only, when tables have a tenant column). */
-  source(namespace: string): UpstreamSource;
-  status(): Promise<UpstreamStatus>;
-  /** The followed tables in weir's types, for the namespace's schema (as of the last column added). */
-  readonly schema: UpstreamSchema;
-  /** Prometheus series (`weir_upstream_*`), in a registry of their own. */
-  readonly metrics: Registry;
-  /** Stops reading, waits for notify calls in flight and closes the buffer. The slot stays. */
-  close(): Promise<void>;
-  /** Closes, then drops the slot and the publication. */
-  dropReplication(): Promise<{ slot: boolean; publication: boolean }>;
-}
 
 /**
  * What the buffered rows were encoded under. The table's oid and each column's position tell a
@@ -97,10 +71,15 @@ function positiveLimit(limit: number): number {
  * Follows a PostgreSQL database through logical replication (pgoutput) into a durable change
  * buffer, and serves weir's upstream contract from it to any number of namespaces, each at its
  * own pace. Creates the publication and the slot when absent. Throws, naming the fix, when the
- * server or the tables cannot be followed.
+ * server or the tables cannot be followed. Runs in a worker thread of its own unless `thread`
+ * is false.
  */
 export async function postgresUpstream(input: PostgresUpstreamOptions): Promise<PostgresUpstream> {
   const options = resolveOptions(input);
+  return options.thread ? upstreamInThread(input) : followInThisThread(options);
+}
+
+async function followInThisThread(options: ResolvedOptions): Promise<PostgresUpstream> {
   const tables = tableOptions(options);
   const retention = { ...DEFAULT_RETENTION, ...options.retention };
   const tenants = new UnservableTenants();
@@ -229,9 +208,7 @@ export async function postgresUpstream(input: PostgresUpstreamOptions): Promise<
   let closed = false;
 
   const source = (namespace: string): UpstreamSource => {
-    if (typeof namespace !== "string" || !isValidNamespace(namespace)) {
-      throw new UpstreamCallError(400, "bad_request", `a namespace matches ${NAMESPACE_PATTERN}`);
-    }
+    checkSourceNamespace(namespace);
     return {
       async changes(watermark, limit) {
         positiveLimit(limit);

@@ -59,7 +59,14 @@ export const PostgresUpstreamOptions = v.strictObject({
       "logger must have a log(level, fields) method",
     ),
   ),
-  /** Jitter source for the retry delays (tests pin it). */
+  /**
+   * Run the reader (decoding, the buffer's writes and the contract's reads) in a worker thread of
+   * its own, so that a burst of writes in PostgreSQL never holds the caller's event loop. The
+   * upstream answers the same either way; `onCommit` and `logger` are called on the caller's
+   * thread. Default true.
+   */
+  thread: v.optional(v.boolean(), true),
+  /** Jitter source for the retry delays (tests pin it; needs `thread: false`, a function cannot cross threads). */
   random: v.optional(v.custom<() => number>((f) => typeof f === "function")),
 });
 export type PostgresUpstreamOptions = v.InferInput<typeof PostgresUpstreamOptions>;
@@ -71,6 +78,11 @@ export const DEFAULT_RETENTION = { maxAgeMs: 24 * 60 * 60 * 1000, maxChanges: 1_
 /** Checks the options; throws one error naming every bad field. */
 export function resolveOptions(options: PostgresUpstreamOptions): ResolvedOptions {
   const result = v.safeParse(PostgresUpstreamOptions, options);
+  if (result.success && result.output.thread && result.output.random) {
+    throw new Error(
+      "invalid postgresUpstream options: random: needs thread: false (a function cannot cross threads)",
+    );
+  }
   if (result.success) return result.output;
   const problems = result.issues.map((issue) => {
     const path = issue.path?.map((item) => String(item.key)).join(".");

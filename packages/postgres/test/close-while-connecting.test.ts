@@ -88,6 +88,7 @@ describe("closing the upstream", () => {
       tables: ["note"],
       bufferFile: join(dir, "buffer.sqlite"),
       random: () => 0,
+      thread: false,
       logger: { log() {} },
     });
     try {

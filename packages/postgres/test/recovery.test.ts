@@ -142,6 +142,7 @@ describe.skipIf(Boolean(process.env.WEIR_TEST_DATABASE_URL))("PostgreSQL restart
       publication: "restart",
       bufferFile: join(dir, "restart.sqlite"),
       random: () => 0,
+      thread: false,
     });
     try {
       const source = upstream.source("x");

@@ -42,6 +42,7 @@ export async function endToEnd(db, results, log) {
     WEIR_BENCH_BUFFER: join(dir, "buffer.sqlite"),
     WEIR_BENCH_DATA_DIR: join(dir, "data"),
     WEIR_BENCH_APP_URL: app.url,
+    WEIR_BENCH_UPSTREAM_THREAD: results.readerThread ? "1" : "0",
   });
   const pool = new pg.Pool({ connectionString: db.url, max: SESSIONS });
   try {
@@ -102,6 +103,21 @@ async function changes(url, pool, results, log) {
     }
     committedAt = performance.now();
   });
+  // Meanwhile a client of another namespace, which none of these changes reach, pulls every 10 ms:
+  // how long its answers wait behind the server's thread (the reader's decoding, when the
+  // upstream runs on that thread, and the namespace's ingest).
+  const quiet = new WeirClient(url, "quiet");
+  await quiet.sync();
+  const quietLatencies = [];
+  let burstDone = false;
+  const prober = (async () => {
+    while (!burstDone) {
+      const sent = performance.now();
+      await quiet.pull();
+      quietLatencies.push(performance.now() - sent);
+      await sleep(10);
+    }
+  })();
   while (client.count("feed") < total) {
     const answer = await client.pull();
     if (answer.unchanged) {
@@ -109,8 +125,16 @@ async function changes(url, pool, results, log) {
     }
   }
   const seen = performance.now();
+  burstDone = true;
+  await prober;
   await Promise.all(writers);
   ws.close();
+  quietLatencies.sort((a, b) => a - b);
+  results.quietPullDuringChangesP50Ms = round(percentile(quietLatencies, 50));
+  results.quietPullDuringChangesP95Ms = round(percentile(quietLatencies, 95));
+  log(
+    `another namespace's pulls during the changes: p50 ${results.quietPullDuringChangesP50Ms} ms, p95 ${results.quietPullDuringChangesP95Ms} ms (${quietLatencies.length} pulls)`,
+  );
   results.changesPerSec = Math.round(total / ((seen - started) / 1000));
   results.changesPostgresCommitPerSec = Math.round(total / ((committedAt - started) / 1000));
   log(

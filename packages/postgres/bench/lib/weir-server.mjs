@@ -15,6 +15,8 @@ const upstream = await postgresUpstream({
   bufferFile: env.WEIR_BENCH_BUFFER,
   slot: "weir_e2e",
   publication: "weir_e2e",
+  // `pnpm bench postgres --no-thread`: the reader on this process's one thread, as before.
+  thread: env.WEIR_BENCH_UPSTREAM_THREAD !== "0",
   // The in-process notify: each buffered commit starts a pass in the namespaces it reached.
   onCommit: (namespaces) => server.host?.upstreamCommitted(namespaces),
 });
