@@ -149,6 +149,7 @@ try {
       const { committed } = await upstream.status();
       if (committed.changes - before >= total) {
         buffered = performance.now();
+        loopDelay.disable();
         break;
       }
       await new Promise((resolve) => setTimeout(resolve, 5));
@@ -164,7 +165,6 @@ try {
       watermark = page.watermark;
     }
     if (available < total) throw new Error(`/changes answered ${available} of ${total} changes`);
-    loopDelay.disable();
     results.callerLoopDelayP99Ms = Number((loopDelay.percentile(99) / 1e6).toFixed(1));
     results.callerLoopDelayMaxMs = Number((loopDelay.max / 1e6).toFixed(1));
     results.bufferChangesPerSec = Math.round(total / ((buffered - started) / 1000));
