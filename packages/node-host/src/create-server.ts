@@ -134,6 +134,7 @@ export function createServer(options: NodeHostOptions): WeirServer {
               : module.href
             : module,
         argument: options.workerConfig!.argument,
+        ...(options.workerConfig!.ports ? { ports: options.workerConfig!.ports } : {}),
         count: workers,
         maxOpenNamespaces: resolved.maxOpenNamespaces,
         // Memory databases live in their worker: a namespace cannot move.

@@ -75,7 +75,7 @@ const upgrades = new Map<number, ZeroUpgrade>();
 const zeroSockets = new Map<number, { handler: ZeroSocketHandler | null; waiting: string[] | null }>();
 
 async function start(): Promise<WeirHost> {
-  const options = await loadWorkerOptions(init.module, init.argument);
+  const options = await loadWorkerOptions(init.module, init.argument, init.ports);
   logger = options.logger ?? jsonLineLogger();
   // The routing thread has warned about development authentication already.
   const authenticate = chooseAuthentication(options, { log: () => {} });

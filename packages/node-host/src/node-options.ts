@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
+import type { MessagePort } from "node:worker_threads";
 import { ConfigError, type Logger, type WeirConfig } from "@weir/host-core";
 import { devAuthenticator, type JwtOptions, jwtAuthenticator } from "./auth.js";
 
@@ -37,9 +38,11 @@ export interface NodeHostOptions extends Omit<WeirConfig, "authenticate"> {
   /**
    * Where each worker thread loads these options from, since a config's functions cannot cross
    * threads: a module (path or URL) whose default export is the options, or a function answering
-   * them, called with `argument` (any value a thread can receive).
+   * them, called with `argument` (any value a thread can receive) and `ports`. `ports`, called once
+   * for each worker thread as it starts, gives it message ports of its own (a channel to another
+   * thread, such as `@weir/postgres`'s `upstream.connect()`), moved to it.
    */
-  workerConfig?: { module: string | URL; argument?: unknown };
+  workerConfig?: { module: string | URL; argument?: unknown; ports?: () => Record<string, MessagePort> };
   /**
    * With worker threads and file storage: a namespace one of whose steps (a transaction: a pull's
    * or a push's work, or a page of it) held its worker longer than this, twice within
@@ -91,6 +94,10 @@ export function checkNodeOptions(options: NodeHostOptions): void {
   const module = options.workerConfig?.module;
   if (options.workerConfig !== undefined && typeof module !== "string" && !(module instanceof URL)) {
     problems.push("workerConfig.module: expected a path or a URL");
+  }
+  const ports = options.workerConfig?.ports;
+  if (ports !== undefined && typeof ports !== "function") {
+    problems.push("workerConfig.ports: expected a function answering each worker's ports");
   }
   if (problems.length > 0) throw new ConfigError(problems);
 }

@@ -1,3 +1,4 @@
+import type { MessagePort } from "node:worker_threads";
 import type { IngestEvent, RequestRecord, Subscription, WakeTarget } from "@weir/host-core";
 
 /**
@@ -67,6 +68,8 @@ export interface WorkerInit {
   /** The module whose default export is the options (or a function answering them). */
   module: string;
   argument: unknown;
+  /** Ports of this worker's own (`workerConfig.ports`), passed to the module's function. */
+  ports: Record<string, MessagePort>;
   /** This worker's share of the open-namespace cap. */
   maxOpenNamespaces: number;
   /** Steps longer than this are reported (`overBudget`); null: none is. */

@@ -1,4 +1,4 @@
-import { Worker } from "node:worker_threads";
+import { type MessagePort, Worker } from "node:worker_threads";
 import type {
   IngestEvent,
   Logger,
@@ -34,6 +34,8 @@ interface Thread {
   releasing: Map<string, () => void>;
   open: number;
   unavailable: number;
+  /** Settles once the thread has ended (a close waits on it even if the thread ended before). */
+  exited: Promise<void>;
 }
 
 /** A request's answer, and the worker that gave it. */
@@ -79,7 +81,8 @@ export class WorkerPool {
   private closing = false;
 
   constructor(
-    private readonly init: Omit<WorkerInit, "maxOpenNamespaces" | "stepBudgetMs"> & {
+    private readonly init: Omit<WorkerInit, "maxOpenNamespaces" | "stepBudgetMs" | "ports"> & {
+      ports?: () => Record<string, MessagePort>;
       count: number;
       maxOpenNamespaces: number;
       overflow?: OverflowOptions;
@@ -294,16 +297,13 @@ export class WorkerPool {
     this.closing = true;
     await this.moves?.close();
     await Promise.all(
-      this.threads.map(
-        ({ worker }) =>
-          new Promise<void>((resolve) => {
-            worker.once("exit", () => resolve());
-            worker.on("message", (message: FromWorker) => {
-              if (message.t === "closed") void worker.terminate();
-            });
-            worker.postMessage({ t: "close" } satisfies ToWorker);
-          }),
-      ),
+      this.threads.map(({ worker, exited }) => {
+        worker.on("message", (message: FromWorker) => {
+          if (message.t === "closed") void worker.terminate();
+        });
+        worker.postMessage({ t: "close" } satisfies ToWorker);
+        return exited;
+      }),
     );
   }
 
@@ -312,8 +312,8 @@ export class WorkerPool {
   }
 
   private spawn(index: number): Promise<void> {
-    const { count: _count, ...init } = this.init;
-    const { overflow: _overflow, ...shared } = init;
+    const { count: _count, overflow: _overflow, ports: makePorts, ...shared } = this.init;
+    const ports = makePorts?.() ?? {};
     // The overflow worker has a share too: together they stay within the descriptors counted for.
     const threads = this.init.count + (this.moves ? 1 : 0);
     const share = Math.max(1, Math.ceil(this.init.maxOpenNamespaces / threads));
@@ -322,9 +322,19 @@ export class WorkerPool {
         ...shared,
         maxOpenNamespaces: share,
         stepBudgetMs: this.moves ? this.moves.stepBudgetMs : null,
+        ports,
       } satisfies WorkerInit,
+      transferList: Object.values(ports),
     });
-    const thread: Thread = { worker, pending: new Map(), releasing: new Map(), open: 0, unavailable: 0 };
+    const exited = new Promise<void>((resolve) => worker.once("exit", () => resolve()));
+    const thread: Thread = {
+      worker,
+      pending: new Map(),
+      releasing: new Map(),
+      open: 0,
+      unavailable: 0,
+      exited,
+    };
     this.threads[index] = thread;
     return new Promise((resolve, reject) => {
       worker.on("message", (message: FromWorker) => {

@@ -1,4 +1,5 @@
 import { fileURLToPath } from "node:url";
+import { MessageChannel, type MessagePort, threadId } from "node:worker_threads";
 import { conformanceConfig, until } from "@weir/conformance";
 import { describe, expect, it } from "vitest";
 import { memoryLogger, tempDir } from "../test/helpers.js";
@@ -6,6 +7,7 @@ import { createServer } from "./index.js";
 import { namespaceWorker } from "./worker-pool.js";
 
 const GATED_CONFIG = fileURLToPath(new URL("../test/fixtures/gated-worker-config.mjs", import.meta.url));
+const PORTED_CONFIG = fileURLToPath(new URL("../test/fixtures/ported-worker-config.mjs", import.meta.url));
 
 const post = (url: string, body: unknown) =>
   fetch(url, {
@@ -116,5 +118,67 @@ describe("worker threads", () => {
     } finally {
       await server.close();
     }
+  });
+
+  it("gives each worker the ports workerConfig.ports makes for it, moved to that thread", async () => {
+    const dataDir = tempDir();
+    const loaded: number[] = [];
+    const made: MessagePort[] = [];
+    const server = createServer({
+      ...conformanceConfig(),
+      devAuth: true,
+      dataDir,
+      logger: memoryLogger(),
+      workers: 2,
+      workerConfig: {
+        module: PORTED_CONFIG,
+        argument: { dataDir },
+        ports() {
+          const { port1, port2 } = new MessageChannel();
+          port1.on("message", (message: { loadedIn: number }) => loaded.push(message.loadedIn));
+          made.push(port1);
+          return { probe: port2 };
+        },
+      },
+    });
+    try {
+      await server.listen();
+      await until(() => loaded.length === 2);
+      // One port each, and each heard from another thread.
+      expect(made).toHaveLength(2);
+      expect(new Set(loaded).size).toBe(2);
+      expect(loaded).not.toContain(threadId);
+    } finally {
+      for (const port of made) port.close();
+      await server.close();
+    }
+  });
+
+  it("a worker config that throws: listen rejects with its message, and close still ends", async () => {
+    const server = createServer({
+      ...conformanceConfig(),
+      devAuth: true,
+      dataDir: tempDir(),
+      logger: memoryLogger(),
+      workers: 2,
+      workerConfig: {
+        module: PORTED_CONFIG,
+        argument: { fail: true },
+        ports: () => ({ probe: new MessageChannel().port2 }),
+      },
+    });
+    await expect(server.listen()).rejects.toThrow(/the config module failed to load/);
+    await server.close();
+  });
+
+  it("refuses a workerConfig.ports that is not a function", () => {
+    expect(() =>
+      createServer({
+        ...conformanceConfig(),
+        devAuth: true,
+        workers: 1,
+        workerConfig: { module: PORTED_CONFIG, ports: {} as unknown as () => Record<string, MessagePort> },
+      }),
+    ).toThrow(/workerConfig\.ports: expected a function/);
   });
 });
