@@ -24,4 +24,5 @@ export type { ReaderState } from "./replication-reader.js";
 export type { SchemaDrift } from "./schema-drift.js";
 export { serveUpstream } from "./serve-upstream.js";
 export { DEFAULT_RETENTION, PostgresUpstreamOptions } from "./upstream-options.js";
+export { type PortUpstream, upstreamOverPort } from "./upstream-port.js";
 export type { UpstreamStatus } from "./upstream-status.js";

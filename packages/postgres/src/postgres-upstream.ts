@@ -30,6 +30,7 @@ import {
   resolveOptions,
   tableOptions,
 } from "./upstream-options.js";
+import { ServedPorts } from "./upstream-port.js";
 import type { UpstreamStatus } from "./upstream-status.js";
 import { upstreamInThread } from "./upstream-thread.js";
 
@@ -288,6 +289,7 @@ async function followInThisThread(options: ResolvedOptions): Promise<PostgresUps
   const close = async () => {
     if (closed) return;
     closed = true;
+    served.close();
     clearInterval(saveTimer);
     await reader.stop();
     await notifier?.close();
@@ -296,9 +298,10 @@ async function followInThisThread(options: ResolvedOptions): Promise<PostgresUps
     buffer.close();
   };
 
-  return {
+  const upstream: PostgresUpstream = {
     source,
     status,
+    connect: () => served.connect(),
     // Read again when a column is added upstream.
     get schema(): UpstreamSchema {
       return {
@@ -329,4 +332,6 @@ async function followInThisThread(options: ResolvedOptions): Promise<PostgresUps
       });
     },
   };
+  const served = new ServedPorts(() => upstream);
+  return upstream;
 }

@@ -1,3 +1,4 @@
+import type { MessagePort } from "node:worker_threads";
 import type { UpstreamSource } from "@weir/protocol";
 import type { Registry } from "prom-client";
 import type { WeirColumnType } from "./column-codec.js";
@@ -25,6 +26,12 @@ export interface PostgresUpstream {
   readonly schema: UpstreamSchema;
   /** Prometheus series (`weir_upstream_*`), in a registry of their own. */
   readonly metrics: Registry;
+  /**
+   * A message port through which another thread reaches this upstream's contract
+   * (`upstreamOverPort(port).source(namespace)`): hand it to a Node host's worker threads with
+   * `workerConfig.ports`. Its calls are refused with 503 once the upstream is closed.
+   */
+  connect(): MessagePort;
   /** Stops reading, waits for notify calls in flight and closes the buffer. The slot stays. */
   close(): Promise<void>;
   /** Closes, then drops the slot and the publication. */

@@ -1,3 +1,4 @@
+import type { MessagePort } from "node:worker_threads";
 import { UpstreamCallError, UpstreamGoneError } from "@weir/protocol";
 import type { UpstreamSchema } from "./upstream-interface.js";
 
@@ -8,6 +9,9 @@ export type ThreadRequest = { id: number } & (
   | { t: "status" }
   | { t: "close" }
 );
+
+/** A channel to the reader's thread for another thread (`upstream.connect()`). */
+export type ThreadConnect = { t: "connect"; port: MessagePort };
 
 /** What the reader's thread sends: answers, and the callbacks the caller gave. */
 export type ThreadEvent =

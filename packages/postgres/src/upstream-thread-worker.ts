@@ -5,8 +5,14 @@
 import { parentPort, workerData } from "node:worker_threads";
 import { type PostgresUpstream, postgresUpstream } from "./postgres-upstream.js";
 import type { PostgresUpstreamOptions } from "./upstream-options.js";
-import type { ThreadCallbacks, ThreadEvent, ThreadRequest } from "./upstream-thread-messages.js";
-import { toWireError } from "./upstream-thread-messages.js";
+import { answerCall, ServedPorts } from "./upstream-port.js";
+import {
+  type ThreadCallbacks,
+  type ThreadConnect,
+  type ThreadEvent,
+  type ThreadRequest,
+  toWireError,
+} from "./upstream-thread-messages.js";
 
 const port = parentPort;
 if (!port) throw new Error("upstream-thread-worker runs as a worker thread");
@@ -60,31 +66,26 @@ try {
   port.close();
 }
 
-const answer = async (request: ThreadRequest, running: PostgresUpstream): Promise<unknown> => {
-  switch (request.t) {
-    case "changes":
-      return running.source(request.namespace).changes(request.watermark, request.limit);
-    case "snapshotPage":
-      return running.source(request.namespace).snapshotPage(request.table, request.cursor, request.limit);
-    case "status":
-      return running.status();
-    case "close":
-      return running.close();
-  }
-};
+const served = new ServedPorts(() => upstream as PostgresUpstream);
 
-port.on("message", async (request: ThreadRequest) => {
+port.on("message", async (message: ThreadRequest | ThreadConnect) => {
   const running = upstream;
   if (!running) return;
+  if (message.t === "connect") {
+    served.serve(message.port);
+    return;
+  }
+  // The upstream closes: the other threads' ports close first, so their calls answer 503.
+  if (message.t === "close") served.close();
   let event: ThreadEvent;
   try {
-    const value = await answer(request, running);
+    const value = await answerCall(running, message);
     sendSchemaIfChanged();
-    event = { t: "reply", id: request.id, value };
+    event = { t: "reply", id: message.id, value };
   } catch (error) {
-    event = { t: "reply", id: request.id, error: toWireError(error) };
+    event = { t: "reply", id: message.id, error: toWireError(error) };
   }
   send(event);
   // Closed: nothing more to answer, and the thread ends once its connections have.
-  if (request.t === "close") port.close();
+  if (message.t === "close") port.close();
 });

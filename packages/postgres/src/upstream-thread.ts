@@ -1,7 +1,6 @@
-import { Worker } from "node:worker_threads";
-import { UpstreamCallError, type UpstreamSource } from "@weir/protocol";
+import { MessageChannel, Worker } from "node:worker_threads";
 import { dropReplication } from "./drop-replication.js";
-import { checkSourceNamespace } from "./source-namespace.js";
+import { UpstreamCalls, unavailable } from "./upstream-calls.js";
 import type { PostgresUpstream, UpstreamSchema } from "./upstream-interface.js";
 import { upstreamMetrics } from "./upstream-metrics.js";
 import { type PostgresUpstreamOptions, resolveOptions } from "./upstream-options.js";
@@ -9,8 +8,8 @@ import type { UpstreamStatus } from "./upstream-status.js";
 import {
   fromWireError,
   type ThreadCallbacks,
+  type ThreadConnect,
   type ThreadEvent,
-  type ThreadRequest,
 } from "./upstream-thread-messages.js";
 
 // The same path from src/ (tests) and from dist/ (the bundle): the thread runs the built file.
@@ -18,8 +17,6 @@ const WORKER_SCRIPT = new URL("../dist/upstream-thread-worker.js", import.meta.u
 
 /** How long a closed upstream's thread may take to end before it is ended. */
 const CLOSE_GRACE_MS = 5_000;
-
-type Request = ThreadRequest extends infer R ? (R extends ThreadRequest ? Omit<R, "id"> : never) : never;
 
 /**
  * `postgresUpstream` with its reader in a worker thread of its own: the same upstream, whose
@@ -29,19 +26,14 @@ export async function upstreamInThread(input: PostgresUpstreamOptions): Promise<
   const { onCommit, logger, random: _random, ...options } = input;
   const callbacks: ThreadCallbacks = { logger: logger !== undefined, onCommit: onCommit !== undefined };
   const worker = new Worker(WORKER_SCRIPT, { workerData: { options, callbacks } });
-  const pending = new Map<number, { resolve(value: unknown): void; reject(error: Error): void }>();
-  let nextId = 0;
+  const calls = new UpstreamCalls(worker);
   let schema: UpstreamSchema | undefined;
-  /** Why calls are refused: the thread stopped, or the upstream was closed. */
-  let stopped: Error | null = null;
   let closing: Promise<void> | null = null;
 
   const started = new Promise<void>((resolve, reject) => {
     const stop = (error: Error) => {
-      stopped ??= error;
+      calls.stop(error);
       reject(error);
-      for (const call of pending.values()) call.reject(error);
-      pending.clear();
     };
     worker.on("message", (event: ThreadEvent) => {
       switch (event.t) {
@@ -63,14 +55,9 @@ export async function upstreamInThread(input: PostgresUpstreamOptions): Promise<
         case "log":
           logger?.log(event.level, event.fields);
           return;
-        case "reply": {
-          const call = pending.get(event.id);
-          if (!call) return;
-          pending.delete(event.id);
-          if (event.error) call.reject(fromWireError(event.error));
-          else call.resolve(event.value);
+        case "reply":
+          calls.settle(event);
           return;
-        }
       }
     });
     worker.on("error", (error) => {
@@ -83,20 +70,11 @@ export async function upstreamInThread(input: PostgresUpstreamOptions): Promise<
   });
   await started;
 
-  const call = <T>(request: Request): Promise<T> => {
-    if (stopped) return Promise.reject(stopped);
-    const id = ++nextId;
-    return new Promise<T>((resolve, reject) => {
-      pending.set(id, { resolve: resolve as (value: unknown) => void, reject });
-      worker.postMessage({ ...request, id });
-    });
-  };
-
   /** Closes the upstream in its thread, then waits for the thread to end (ending it if it lingers). */
   const close = async () => {
-    if (stopped) return;
+    if (calls.stopped) return;
     const exited = new Promise<void>((resolve) => worker.once("exit", () => resolve()));
-    await call({ t: "close" });
+    await calls.call({ t: "close" });
     const lingering = setTimeout(() => void worker.terminate(), CLOSE_GRACE_MS);
     await exited;
     clearTimeout(lingering);
@@ -106,16 +84,17 @@ export async function upstreamInThread(input: PostgresUpstreamOptions): Promise<
     closing ??= close();
     return closing;
   };
-  const status = () => call<UpstreamStatus>({ t: "status" });
+  const status = () => calls.call<UpstreamStatus>({ t: "status" });
   return {
-    source(namespace: string): UpstreamSource {
-      checkSourceNamespace(namespace);
-      return {
-        changes: (watermark, limit) => call({ t: "changes", namespace, watermark, limit }),
-        snapshotPage: (table, cursor, limit) => call({ t: "snapshotPage", namespace, table, cursor, limit }),
-      };
-    },
+    source: (namespace) => calls.source(namespace),
     status,
+    connect() {
+      const { port1, port2 } = new MessageChannel();
+      // A closed upstream's channel is closed at once: the other thread's calls answer 503.
+      if (calls.stopped) port1.close();
+      else worker.postMessage({ t: "connect", port: port1 } satisfies ThreadConnect, [port1]);
+      return port2;
+    },
     get schema(): UpstreamSchema {
       return schema as UpstreamSchema;
     },
@@ -127,8 +106,4 @@ export async function upstreamInThread(input: PostgresUpstreamOptions): Promise<
       return dropReplication({ databaseUrl, slot, publication });
     },
   };
-}
-
-function unavailable(message: string): UpstreamCallError {
-  return new UpstreamCallError(503, "upstream_unavailable", message);
 }
