@@ -65,6 +65,8 @@ export async function upstreamInThread(input: PostgresUpstreamOptions): Promise<
       stop(unavailable(`the upstream's thread failed: ${error.message}`));
     });
     worker.on("exit", (code) => {
+      if (code !== 0 && !calls.stopped && !closing)
+        logger?.log("error", { msg: "upstream thread failed", exitCode: code });
       stop(unavailable(code === 0 ? "the upstream is closed" : `the upstream's thread exited (${code})`));
     });
   });
