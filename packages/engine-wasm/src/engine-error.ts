@@ -13,6 +13,8 @@ export class EngineError extends Error {
     message: string,
     /** The hash of the query a `query_budget_exceeded` refusal names, when it names one. */
     readonly query?: string,
+    /** The probe rows a `query_budget_exceeded` refusal's pull examined before it was stopped. */
+    readonly rowsExamined?: number,
   ) {
     super(message);
   }

@@ -44,6 +44,8 @@ const FIRST_RESET_ROWS = 64;
 export class QueryPages {
   /** Pages read, and the runs stopped between pages, over the pull's runs. */
   pages = 0;
+  /** Probe rows the pull's runs before the current one examined. */
+  rows = 0;
   turns = 0;
   /** Time each query's evaluation took over the pull's runs (the meter's, by query hash). */
   readonly spent = new Map<string, number>();

@@ -81,9 +81,15 @@ export class WorkMeter {
     return this.pages?.stopped === true;
   }
 
-  /** Ends the call: the time of the query it was in counts toward the pull's next run. */
+  /** Probe rows the pull examined: in this call and, when it pages, in its runs before. */
+  totalRows(): number {
+    return this.rows + (this.pages?.rows ?? 0);
+  }
+
+  /** Ends the call: the time of the query it was in, and its rows, count toward the pull's next run. */
   end(): void {
     this.spend();
+    if (this.pages) this.pages.rows += this.rows;
     this.pages = null;
     this.current = null;
   }
@@ -115,7 +121,7 @@ export class WorkMeter {
     const named = query?.name ? `query ${query.name}` : "a query of the group";
     const hash = query?.hash ? ` (${query.hash})` : "";
     return (
-      `${named}${hash} passed its work budget of ${this.budgetMs} ms (${this.rows} rows examined) ` +
+      `${named}${hash} passed its work budget of ${this.budgetMs} ms (${this.totalRows()} rows examined) ` +
       "and was stopped: narrow its conditions, give it an index, or raise the server's queryBudgetMs"
     );
   }

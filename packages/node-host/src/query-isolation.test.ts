@@ -276,6 +276,49 @@ describe("a group's queries are capped and charged", () => {
   });
 });
 
+describe("a refused query's work is charged", () => {
+  it("to its user's request quota over HTTP: refusals run out the budget, another user is answered", async () => {
+    // 300 units are 60 pulls; each refusal also pays its examined rows (1 a thousand), and a
+    // 50 ms budget of probes examines tens of thousands: the budget is spent well before 60.
+    const { target } = await start({ quotas: { requestUnits: 300 } });
+    await seeded(target, "a", 3_000);
+    const statuses: number[] = [];
+    let examined = 0;
+    for (let i = 0; i < 30 && !statuses.includes(429); i++) {
+      const refused = await queryPull(target, "a", `g${i}`, null, [
+        { op: "put", hash: `q${i}`, name: "sameKind", args: ["%zzz%"] },
+      ]);
+      statuses.push(refused.status);
+      const rows = /\((\d+) rows examined\)/.exec(String(refused.json.message ?? ""));
+      if (rows) examined = Math.max(examined, Number(rows[1]));
+    }
+    expect(examined).toBeGreaterThan(1_000);
+    expect(statuses.at(-1)).toBe(429);
+    expect(statuses.slice(0, -1).every((status) => status === 422)).toBe(true);
+    expect((await new NativeClient(target, "victim-ns", "victor").pull()).status).toBe(200);
+  });
+
+  it("to the Zero socket's user: a refused query's rows spend what the user's next request needs", async () => {
+    // The frame is 6 units (a pull and a put) and a pull 5: within 20 unless the refusal's
+    // tens of thousands of examined rows are charged too.
+    const { target } = await start({ quotas: { requestUnits: 20 } });
+    await seeded(target, "a", 3_000);
+    const socket = await connectZero(target.url, "a", { user: "mallory" });
+    await socket.next("pokeEnd");
+    socket.ws.send(
+      JSON.stringify([
+        "changeDesiredQueries",
+        { desiredQueriesPatch: [{ op: "put", hash: "slow", name: "sameKind", args: ["%zzz%"] }] },
+      ]),
+    );
+    await socket.next("transformError");
+    socket.ws.close();
+    const after = await queryPull(target, "a", "g-http", null, []);
+    expect(after.status).toBe(429);
+    expect((await new NativeClient(target, "victim-ns", "victor").pull()).status).toBe(200);
+  });
+});
+
 describe("a flood of desired queries", () => {
   it("refuses a frame's puts past maxGroupQueries in one answer, and another namespace's pull is answered", async () => {
     const { target } = await start({ maxGroupQueries: 40 });

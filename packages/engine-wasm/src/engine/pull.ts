@@ -196,7 +196,7 @@ function readPullAnswer(
     watermark: meta.watermark,
     floor: meta.floor,
     queryRowsExamined: meta.queryRowsExamined,
-    queryWork: metered ? core.meter.rows : 0,
+    queryWork: metered ? core.meter.totalRows() : 0,
     queriesRecomputed: meta.queriesRecomputed,
     queriesCopied: meta.queriesCopied,
     more: meta.more,
@@ -217,7 +217,7 @@ function meteredPull(core: EngineCore, metered: boolean, pull: () => string): st
     if (metered && core.meter.turned()) throw new QueryPageTurn();
     const query = metered ? core.meter.exceeded : null;
     if (!query) throw error;
-    throw new EngineError("query_budget_exceeded", core.meter.message(), query.hash);
+    throw new EngineError("query_budget_exceeded", core.meter.message(), query.hash, core.meter.totalRows());
   } finally {
     if (metered) {
       core.meter.end();

@@ -1,3 +1,4 @@
+import { EngineError } from "@weir/engine-wasm";
 import type { Logger } from "../ports/logger.js";
 import { HttpError } from "./http-error.js";
 import { jsonParts, type ResponseParts } from "./http-parts.js";
@@ -14,6 +15,10 @@ export function errorAnswer(error: unknown, record: RequestRecord, logger: Logge
   const refused = refusal(error);
   if (refused && refused.status < 500) {
     record.error = refused.code;
+    // A query stopped past its work budget did that work: its user's quota pays for it.
+    if (error instanceof EngineError && error.rowsExamined) {
+      record.queryRows = (record.queryRows ?? 0) + error.rowsExamined;
+    }
     return jsonParts({ error: refused.code, message: refused.message }, refused.status);
   }
   const known = error instanceof HttpError ? error : null;

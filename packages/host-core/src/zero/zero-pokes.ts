@@ -128,6 +128,11 @@ export class ZeroPokes {
         return;
       }
       this.pages.delete(group);
+      // A query stopped past its work budget did that work: its user's quota pays for it.
+      const examined = (error as { rowsExamined?: unknown }).rowsExamined;
+      if (typeof examined === "number" && examined > 0) {
+        this.meter(claims.userID, { kind: "evaluated", rows: examined });
+      }
       const code = (error as { code?: unknown }).code;
       const puts = patch.filter((op) => op.op === "put");
       const named = (error as { query?: unknown }).query;
