@@ -136,6 +136,47 @@ async function onSockets(url, until, attack) {
   return outcome.counts;
 }
 
+/**
+ * Wake sockets that send `ping` as fast as they can, one after another (a socket the server
+ * closed is opened again); counts the pings sent, the pongs heard and how each socket closed.
+ */
+async function pingFlood(url, until) {
+  const outcome = tally();
+  outcome.counts.pings = 0;
+  outcome.counts.pongs = 0;
+  while (Date.now() < until) {
+    const ws = new WebSocket(`${url.replace("http", "ws")}/${ATTACKER}/wake?clientID=${freshGroup("w")}`, {
+      headers: { authorization: attacker() },
+    });
+    let open = true;
+    const closed = new Promise((resolve) =>
+      ws.on("close", (code) => {
+        open = false;
+        resolve(code);
+      }),
+    );
+    try {
+      await new Promise((resolve, reject) => {
+        ws.on("open", resolve);
+        ws.on("error", reject);
+      });
+    } catch {
+      outcome.add("connect failed");
+      await sleep(10);
+      continue;
+    }
+    ws.on("message", () => outcome.counts.pongs++);
+    while (open && Date.now() < until) {
+      for (let i = 0; i < 500; i++) ws.send("ping");
+      outcome.counts.pings += 500;
+      await (ws.bufferedAmount > 1 << 20 ? sleep(1) : new Promise((resolve) => setImmediate(resolve)));
+    }
+    if (open) ws.terminate();
+    else outcome.add(`closed ${await closed}`);
+  }
+  return outcome.counts;
+}
+
 /** Frames of 1,000 puts each (new queries every frame), each sent once the last was answered. */
 function putFlood(url, until) {
   let next = 0;
@@ -214,6 +255,7 @@ export const ATTACKS = {
       pullAttack(url, until, () => [{ op: "put", hash: "h", name: "sameKind", args: ["%zzz%"] }]),
   },
   putFlood: { label: "Zero changeDesiredQueries frames of 1,000 puts", run: putFlood },
+  pingFlood: { label: "wake sockets sending ping as fast as they can", run: pingFlood },
   toggleFlood: { label: "Zero del+put pairs of one query, 200 at a time", run: toggleFlood },
   argumentFlood: {
     label: "native pulls of 300 queries of 1,000 ids each",

@@ -3,6 +3,7 @@ import type { Duplex } from "node:stream";
 import type { AudienceProbe } from "@weir/engine-wasm";
 import { AudienceIndex, type Wake, type WakeAudience, type WakeTarget } from "@weir/host-core";
 import { type WebSocket, WebSocketServer } from "ws";
+import { MessagePace, WAKE_PACE } from "./message-pace.js";
 import { closedAsSlow } from "./slow-reader.js";
 
 interface WakeSocket {
@@ -110,13 +111,17 @@ export class WsWake implements Wake {
     ws.on("pong", () => {
       socket.alive = true;
     });
+    const pace = new MessagePace(ws, WAKE_PACE);
     ws.on("message", (data, isBinary) => {
       socket.alive = true;
+      // A message past the pace is dropped: it carries nothing but a ping.
+      if (!pace.take()) return;
       if (!isBinary && data.toString() === "ping" && !closedAsSlow(ws, this.maxBufferedBytes))
         ws.send("pong");
     });
     ws.on("error", () => ws.terminate());
     ws.on("close", () => {
+      pace.stop();
       this.byId.delete(socket.id);
       if (index.has(socket)) {
         index.remove(socket);

@@ -1,7 +1,8 @@
 import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import type { ZeroSocketHandler, ZeroUpgrade } from "@weir/host-core";
-import { type WebSocket, WebSocketServer } from "ws";
+import { WebSocket, WebSocketServer } from "ws";
+import { MessagePace, ZERO_PACE } from "./message-pace.js";
 import { closedAsSlow } from "./slow-reader.js";
 
 interface Open {
@@ -73,8 +74,12 @@ export class WsZero {
     ws.on("pong", () => {
       open.alive = true;
     });
+    const pace = new MessagePace(ws, ZERO_PACE);
     ws.on("message", (data, isBinary) => {
       open.alive = true;
+      // Past the pace the socket's reads pause; frames already read still count (each one may be
+      // a push), unless the socket was closed for sending on.
+      if (!pace.take() && ws.readyState !== WebSocket.OPEN) return;
       // Zero's frames are JSON text; a binary frame is passed on as text, and refused as such.
       const frame = isBinary ? "\u0000binary" : data.toString();
       if (waiting) waiting.push(frame);
@@ -86,6 +91,7 @@ export class WsZero {
     // reconnect. ws ends the socket itself once the close handshake is done or times out.
     ws.on("error", () => {});
     ws.on("close", () => {
+      pace.stop();
       closed = true;
       this.sockets.delete(open);
       handler?.socketClosed();
@@ -105,7 +111,10 @@ export class WsZero {
             socket.uncork();
           }
         },
-        close: (code, reason) => ws.close(code, reason),
+        close: (code, reason) => {
+          ws.close(code, reason);
+          pace.closed();
+        },
       })
       .then(
         (opened) => {
