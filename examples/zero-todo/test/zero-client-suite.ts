@@ -49,6 +49,18 @@ export function zeroClientSuite(base: () => string): void {
     expect(rows.find((row) => row.id === id)).toMatchObject({ owner: "alice", text: "Walk", done: false });
   });
 
+  it("confirms each of 200 mutations made in one loop, without awaiting any", async () => {
+    const z = client("erin");
+    const prefix = newID();
+    const made = Array.from({ length: 200 }, (_, i) =>
+      z.mutate(mutators.createTodo({ id: `${prefix}-${i}`, text: `bulk ${i}`, done: false, sort: i })),
+    );
+    const outcomes = await Promise.all(made.map((result) => result.server));
+    expect(outcomes.filter((outcome) => outcome.type !== "success")).toEqual([]);
+    const rows = await rowsOf<Todo>(z, queries.allTodos(), (rows) => rows.length >= 200);
+    expect(rows.filter((row) => row.id.startsWith(prefix))).toHaveLength(200);
+  }, 60_000);
+
   it("rolls back a custom mutation the server refuses; .server answers the app error", async () => {
     const id = newID();
     const alice = client("alice");
