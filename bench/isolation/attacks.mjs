@@ -177,6 +177,57 @@ async function pingFlood(url, until) {
   return outcome.counts;
 }
 
+/** The wake sockets `socketSpread` opens, each pinging within its own pace. */
+const SPREAD_SOCKETS = 5_000;
+
+/**
+ * Many wake sockets of one user, each sending `ping` at 10 a second (its own pace) and so never
+ * closed for it: together, 50,000 a second into the routing thread.
+ */
+async function socketSpread(url, until) {
+  const outcome = tally();
+  outcome.counts.opened = 0;
+  outcome.counts.pings = 0;
+  outcome.counts.pongs = 0;
+  const sockets = [];
+  const openOne = () =>
+    new Promise((resolve) => {
+      const ws = new WebSocket(`${url.replace("http", "ws")}/${ATTACKER}/wake?clientID=${freshGroup("s")}`, {
+        headers: { authorization: attacker() },
+      });
+      ws.on("open", () => {
+        outcome.counts.opened++;
+        sockets.push(ws);
+        ws.on("message", () => outcome.counts.pongs++);
+        resolve();
+      });
+      ws.on("unexpected-response", (_req, res) => {
+        outcome.add(`refused ${res.statusCode}`);
+        res.resume();
+        resolve();
+      });
+      ws.on("error", () => {
+        outcome.add("connect failed");
+        resolve();
+      });
+      ws.on("close", (code) => {
+        if (code !== 1005 && code !== 1006) outcome.add(`closed ${code}`);
+      });
+    });
+  for (let opened = 0; opened < SPREAD_SOCKETS && Date.now() < until; opened += 100)
+    await Promise.all(Array.from({ length: 100 }, openOne));
+  while (Date.now() < until) {
+    for (const ws of sockets) {
+      if (ws.readyState !== WebSocket.OPEN) continue;
+      ws.send("ping");
+      outcome.counts.pings++;
+    }
+    await sleep(100);
+  }
+  for (const ws of sockets) ws.terminate();
+  return outcome.counts;
+}
+
 /** Frames of 1,000 puts each (new queries every frame), each sent once the last was answered. */
 function putFlood(url, until) {
   let next = 0;
@@ -256,6 +307,10 @@ export const ATTACKS = {
   },
   putFlood: { label: "Zero changeDesiredQueries frames of 1,000 puts", run: putFlood },
   pingFlood: { label: "wake sockets sending ping as fast as they can", run: pingFlood },
+  socketSpread: {
+    label: `${SPREAD_SOCKETS.toLocaleString("en")} wake sockets of one user, each pinging within its own pace`,
+    run: socketSpread,
+  },
   toggleFlood: { label: "Zero del+put pairs of one query, 200 at a time", run: toggleFlood },
   argumentFlood: {
     label: "native pulls of 300 queries of 1,000 ids each",

@@ -21,4 +21,6 @@ export default {
   // Every simulated client is the one user "bench", at many thousand requests a second: the
   // request quota is kept (its cost is measured) but made too large to refuse any of them.
   quotas: { requestUnits: 1_000_000_000 },
+  // The wake figure's 500 sockets are that one user's too: more than a user holds by default.
+  maxSocketsPerUser: 1_000,
 };

@@ -25,6 +25,8 @@ const server = createServer({
   queries: { allTodos: () => ({ table: "todo", orderBy: [["sort", "asc"]] }) },
   visibility: (claims) => ({ todo: { sql: "owner = ?", params: [claims.userID] } }),
   devAuth: true,
+  // The fan-out figures connect 200 clients of one user: more than a user holds by default.
+  maxSocketsPerUser: 1_000,
   dataDir,
   logger: { log: () => {} },
 });

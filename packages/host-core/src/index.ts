@@ -94,6 +94,7 @@ export type { Scheduler } from "./ports/scheduler.js";
 export type { NamespaceStore, OpenContext, Storage, StoreCloseOutcome } from "./ports/storage.js";
 export { TimerScheduler } from "./ports/timer-scheduler.js";
 export type { Wake, WakeTarget } from "./ports/wake.js";
+export { refusedZeroUpgrade } from "./zero/zero-accept.js";
 export {
   parseZeroConnect,
   type ZeroConnectRequest,

@@ -26,6 +26,11 @@ import { defaultMaxOpenNamespaces } from "./open-file-limit.js";
 import { relayRequest, relayUpgrade } from "./routed-request.js";
 import { DEFAULT_MAX_SOCKET_BUFFER_BYTES } from "./slow-reader.js";
 import { type NodeHost, startNodeHost } from "./start-node-host.js";
+import {
+  DEFAULT_MAX_SOCKETS_PER_USER,
+  DEFAULT_USER_MESSAGES_PER_SECOND,
+  UserSockets,
+} from "./user-sockets.js";
 import { WsWake } from "./wake.js";
 import { answerWakeUpgrade } from "./wake-upgrade.js";
 import { WorkerPool } from "./worker-pool.js";
@@ -84,9 +89,15 @@ export function createServer(options: NodeHostOptions): WeirServer {
   let node: NodeHost | undefined;
   let pool: WorkerPool | undefined;
   let ready: Promise<void> | undefined;
+  // Every socket of a user counts toward one cap and shares one pace, whatever its namespace.
+  const users = new UserSockets(
+    options.maxSocketsPerUser === undefined ? DEFAULT_MAX_SOCKETS_PER_USER : options.maxSocketsPerUser,
+    options.userMessagesPerSecond ?? DEFAULT_USER_MESSAGES_PER_SECOND,
+  );
   const wake = new WsWake(
     heartbeatMs,
     buffered,
+    users,
     workers > 0
       ? {
           opened: (id, target) =>
@@ -95,7 +106,7 @@ export function createServer(options: NodeHostOptions): WeirServer {
         }
       : undefined,
   );
-  const zero = new WsZero(heartbeatMs, buffered, resolved.maxBodyBytes);
+  const zero = new WsZero(heartbeatMs, buffered, resolved.maxBodyBytes, users);
   const metrics =
     options.metrics === false
       ? undefined

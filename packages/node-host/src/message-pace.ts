@@ -19,33 +19,56 @@ export const WAKE_PACE: Pace = { perSecond: 10, burst: 50 };
  */
 export const ZERO_PACE: Pace = { perSecond: 100, burst: 300 };
 
-/**
- * Bounds how fast one socket's messages are taken in on the thread every namespace shares: a
- * message past the pace pauses the socket's reads until the pace allows one more (the flood
- * waits in the client's and the kernel's buffers, not here), and a socket that sends on past
- * its burst (a chunk read before the pause holding many messages) is closed with 1008. An
- * ordinary client never meets it.
- */
-export class MessagePace {
+/** Messages taken in at a pace: full at first, refilled at `perSecond` up to `burst`. */
+export class TokenBucket {
   private tokens: number;
   private last = performance.now();
+
+  constructor(readonly pace: Pace) {
+    this.tokens = pace.burst;
+  }
+
+  /** Whether a message may be taken in now (refilling first). */
+  ready(now: number): boolean {
+    this.tokens = Math.min(this.pace.burst, this.tokens + ((now - this.last) * this.pace.perSecond) / 1000);
+    this.last = now;
+    return this.tokens >= 1;
+  }
+
+  spend(): void {
+    this.tokens -= 1;
+  }
+}
+
+/**
+ * Bounds how fast one socket's messages are taken in on the thread every namespace shares: a
+ * message past the pace (the socket's own, or its user's, which all the user's sockets share)
+ * pauses the socket's reads until the pace allows one more (the flood waits in the client's and
+ * the kernel's buffers, not here), and a socket that sends on past its burst (a chunk read
+ * before the pause holding many messages) is closed with 1008. An ordinary client never meets it.
+ */
+export class MessagePace {
+  private readonly own: TokenBucket;
   private excess = 0;
   private resumeTimer: NodeJS.Timeout | null = null;
 
   constructor(
     private readonly ws: WebSocket,
     private readonly pace: Pace,
+    private readonly user: TokenBucket | null = null,
   ) {
-    this.tokens = pace.burst;
+    this.own = new TokenBucket(pace);
   }
 
   /** Takes one message in: false when it came past the pace (the socket is paused, or closed). */
   take(): boolean {
     const now = performance.now();
-    this.tokens = Math.min(this.pace.burst, this.tokens + ((now - this.last) * this.pace.perSecond) / 1000);
-    this.last = now;
-    if (this.tokens >= 1) {
-      this.tokens -= 1;
+    // Both refill; a message spends from both or neither.
+    const ownReady = this.own.ready(now);
+    const userReady = this.user ? this.user.ready(now) : true;
+    if (ownReady && userReady) {
+      this.own.spend();
+      this.user?.spend();
       this.excess = 0;
       return true;
     }
@@ -63,7 +86,7 @@ export class MessagePace {
           this.resumeTimer = null;
           if (this.ws.readyState === WebSocket.OPEN) this.ws.resume();
         },
-        Math.ceil(1000 / this.pace.perSecond),
+        Math.ceil(1000 / Math.min(this.pace.perSecond, this.user?.pace.perSecond ?? Infinity)),
       );
       this.resumeTimer.unref();
     }

@@ -133,7 +133,7 @@ function toAnswer(id: number, parts: ResponseParts): WorkerAnswer {
   if (parts.upgrade) answer.upgrade = parts.upgrade;
   if (parts.zero) {
     upgrades.set(id, parts.zero);
-    answer.zero = { protocol: parts.zero.protocol };
+    answer.zero = { protocol: parts.zero.protocol, userID: parts.zero.userID };
   }
   return answer;
 }

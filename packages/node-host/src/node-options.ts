@@ -30,6 +30,17 @@ export interface NodeHostOptions extends Omit<WeirConfig, "authenticate"> {
    */
   maxSocketBufferBytes?: number;
   /**
+   * Wake and Zero sockets one user may hold open at once (default 100; null: no cap). One more
+   * is refused: a wake upgrade with 429 `too_many_sockets`, a Zero connection with its
+   * ServerOverloaded error.
+   */
+  maxSocketsPerUser?: number | null;
+  /**
+   * Messages a second all of one user's sockets together are taken in at (default 200, bursts of
+   * five seconds of it), besides each socket's own pace: past it, their reads pause.
+   */
+  userMessagesPerSecond?: number;
+  /**
    * Worker threads that run the namespaces, each namespace in one of them, while this thread
    * routes requests and keeps the sockets. Default: one per core when `workerConfig` is set,
    * else 0 (every namespace on this thread). More than 0 needs `workerConfig`.
@@ -76,6 +87,14 @@ export function checkNodeOptions(options: NodeHostOptions): void {
   const buffered = options.maxSocketBufferBytes;
   if (buffered !== undefined && !(Number.isSafeInteger(buffered) && buffered >= 1024)) {
     problems.push("maxSocketBufferBytes: expected an integer of at least 1024");
+  }
+  const perUser = options.maxSocketsPerUser;
+  if (perUser !== undefined && perUser !== null && !(Number.isSafeInteger(perUser) && perUser >= 1)) {
+    problems.push("maxSocketsPerUser: expected an integer of at least 1, or null for no cap");
+  }
+  const messages = options.userMessagesPerSecond;
+  if (messages !== undefined && !(Number.isSafeInteger(messages) && messages >= 1)) {
+    problems.push("userMessagesPerSecond: expected an integer of at least 1");
   }
   const workers = options.workers;
   if (workers !== undefined && !(Number.isSafeInteger(workers) && workers >= 0 && workers <= 256)) {

@@ -57,7 +57,7 @@ export async function relayUpgrade(
     return;
   }
   if (answer.zero) {
-    const upgrade = pool.zeroUpgrade(targetNamespace(req.url), thread, relayed.id, answer.zero.protocol);
+    const upgrade = pool.zeroUpgrade(targetNamespace(req.url), thread, relayed.id, answer.zero);
     let opened = false;
     const open = upgrade.open;
     upgrade.open = (ws) => {

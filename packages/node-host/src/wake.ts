@@ -3,8 +3,10 @@ import type { Duplex } from "node:stream";
 import type { AudienceProbe } from "@weir/engine-wasm";
 import { AudienceIndex, type Wake, type WakeAudience, type WakeTarget } from "@weir/host-core";
 import { type WebSocket, WebSocketServer } from "ws";
+import { writeRawAnswer } from "./http-bridge.js";
 import { MessagePace, WAKE_PACE } from "./message-pace.js";
 import { closedAsSlow } from "./slow-reader.js";
+import { TooManySockets, type UserShare, type UserSockets } from "./user-sockets.js";
 
 interface WakeSocket {
   id: number;
@@ -22,7 +24,8 @@ export interface WakeWatcher {
 /**
  * Wake sockets over `ws`. The text `ping` is answered `pong`; a protocol-level ping every
  * `heartbeatMs` finds sockets whose peer vanished, which are then dropped. A socket holding more
- * than `maxBufferedBytes` unsent is closed with 1013 (slow-reader.ts).
+ * than `maxBufferedBytes` unsent is closed with 1013 (slow-reader.ts). A user's sockets count
+ * toward their cap and share their pace (`users`); an upgrade past the cap is answered 429.
  */
 export class WsWake implements Wake {
   private readonly server = new WebSocketServer({ noServer: true, maxPayload: 1024 });
@@ -36,6 +39,7 @@ export class WsWake implements Wake {
   constructor(
     heartbeatMs: number,
     private readonly maxBufferedBytes: number,
+    private readonly users: UserSockets,
     private readonly watcher?: WakeWatcher,
   ) {
     this.heartbeat = setInterval(() => this.beat(), heartbeatMs);
@@ -44,7 +48,16 @@ export class WsWake implements Wake {
 
   /** Takes over an upgrade host-core accepted as a wake socket for `target`. */
   accept(req: IncomingMessage, socket: Duplex, head: Buffer, target: WakeTarget): void {
-    this.server.handleUpgrade(req, socket, head, (ws) => this.add(target, ws));
+    let share: UserShare;
+    try {
+      share = this.users.open(target.claims.userID);
+    } catch (error) {
+      if (!(error instanceof TooManySockets)) throw error;
+      writeRawAnswer(socket, error.status, JSON.stringify({ error: error.code, message: error.message }));
+      return;
+    }
+    socket.once("close", share.release);
+    this.server.handleUpgrade(req, socket, head, (ws) => this.add(target, ws, share));
   }
 
   send(namespace: string, audience: WakeAudience, exceptClientID: string | null): number {
@@ -98,7 +111,7 @@ export class WsWake implements Wake {
     this.server.close();
   }
 
-  private add(target: WakeTarget, ws: WebSocket): void {
+  private add(target: WakeTarget, ws: WebSocket, share: UserShare): void {
     let index = this.sockets.get(target.namespace);
     if (!index) {
       index = new AudienceIndex();
@@ -111,7 +124,7 @@ export class WsWake implements Wake {
     ws.on("pong", () => {
       socket.alive = true;
     });
-    const pace = new MessagePace(ws, WAKE_PACE);
+    const pace = new MessagePace(ws, WAKE_PACE, share.pace);
     ws.on("message", (data, isBinary) => {
       socket.alive = true;
       // A message past the pace is dropped: it carries nothing but a ping.
@@ -122,6 +135,7 @@ export class WsWake implements Wake {
     ws.on("error", () => ws.terminate());
     ws.on("close", () => {
       pace.stop();
+      share.release();
       this.byId.delete(socket.id);
       if (index.has(socket)) {
         index.remove(socket);

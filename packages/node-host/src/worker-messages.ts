@@ -37,8 +37,11 @@ export interface WorkerAnswer {
   drop?: boolean;
   /** An accepted wake socket. */
   upgrade?: WakeTarget;
-  /** An accepted Zero connect: the protocol to echo; the worker holds the rest under the request's id. */
-  zero?: { protocol: string | null };
+  /**
+   * An accepted Zero connect: the protocol to echo and whom it acts for (null: refused); the
+   * worker holds the rest under the request's id.
+   */
+  zero?: { protocol: string | null; userID: string | null };
 }
 
 /** What a worker reports beside its answers: request records and ingest events for the metrics, and its gauges. */

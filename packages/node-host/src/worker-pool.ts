@@ -193,10 +193,11 @@ export class WorkerPool {
     namespace: string,
     thread: number,
     id: number,
-    protocol: string | null,
+    accepted: { protocol: string | null; userID: string | null },
   ): ZeroUpgrade & { abandoned(): void } {
     return {
-      protocol,
+      protocol: accepted.protocol,
+      userID: accepted.userID,
       open: async (socket) => {
         // The namespace moved (or is moving) since its worker accepted the upgrade: the client
         // reconnects, to the worker it is in now.

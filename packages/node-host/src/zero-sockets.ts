@@ -1,9 +1,10 @@
 import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
-import type { ZeroSocketHandler, ZeroUpgrade } from "@weir/host-core";
+import { refusedZeroUpgrade, type ZeroSocketHandler, type ZeroUpgrade } from "@weir/host-core";
 import { WebSocket, WebSocketServer } from "ws";
 import { MessagePace, ZERO_PACE } from "./message-pace.js";
 import { closedAsSlow } from "./slow-reader.js";
+import { TooManySockets, type UserShare, type UserSockets } from "./user-sockets.js";
 
 interface Open {
   ws: WebSocket;
@@ -14,7 +15,9 @@ interface Open {
  * Zero's WebSockets over `ws`. The upgrade answers with the client's Sec-WebSocket-Protocol, as
  * Zero's client requires; frames go to host-core's connection in order (those that arrive while
  * it is being opened wait). A protocol-level ping every `heartbeatMs` drops vanished peers. A
- * socket holding more than `maxBufferedBytes` unsent is closed with 1013 (slow-reader.ts).
+ * socket holding more than `maxBufferedBytes` unsent is closed with 1013 (slow-reader.ts). A
+ * user's sockets count toward their cap and share their pace (`users`); a connection past the cap
+ * is refused with ServerOverloaded.
  */
 export class WsZero {
   private readonly server: WebSocketServer;
@@ -30,6 +33,7 @@ export class WsZero {
     heartbeatMs: number,
     private readonly maxBufferedBytes: number,
     maxFrameBytes: number,
+    private readonly users: UserSockets,
   ) {
     this.server = new WebSocketServer({
       noServer: true,
@@ -53,7 +57,18 @@ export class WsZero {
   }
 
   accept(req: IncomingMessage, socket: Duplex, head: Buffer, upgrade: ZeroUpgrade): void {
-    this.server.handleUpgrade(req, socket, head, (ws) => this.add(ws, socket, upgrade));
+    let share: UserShare | null = null;
+    let accepted = upgrade;
+    if (upgrade.userID !== null) {
+      try {
+        share = this.users.open(upgrade.userID);
+        socket.once("close", share.release);
+      } catch (error) {
+        if (!(error instanceof TooManySockets)) throw error;
+        accepted = refusedZeroUpgrade(upgrade.protocol, error);
+      }
+    }
+    this.server.handleUpgrade(req, socket, head, (ws) => this.add(ws, socket, accepted, share));
   }
 
   /** Closes every socket with 1001 (going away). */
@@ -65,7 +80,7 @@ export class WsZero {
   }
 
   /** `socket`: the connection `ws` writes its frames to. */
-  private add(ws: WebSocket, socket: Duplex, upgrade: ZeroUpgrade): void {
+  private add(ws: WebSocket, socket: Duplex, upgrade: ZeroUpgrade, share: UserShare | null): void {
     const open: Open = { ws, alive: true };
     this.sockets.add(open);
     let handler: ZeroSocketHandler | null = null;
@@ -74,7 +89,7 @@ export class WsZero {
     ws.on("pong", () => {
       open.alive = true;
     });
-    const pace = new MessagePace(ws, ZERO_PACE);
+    const pace = new MessagePace(ws, ZERO_PACE, share?.pace);
     ws.on("message", (data, isBinary) => {
       open.alive = true;
       // Past the pace the socket's reads pause; frames already read still count (each one may be
@@ -92,6 +107,7 @@ export class WsZero {
     ws.on("error", () => {});
     ws.on("close", () => {
       pace.stop();
+      share?.release();
       closed = true;
       this.sockets.delete(open);
       handler?.socketClosed();

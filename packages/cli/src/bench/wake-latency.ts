@@ -63,9 +63,20 @@ export async function runWakeLatency(ctx: BenchContext): Promise<WakeLatencyResu
         return new Promise<void>((resolve, reject) => {
           socket.once("open", () => resolve());
           socket.once("error", reject);
-          socket.once("unexpected-response", (_request, response) =>
-            reject(new Error(`wake socket refused with HTTP ${response.statusCode}`)),
-          );
+          socket.once("unexpected-response", (_request, response) => {
+            // The refusal's own words (a user's socket cap names itself), cut short.
+            let body = "";
+            response.on("data", (chunk: Buffer) => {
+              body += chunk.toString();
+            });
+            response.on("end", () =>
+              reject(
+                new Error(
+                  `wake socket ${index + 1} refused with HTTP ${response.statusCode}${body ? `: ${body.slice(0, 300)}` : ""}`,
+                ),
+              ),
+            );
+          });
         });
       });
       await Promise.all(batch);

@@ -96,6 +96,12 @@ describe("weir bench", () => {
     expect(result.latency.count).toBe(60);
   });
 
+  it("wake: sockets past the server's cap for one user fail with the server's refusal", async () => {
+    const run = await runWeir(["bench", `${server.origin}/wake-cap`, "--mode", "wake", "--sockets", "101"]);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toMatch(/wake socket \d+ refused with HTTP 429: .*too_many_sockets.*100 sockets open/);
+  });
+
   it("exits 1 when requests fail: a mutator the server does not have", async () => {
     const run = await runWeir([
       "bench",

@@ -56,7 +56,12 @@ export function registerBench(program: Command, state: RunState): void {
     .option("--seed-mutator <name>", "many-row mutator, args {prefix, start, count}", d.seedMutator)
     .option("--rows <n>", "rows to write (seed)", integerArg(1), d.rows)
     .option("--repeat <n>", "full pulls to time (full-pull)", integerArg(1, 1000), d.repeat)
-    .option("--sockets <n>", "wake sockets to open (wake)", integerArg(1, 50_000), d.sockets)
+    .option(
+      "--sockets <n>",
+      "wake sockets to open, all of one user (wake; a server holds 100 of a user by default: maxSocketsPerUser)",
+      integerArg(1, 50_000),
+      d.sockets,
+    )
     .option("--rounds <n>", "pushes to time (wake)", integerArg(1, 10_000), d.rounds)
     .option(
       "--namespaces <n>",

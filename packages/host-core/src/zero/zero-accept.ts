@@ -51,6 +51,7 @@ export async function acceptZero(
   }
   return {
     protocol: connect.protocol,
+    userID: claims.userID,
     open: async (socket) => {
       try {
         return hub.connect(connect, claims, socket);
@@ -63,9 +64,18 @@ export async function acceptZero(
   };
 }
 
+/**
+ * An upgrade the host refuses itself after host-core accepted it (a cap of its own): `error`, a
+ * refusal of the HTTP flows' shape (`status`, `message`), reaches the client as its Zero error.
+ */
+export function refusedZeroUpgrade(protocol: string | null, error: unknown): ZeroUpgrade {
+  return refused(protocol, zeroRefusal(error));
+}
+
 function refused(protocol: string | null, error: ZeroError): ZeroUpgrade {
   return {
     protocol: protocol?.trim() || null,
+    userID: null,
     open: async (socket) => {
       refuse(socket, error);
       return null;

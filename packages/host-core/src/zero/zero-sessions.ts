@@ -111,6 +111,7 @@ export class ZeroSessions {
   wrap(namespace: string, upgrade: ZeroUpgrade, touch: () => void): ZeroUpgrade {
     return {
       protocol: upgrade.protocol,
+      userID: upgrade.userID,
       open: async (socket) => {
         const session = new ZeroSession(namespace, socket, this);
         const connection = await upgrade.open(session.socket);

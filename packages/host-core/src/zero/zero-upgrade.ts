@@ -8,6 +8,8 @@ import type { ZeroSocket } from "./zero-socket.js";
  */
 export interface ZeroUpgrade {
   protocol: string | null;
+  /** Whom the connection acts for; null when it is refused (`open` sends the refusal). */
+  userID: string | null;
   open(socket: ZeroSocket): Promise<ZeroSocketHandler | null>;
 }
 

@@ -1,0 +1,145 @@
+import { fileURLToPath } from "node:url";
+import { conformanceClaims, conformanceConfig, connectZero } from "@weir/conformance";
+import { afterEach, describe, expect, it } from "vitest";
+import { WebSocket } from "ws";
+import { memoryLogger, tempDir } from "../test/helpers.js";
+import { createServer, credential, type NodeHostOptions } from "./index.js";
+
+// Every wake and Zero socket of a user counts toward one cap and shares one pace, whatever its
+// namespace: opening more sockets buys a user no more of the thread that holds them all, and
+// another user does not notice.
+
+const WORKER_CONFIG = fileURLToPath(
+  new URL("../test/fixtures/conformance-worker-config.mjs", import.meta.url),
+);
+
+const closers: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const close of closers.splice(0)) await close();
+});
+
+async function start(options: Partial<NodeHostOptions>, workers: number) {
+  const dataDir = tempDir();
+  const server = createServer({
+    ...conformanceConfig(),
+    authenticate: (request) => conformanceClaims(credential(request)),
+    dataDir,
+    logger: memoryLogger(),
+    ...(workers > 0
+      ? { workers, workerConfig: { module: WORKER_CONFIG, argument: { storage: "file", dataDir } } }
+      : {}),
+    ...options,
+  });
+  const { url } = await server.listen();
+  closers.push(() => server.close());
+  return url;
+}
+
+interface Wake {
+  ws: WebSocket;
+  pongs(): number;
+}
+
+/** A wake socket of `user` into `ns`: open, or the status and body of its refused upgrade. */
+function wakeSocket(url: string, ns: string, user: string): Promise<Wake | { status: number; body: string }> {
+  const ws = new WebSocket(`${url.replace("http", "ws")}/${ns}/wake?clientID=c-${ns}-${user}`, {
+    headers: { authorization: user },
+  });
+  let pongs = 0;
+  ws.on("message", (data) => {
+    if (String(data) === "pong") pongs++;
+  });
+  return new Promise((resolve, reject) => {
+    ws.once("open", () => resolve({ ws, pongs: () => pongs }));
+    ws.once("unexpected-response", (_req, res) => {
+      let body = "";
+      res.on("data", (chunk: Buffer) => {
+        body += chunk.toString();
+      });
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+    ws.once("error", reject);
+  });
+}
+
+async function openWake(url: string, ns: string, user: string): Promise<Wake> {
+  const socket = await wakeSocket(url, ns, user);
+  if (!("ws" in socket)) throw new Error(`wake refused: ${socket.status} ${socket.body}`);
+  return socket;
+}
+
+async function closeAll(sockets: Wake[]): Promise<void> {
+  await Promise.all(
+    sockets.map(
+      ({ ws }) =>
+        new Promise((resolve) => {
+          ws.once("close", resolve);
+          ws.close();
+        }),
+    ),
+  );
+}
+
+describe.each([0, 2])("a user's sockets (%i workers)", (workers) => {
+  it("caps how many a user holds open, wake and Zero together, and no other user notices", async () => {
+    const url = await start({ maxSocketsPerUser: 3 }, workers);
+    const held = [
+      await openWake(url, "a", "mallory"),
+      await openWake(url, "b", "mallory"),
+      await openWake(url, "c", "mallory"),
+    ];
+    const refused = await wakeSocket(url, "d", "mallory");
+    expect(refused).toMatchObject({ status: 429 });
+    expect(JSON.parse((refused as { body: string }).body)).toEqual({
+      error: "too_many_sockets",
+      message: "this user has 3 sockets open, the most one user may; close one to open another",
+    });
+    // A Zero connection past the cap reads its refusal where a Zero client reads refusals.
+    const zero = await connectZero(url, "e", { user: "mallory" });
+    expect(await zero.next("error")).toMatchObject({
+      kind: "ServerOverloaded",
+      message: "this user has 3 sockets open, the most one user may; close one to open another",
+    });
+    expect((await zero.closed).code).not.toBe(1000);
+    // Another user opens what they like.
+    const victor = [await openWake(url, "a", "victor"), await openWake(url, "d", "victor")];
+    const victorZero = await connectZero(url, "e", { user: "victor" });
+    await victorZero.next("pokeEnd");
+    // A socket closed frees its place.
+    await closeAll(held.slice(0, 1));
+    const again = await connectZero(url, "e", { user: "mallory" });
+    await again.next("pokeEnd");
+    again.ws.close();
+    victorZero.ws.close();
+    await closeAll([...held.slice(1), ...victor]);
+  });
+
+  it("takes a user's messages in at one pace over all their sockets, another user's at their own", async () => {
+    const perSecond = 20;
+    const url = await start({ userMessagesPerSecond: perSecond }, workers);
+    const mallory = await Promise.all(
+      Array.from({ length: 10 }, (_, i) => openWake(url, `m${i}`, "mallory")),
+    );
+    const victor = await openWake(url, "m0", "victor");
+    // Each socket pings at 10 a second, within its own pace; together they send 100 a second,
+    // five times their user's.
+    const started = performance.now();
+    let sent = 0;
+    for (let round = 0; round < 30; round++) {
+      for (const { ws } of mallory) {
+        if (ws.readyState !== WebSocket.OPEN) continue;
+        ws.send("ping");
+        sent++;
+      }
+      victor.ws.send("ping");
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    const seconds = (performance.now() - started) / 1000;
+    const answered = mallory.reduce((total, socket) => total + socket.pongs(), 0);
+    // The user's burst (five seconds of their pace) and their pace since: the rest waits or is dropped.
+    expect(sent).toBe(300);
+    expect(answered).toBeLessThanOrEqual(perSecond * 5 + perSecond * (seconds + 1));
+    await expect.poll(() => victor.pongs()).toBe(30);
+    await closeAll([...mallory, victor]);
+  });
+});
