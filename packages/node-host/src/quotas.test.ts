@@ -7,6 +7,7 @@ import {
   NativeClient,
   pokePartsOf,
   until,
+  zeroSecProtocol,
 } from "@weir/conformance";
 import { describe, expect, it } from "vitest";
 import WebSocket from "ws";
@@ -252,6 +253,46 @@ describe("weighted request quotas", () => {
       expect(refused.status).toBe(429);
       expect(acknowledged()).toBe(3);
       socket.ws.close();
+    } finally {
+      await target.close();
+    }
+  });
+
+  it("charge a Zero connection's first queries: connecting again and again with them is refused once spent", async () => {
+    await awayFromWindowEdge(HOUR_MS);
+    const { target } = await start(tempDir(), { quotas });
+    try {
+      const patch = Array.from({ length: 20 }, (_, i) => ({
+        op: "put",
+        hash: `h${i}`,
+        name: "doneTodos",
+        args: [],
+      }));
+      const connect = (user: string) =>
+        connectZero(target.url, "weighted-connect", {
+          user,
+          protocol: zeroSecProtocol(["initConnection", { desiredQueriesPatch: patch }], user),
+        });
+      // 5 and 20 units each (a change of queries and its 20 operations), admitted while under
+      // 30: two are served, the third is refused.
+      let served = 0;
+      let refusal: unknown;
+      while (served < 10 && refusal === undefined) {
+        const socket = await connect("alice");
+        const answer = await Promise.race([
+          socket.next("pokeEnd").then(() => "served" as const),
+          socket.next("error"),
+        ]);
+        if (answer === "served") served++;
+        else refusal = answer;
+        socket.ws.close();
+      }
+      expect(served).toBe(2);
+      expect(refusal).toMatchObject({ kind: "ServerOverloaded", minBackoffMs: expect.any(Number) });
+      // Another user connects with the same queries.
+      const bob = await connect("bob");
+      await bob.next("pokeEnd");
+      bob.ws.close();
     } finally {
       await target.close();
     }

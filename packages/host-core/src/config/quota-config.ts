@@ -11,7 +11,10 @@ export interface RequestWeights {
   mutation: number;
   /** Opening a wake socket. */
   wake: number;
-  /** Each operation of a query patch (a native pull's `queries.patch`, a Zero changeDesiredQueries). */
+  /**
+   * Each operation of a query patch (a native pull's `queries.patch`, a Zero initConnection or
+   * changeDesiredQueries).
+   */
   queryOp: number;
   /** Each 1,000 rows a pull's query evaluations produced or examined (their cost, however long). */
   queryRows: number;

@@ -297,9 +297,14 @@ export class ZeroConnection {
     }
   }
 
+  /**
+   * The connection's first queries. They are charged like a change of queries (a pull, and an
+   * operation each): a client that connects again and again with a patch pays for each one.
+   */
   private initialize(ops: readonly ZeroQueryOp[]): void {
     this.initialized = true;
     this.saved();
+    if (!this.host.charge(this, { kind: "queries", ops: ops.length })) return;
     this.group.desire(this.clientID, this.host.checkQueries(this, ops));
     this.host.poke(this.group);
   }
