@@ -30,7 +30,7 @@ import {
   resolveOptions,
   tableOptions,
 } from "./upstream-options.js";
-import { ServedPorts } from "./upstream-port.js";
+import { ConnectedPorts, ServedPorts } from "./upstream-port.js";
 import type { UpstreamStatus } from "./upstream-status.js";
 import { upstreamInThread } from "./upstream-thread.js";
 
@@ -289,6 +289,7 @@ async function followInThisThread(options: ResolvedOptions): Promise<PostgresUps
   const close = async () => {
     if (closed) return;
     closed = true;
+    connected.close();
     served.close();
     clearInterval(saveTimer);
     await reader.stop();
@@ -301,7 +302,7 @@ async function followInThisThread(options: ResolvedOptions): Promise<PostgresUps
   const upstream: PostgresUpstream = {
     source,
     status,
-    connect: () => served.connect(),
+    connect: () => connected.connect(),
     // Read again when a column is added upstream.
     get schema(): UpstreamSchema {
       return {
@@ -333,5 +334,6 @@ async function followInThisThread(options: ResolvedOptions): Promise<PostgresUps
     },
   };
   const served = new ServedPorts(() => upstream);
+  const connected = new ConnectedPorts(() => served.connect());
   return upstream;
 }

@@ -9,8 +9,11 @@ export type CallRequest = ThreadRequest extends infer R
     : never
   : never;
 
-/** Where calls are posted: the reader's `Worker`, or a `MessagePort` connected to it. */
-interface CallTarget {
+/**
+ * Where calls are posted: the reader's `Worker`, or a `MessagePort` connected to it. A target
+ * that cannot take a call now throws, and the call is refused with what it threw.
+ */
+export interface CallTarget {
   postMessage(value: unknown): void;
 }
 
@@ -35,7 +38,12 @@ export class UpstreamCalls {
     const id = ++this.nextId;
     return new Promise<T>((resolve, reject) => {
       this.pending.set(id, { resolve: resolve as (value: unknown) => void, reject });
-      this.target.postMessage({ ...request, id });
+      try {
+        this.target.postMessage({ ...request, id });
+      } catch (error) {
+        this.pending.delete(id);
+        reject(error);
+      }
     });
   }
 
@@ -49,19 +57,32 @@ export class UpstreamCalls {
 
   stop(reason: Error): void {
     this.stoppedBy ??= reason;
-    for (const call of this.pending.values()) call.reject(this.stoppedBy);
+    this.fail(this.stoppedBy);
+  }
+
+  /** Refuses the calls waiting for an answer (the thread that had them is gone); later ones go on. */
+  fail(reason: Error): void {
+    for (const call of this.pending.values()) call.reject(reason);
     this.pending.clear();
   }
 
   /** The contract for one namespace, its calls through this end. */
   source(namespace: string): UpstreamSource {
-    checkSourceNamespace(namespace);
-    return {
-      changes: (watermark, limit) => this.call({ t: "changes", namespace, watermark, limit }),
-      snapshotPage: (table, cursor, limit) =>
-        this.call({ t: "snapshotPage", namespace, table, cursor, limit }),
-    };
+    return sourceThrough(() => this, namespace);
   }
+}
+
+/**
+ * The contract for one namespace, each call through the calls `current` answers when it is made
+ * (those of the reader's thread running then: a source outlives a restart of it).
+ */
+export function sourceThrough(current: () => UpstreamCalls, namespace: string): UpstreamSource {
+  checkSourceNamespace(namespace);
+  return {
+    changes: (watermark, limit) => current().call({ t: "changes", namespace, watermark, limit }),
+    snapshotPage: (table, cursor, limit) =>
+      current().call({ t: "snapshotPage", namespace, table, cursor, limit }),
+  };
 }
 
 export function unavailable(message: string): UpstreamCallError {

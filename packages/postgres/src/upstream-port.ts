@@ -48,7 +48,7 @@ function serveContract(port: MessagePort, upstream: PostgresUpstream): void {
   });
 }
 
-/** The ports through which other threads reach an upstream held by this thread. */
+/** The ports through which other threads' calls reach the upstream, served by this thread. */
 export class ServedPorts {
   private readonly ports = new Set<MessagePort>();
 
@@ -76,9 +76,61 @@ export class ServedPorts {
 }
 
 /**
+ * What the holder of the upstream sends on a port from `upstream.connect()`: the channel calls go
+ * to now (served by the reader), or that there is none for a while (its thread is restarting).
+ */
+type PortControl = { t: "use"; port: MessagePort } | { t: "down" };
+
+/**
+ * The ports `upstream.connect()` hands out, kept by the thread that holds the upstream. Each is a
+ * control channel: on it the other thread is sent the channel its calls go to (`attach` makes
+ * one, served by the reader as it runs now; null while it does not run), and a new one each time
+ * the reader's thread is restarted. Calls never pass through this thread.
+ */
+export class ConnectedPorts {
+  private readonly controls = new Set<MessagePort>();
+  private closed = false;
+
+  constructor(private readonly attach: () => MessagePort | null) {}
+
+  connect(): MessagePort {
+    const { port1, port2 } = new MessageChannel();
+    // A closed upstream's port is closed at once: the other thread's calls answer 503.
+    if (this.closed) {
+      port1.close();
+      return port2;
+    }
+    this.controls.add(port1);
+    port1.on("close", () => this.controls.delete(port1));
+    port1.unref();
+    this.send(port1);
+    return port2;
+  }
+
+  /** The reader runs again, in a new thread: every connected thread is sent a channel to it. */
+  reattach(): void {
+    for (const control of this.controls) this.send(control);
+  }
+
+  /** The upstream closed: every connected thread's calls are refused from now on. */
+  close(): void {
+    this.closed = true;
+    for (const control of this.controls) control.close();
+    this.controls.clear();
+  }
+
+  private send(control: MessagePort): void {
+    const port = this.attach();
+    if (port) control.postMessage({ t: "use", port } satisfies PortControl, [port]);
+    else control.postMessage({ t: "down" } satisfies PortControl);
+  }
+}
+
+/**
  * The upstream as another thread reaches it, through a port from `upstream.connect()` (in a
  * worker thread of the Node host, from `workerConfig.ports`): the same contract, answered by the
- * reader's thread. Calls are refused with 503 once the upstream is closed.
+ * reader's thread. While that thread is restarting, calls answer 503; once the upstream is
+ * closed, they always do.
  */
 export function upstreamOverPort(port: MessagePort): PortUpstream {
   if (!(port instanceof MessagePort)) {
@@ -86,17 +138,50 @@ export function upstreamOverPort(port: MessagePort): PortUpstream {
       "upstreamOverPort needs a MessagePort from upstream.connect() (with the Node host's worker threads, one given by workerConfig.ports)",
     );
   }
-  const calls = new UpstreamCalls(port);
-  port.on("message", (event: ThreadEvent) => {
-    if (event.t === "reply") calls.settle(event);
+  /** The channel calls go to; null before the first one comes (calls wait) or while the reader is down. */
+  let channel: MessagePort | null = null;
+  let told = false;
+  const early: unknown[] = [];
+  const calls = new UpstreamCalls({
+    postMessage(value) {
+      if (channel) channel.postMessage(value);
+      else if (!told) early.push(value);
+      else throw unavailable("the upstream's reader is restarting");
+    },
   });
-  port.on("close", () => calls.stop(unavailable("the upstream is closed")));
+  port.on("message", (control: PortControl) => {
+    told = true;
+    channel?.close();
+    channel = null;
+    if (control.t !== "use") {
+      calls.fail(unavailable("the upstream's reader is restarting"));
+      return;
+    }
+    const next = control.port;
+    channel = next;
+    next.on("message", (event: ThreadEvent) => {
+      if (event.t === "reply") calls.settle(event);
+    });
+    // The reader's thread ended: what it had is refused, and calls wait for the next channel.
+    next.on("close", () => {
+      if (channel !== next) return;
+      channel = null;
+      calls.fail(unavailable("the upstream's reader stopped; it is restarting"));
+    });
+    next.unref();
+    for (const value of early.splice(0)) next.postMessage(value);
+  });
+  port.on("close", () => {
+    calls.stop(unavailable("the upstream is closed"));
+    channel?.close();
+  });
   // Waiting replies keep the thread alive; an idle port does not.
   port.unref();
   return {
     source: (namespace) => calls.source(namespace),
     close() {
       calls.stop(unavailable("this end of the upstream is closed"));
+      channel?.close();
       port.close();
     },
   };

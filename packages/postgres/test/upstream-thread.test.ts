@@ -2,11 +2,12 @@ import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type { Worker } from "node:worker_threads";
 import { startPostgres, type TestPostgres } from "@weir/postgres-testing";
 import { UpstreamCallError } from "@weir/protocol";
 import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { postgresUpstream } from "../src/index.js";
+import { postgresUpstream, upstreamOverPort } from "../src/index.js";
 
 // The reader runs in a worker thread of its own by default: PostgreSQL's commits are decoded
 // and buffered while the caller's thread is busy, and the upstream answers as it does in one
@@ -89,6 +90,53 @@ describe("the reader's thread", () => {
       await upstream.close();
     }
   });
+
+  it("starts a thread that failed again: a source and a port handed out before go on with the new one", async () => {
+    const logs: Array<Record<string, unknown>> = [];
+    const commits: string[][] = [];
+    const upstream = await postgresUpstream({
+      databaseUrl: db.url,
+      tables: ["pulse"],
+      tenant: { column: "org" },
+      slot: "restarted",
+      publication: "restarted",
+      bufferFile: join(dir, "restarted.sqlite"),
+      logger: { log: (level, fields) => logs.push({ level, ...fields }) },
+      onCommit: (namespaces) => commits.push(namespaces),
+    });
+    const port = upstreamOverPort(upstream.connect());
+    try {
+      const source = upstream.source("globex");
+      const overPort = port.source("globex");
+      const start = BigInt((await upstream.status()).buffer.newestWatermark);
+      expect((await overPort.changes(start, 10)).changes).toEqual([]);
+      // The thread ends as a crash would end it.
+      const thread = (upstream as unknown as Record<symbol, () => Worker | undefined>)[
+        Symbol.for("weir.postgres.readerThread")
+      ]!();
+      await thread!.terminate();
+      await expect(source.changes(start, 10)).rejects.toMatchObject({
+        status: 503,
+        code: "upstream_unavailable",
+      });
+      await expect(overPort.changes(start, 10)).rejects.toMatchObject({ status: 503 });
+      expect(logs).toContainEqual(expect.objectContaining({ level: "error", msg: "upstream thread failed" }));
+      await expect
+        .poll(() => logs.some((line) => line.msg === "upstream thread restarted"), { timeout: 30_000 })
+        .toBe(true);
+      // The new thread follows PostgreSQL from the slot: a commit now reaches the caller and both ends.
+      await db.sql("INSERT INTO pulse VALUES (20, 'globex', 2)");
+      await expect
+        .poll(() => commits.some((namespaces) => namespaces.includes("globex")), { timeout: 20_000 })
+        .toBe(true);
+      const expected = [{ op: "INSERT", tableName: "pulse", rowData: { id: 20, org: "globex", n: 2 } }];
+      expect((await source.changes(start, 10)).changes).toMatchObject(expected);
+      expect((await overPort.changes(start, 10)).changes).toMatchObject(expected);
+    } finally {
+      port.close();
+      await upstream.dropReplication();
+    }
+  }, 60_000);
 
   it("keeps the contract's refusals, refuses calls once closed, and drops its replication after closing", async () => {
     const upstream = await postgresUpstream({
