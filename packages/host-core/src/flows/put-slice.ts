@@ -1,7 +1,10 @@
 /** New queries one step (a Zero poke, a step of a sliced pull) evaluates at most. */
 export const MAX_PUTS_PER_STEP = 32;
 
-/** How long one Zero poke's evaluations aim to hold the thread, in milliseconds. */
+/**
+ * How long one step aims to hold the thread, in milliseconds, where no target is given (a
+ * namespace gives its `querySliceMs`, to its native pulls' steps and its Zero pokes alike).
+ */
 const POKE_SLICE_MS = 10;
 
 /**

@@ -160,7 +160,13 @@ export class NamespaceService {
       install: () => this.deferred?.install(),
     });
     this.contexts = { ...flows, zero };
-    this.zero = new ZeroHub(zero, logger, zeroReauthenticate(config, logger), init.zeroMeter);
+    this.zero = new ZeroHub(
+      zero,
+      logger,
+      zeroReauthenticate(config, logger),
+      init.zeroMeter,
+      new PutSlice(MAX_PUTS_PER_STEP, config.querySliceMs),
+    );
     const router = new WakeRouter({
       ...init,
       store,

@@ -87,6 +87,37 @@ describe("PutSlice", () => {
     expect(slice.size).toBe(1);
   });
 
+  it("sizes a namespace's pokes to its querySliceMs", async () => {
+    /** The pokes that apply one frame of 64 new queries, in a namespace with this target. */
+    const pokesFor = async (querySliceMs: number) => {
+      const { service } = await testService({ ...config, querySliceMs });
+      services.push(service);
+      for (const [i, id] of TODOS.entries()) push(service, "alice", i + 1, id);
+      const socket = recorder();
+      const connection = connectAlice(service.zero, socket, { baseCookie: null, wsid: "w1", queries: [] });
+      await settle();
+      const before = socket.frames.filter(([type]) => type === "pokeStart").length;
+      const ops = Array.from({ length: 64 }, (_, i) => ({
+        op: "put",
+        hash: `q${i}`,
+        name: "oneTodo",
+        args: [{ id: TODOS[i % TODOS.length] }],
+      }));
+      connection.receive(JSON.stringify(["changeDesiredQueries", { desiredQueriesPatch: ops }]));
+      connection.receive(JSON.stringify(["ping", {}]));
+      while (!socket.frames.some(([type]) => type === "pong")) await settle();
+      for (let seen = -1; seen !== socket.frames.length; ) {
+        seen = socket.frames.length;
+        await settle();
+      }
+      return socket.frames.filter(([type]) => type === "pokeStart").length - before;
+    };
+    // A target no poke reaches keeps each at its most (32 new queries): two pokes.
+    expect(await pokesFor(60_000)).toBe(2);
+    // A target of 1 ms: 32 new queries take longer than that, so the next pokes take fewer.
+    expect(await pokesFor(1)).toBeGreaterThan(2);
+  });
+
   it("changes how a flood of query changes is grouped into pokes, never what the client ends with", async () => {
     await fc.assert(
       fc.asyncProperty(
