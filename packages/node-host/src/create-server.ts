@@ -22,7 +22,7 @@ import { type AnswerParts, answerClientError, readBody, toParts, writeParts } fr
 import { jsonLineLogger } from "./json-line-logger.js";
 import { Metrics } from "./metrics.js";
 import { checkNodeOptions, chooseAuthentication, type NodeHostOptions } from "./node-options.js";
-import { defaultMaxOpenNamespaces } from "./open-file-limit.js";
+import { defaultMaxOpenNamespaces, defaultMaxSockets } from "./open-file-limit.js";
 import { relayRequest, relayUpgrade } from "./routed-request.js";
 import { DEFAULT_MAX_SOCKET_BUFFER_BYTES } from "./slow-reader.js";
 import { type NodeHost, startNodeHost } from "./start-node-host.js";
@@ -89,10 +89,12 @@ export function createServer(options: NodeHostOptions): WeirServer {
   let node: NodeHost | undefined;
   let pool: WorkerPool | undefined;
   let ready: Promise<void> | undefined;
-  // Every socket of a user counts toward one cap and shares one pace, whatever its namespace.
+  // Every socket of a user counts toward one cap and shares one pace, whatever its namespace;
+  // all of them toward the server's cap, which keeps descriptors for requests and namespace files.
   const users = new UserSockets(
     options.maxSocketsPerUser === undefined ? DEFAULT_MAX_SOCKETS_PER_USER : options.maxSocketsPerUser,
     options.userMessagesPerSecond ?? DEFAULT_USER_MESSAGES_PER_SECOND,
+    options.maxSockets === undefined ? defaultMaxSockets(resolved.maxOpenNamespaces) : options.maxSockets,
   );
   const wake = new WsWake(
     heartbeatMs,

@@ -166,12 +166,18 @@ export function writeParts(res: ServerResponse, answer: AnswerParts, close: bool
  * Answers on a bare socket, where Node's HTTP layer does not (a request it could not parse, a
  * refused upgrade), then closes the connection.
  */
-export function writeRawAnswer(socket: Duplex, status: number, body: string | Uint8Array): void {
+export function writeRawAnswer(
+  socket: Duplex,
+  status: number,
+  body: string | Uint8Array,
+  headers: Record<string, string> = {},
+): void {
   const head = [
     `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ""}`,
     "content-type: application/json; charset=utf-8",
     `content-length: ${Buffer.byteLength(body)}`,
     "connection: close",
+    ...Object.entries(headers).map(([name, value]) => `${name}: ${value}`),
   ];
   if (typeof body === "string") socket.end(`${head.join("\r\n")}\r\n\r\n${body}`);
   else {

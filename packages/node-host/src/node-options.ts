@@ -41,6 +41,13 @@ export interface NodeHostOptions extends Omit<WeirConfig, "authenticate"> {
    */
   userMessagesPerSecond?: number;
   /**
+   * Wake and Zero sockets the server holds open at once, of every user (default: what the limit
+   * on open files leaves once `maxOpenNamespaces` namespaces have their descriptors, at least 64;
+   * null: no cap). One more is refused: a wake upgrade with 503 `server_busy`, a Zero connection
+   * with its ServerOverloaded error.
+   */
+  maxSockets?: number | null;
+  /**
    * Worker threads that run the namespaces, each namespace in one of them, while this thread
    * routes requests and keeps the sockets. Default: one per core when `workerConfig` is set,
    * else 0 (every namespace on this thread). More than 0 needs `workerConfig`.
@@ -91,6 +98,10 @@ export function checkNodeOptions(options: NodeHostOptions): void {
   const perUser = options.maxSocketsPerUser;
   if (perUser !== undefined && perUser !== null && !(Number.isSafeInteger(perUser) && perUser >= 1)) {
     problems.push("maxSocketsPerUser: expected an integer of at least 1, or null for no cap");
+  }
+  const sockets = options.maxSockets;
+  if (sockets !== undefined && sockets !== null && !(Number.isSafeInteger(sockets) && sockets >= 1)) {
+    problems.push("maxSockets: expected an integer of at least 1, or null for no cap");
   }
   const messages = options.userMessagesPerSecond;
   if (messages !== undefined && !(Number.isSafeInteger(messages) && messages >= 1)) {

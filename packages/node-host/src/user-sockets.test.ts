@@ -114,6 +114,33 @@ describe.each([0, 2])("a user's sockets (%i workers)", (workers) => {
     await closeAll([...held.slice(1), ...victor]);
   });
 
+  it("caps the sockets the server holds, of every user, and requests are answered past it", async () => {
+    const url = await start({ maxSockets: 3 }, workers);
+    const held = [
+      await openWake(url, "a", "ann"),
+      await openWake(url, "b", "ben"),
+      await openWake(url, "c", "cat"),
+    ];
+    const refused = await wakeSocket(url, "d", "dan");
+    expect(refused).toMatchObject({ status: 503 });
+    expect(JSON.parse((refused as { body: string }).body)).toEqual({
+      error: "server_busy",
+      message: "the server holds 3 sockets, as many as it may; try again later",
+    });
+    const zero = await connectZero(url, "e", { user: "eve" });
+    expect(await zero.next("error")).toMatchObject({ kind: "ServerOverloaded", minBackoffMs: 5_000 });
+    // Requests are not sockets: they are answered.
+    const pull = await fetch(`${url}/d/pull`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: "dan" },
+      body: JSON.stringify({ clientGroupID: "g-dan", clientID: "c-dan", cookie: null }),
+    });
+    expect(pull.status).toBe(200);
+    await closeAll(held.slice(0, 1));
+    held[0] = await openWake(url, "d", "dan");
+    await closeAll(held);
+  });
+
   it("takes a user's messages in at one pace over all their sockets, another user's at their own", async () => {
     const perSecond = 20;
     const url = await start({ userMessagesPerSecond: perSecond }, workers);

@@ -8,13 +8,22 @@ export const DEFAULT_MAX_SOCKETS_PER_USER = 100;
  */
 export const DEFAULT_USER_MESSAGES_PER_SECOND = 200;
 
-/** What the error of a refused socket says. */
+/** A socket refused: its user holds as many as one may (429), or the server does (503). */
 export class TooManySockets extends Error {
-  readonly status = 429;
-  readonly code = "too_many_sockets";
+  readonly status: 429 | 503;
+  readonly code: "too_many_sockets" | "server_busy";
+  /** Seconds a client waits before trying again (only when the server is full). */
+  readonly headers: Record<string, string>;
 
-  constructor(max: number) {
-    super(`this user has ${max} sockets open, the most one user may; close one to open another`);
+  constructor(max: number, whose: "user" | "server") {
+    super(
+      whose === "user"
+        ? `this user has ${max} sockets open, the most one user may; close one to open another`
+        : `the server holds ${max} sockets, as many as it may; try again later`,
+    );
+    this.status = whose === "user" ? 429 : 503;
+    this.code = whose === "user" ? "too_many_sockets" : "server_busy";
+    this.headers = whose === "user" ? {} : { "retry-after": "5" };
   }
 }
 
@@ -32,30 +41,38 @@ interface User {
 
 /**
  * The wake and Zero sockets of each user, on the thread that holds them: a user holds at most
- * `max` at once (null: no cap), and their messages are taken in at one pace shared by all of
- * them, so opening more sockets buys a user no more of the thread. A user with no socket open is
- * forgotten.
+ * `max` at once and the server `maxTotal` (null: no cap), and a user's messages are taken in at
+ * one pace shared by all of them, so opening more sockets buys a user no more of the thread. A
+ * user with no socket open is forgotten.
  */
 export class UserSockets {
   private readonly users = new Map<string, User>();
   private readonly pace: Pace;
+  private total = 0;
 
   constructor(
     private readonly max: number | null,
     messagesPerSecond: number,
+    private readonly maxTotal: number | null = null,
   ) {
     this.pace = { perSecond: messagesPerSecond, burst: messagesPerSecond * 5 };
   }
 
-  /** Counts one more socket of `userID`; throws TooManySockets when they hold `max` already. */
+  /**
+   * Counts one more socket of `userID`; throws TooManySockets when they hold `max` already, or
+   * the server `maxTotal`.
+   */
   open(userID: string): UserShare {
     let user = this.users.get(userID);
-    if (user && this.max !== null && user.sockets >= this.max) throw new TooManySockets(this.max);
+    if (user && this.max !== null && user.sockets >= this.max) throw new TooManySockets(this.max, "user");
+    if (this.maxTotal !== null && this.total >= this.maxTotal)
+      throw new TooManySockets(this.maxTotal, "server");
     if (!user) {
       user = { sockets: 0, pace: new TokenBucket(this.pace) };
       this.users.set(userID, user);
     }
     user.sockets++;
+    this.total++;
     const held = user;
     let released = false;
     return {
@@ -63,6 +80,7 @@ export class UserSockets {
       release: () => {
         if (released) return;
         released = true;
+        this.total--;
         if (--held.sockets === 0 && this.users.get(userID) === held) this.users.delete(userID);
       },
     };

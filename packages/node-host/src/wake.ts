@@ -53,7 +53,12 @@ export class WsWake implements Wake {
       share = this.users.open(target.claims.userID);
     } catch (error) {
       if (!(error instanceof TooManySockets)) throw error;
-      writeRawAnswer(socket, error.status, JSON.stringify({ error: error.code, message: error.message }));
+      writeRawAnswer(
+        socket,
+        error.status,
+        JSON.stringify({ error: error.code, message: error.message }),
+        error.headers,
+      );
       return;
     }
     socket.once("close", share.release);
