@@ -25,6 +25,23 @@ const queryOp: fc.Arbitrary<Op> = fc.oneof(
   fc.constant<Op>({ op: "del", hash: "all" }),
 );
 
+/**
+ * Waits until every frame the connection received was handled and its pokes sent. Frames are
+ * handled in order, with turns of the event loop between them on a busy machine: the pong of a
+ * ping sent last says every frame before it was handled.
+ */
+async function untilHandled(
+  connection: { receive(frame: string): void },
+  socket: { frames: unknown[][] },
+): Promise<void> {
+  connection.receive(JSON.stringify(["ping", {}]));
+  while (!socket.frames.some(([type]) => type === "pong")) await settle();
+  for (let seen = -1; seen !== socket.frames.length; ) {
+    seen = socket.frames.length;
+    await settle();
+  }
+}
+
 /** What the client holds after the frames: its rows and its got queries. */
 async function clientAfter(frames: Op[][], slice: PutSlice) {
   const { service } = await testService(config);
@@ -43,14 +60,7 @@ async function clientAfter(frames: Op[][], slice: PutSlice) {
   // Frames read together: their changes are applied by pokes of the slice's size.
   for (const ops of frames)
     connection.receive(JSON.stringify(["changeDesiredQueries", { desiredQueriesPatch: ops }]));
-  // Frames are handled in order, with turns of the event loop between them on a busy machine:
-  // the pong of a ping sent last says every frame before it was handled.
-  connection.receive(JSON.stringify(["ping", {}]));
-  while (!socket.frames.some(([type]) => type === "pong")) await settle();
-  for (let seen = -1; seen !== socket.frames.length; ) {
-    seen = socket.frames.length;
-    await settle();
-  }
+  await untilHandled(connection, socket);
   const rows = new Map<string, unknown>();
   const got = new Set<string>();
   for (const [type, body] of socket.frames) {
@@ -104,12 +114,7 @@ describe("PutSlice", () => {
         args: [{ id: TODOS[i % TODOS.length] }],
       }));
       connection.receive(JSON.stringify(["changeDesiredQueries", { desiredQueriesPatch: ops }]));
-      connection.receive(JSON.stringify(["ping", {}]));
-      while (!socket.frames.some(([type]) => type === "pong")) await settle();
-      for (let seen = -1; seen !== socket.frames.length; ) {
-        seen = socket.frames.length;
-        await settle();
-      }
+      await untilHandled(connection, socket);
       return socket.frames.filter(([type]) => type === "pokeStart").length - before;
     };
     // A target no poke reaches keeps each at its most (32 new queries): two pokes.
