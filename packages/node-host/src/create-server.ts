@@ -117,6 +117,8 @@ export function createServer(options: NodeHostOptions): WeirServer {
           unavailableNamespaces: () =>
             node?.host.unavailableNamespaces.size ?? pool?.unavailableNamespaces ?? 0,
           wakeSockets: () => wake.total,
+          zeroSockets: () => zero.total,
+          socketRefusals: () => users.refusals,
           overflowNamespaces: () => pool?.overflowNamespaces ?? 0,
           socketUnsentBytes: () => wake.unsentBytes + zero.unsentBytes,
         });

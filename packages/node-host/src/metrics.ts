@@ -33,6 +33,9 @@ export class Metrics {
     openNamespaces(): number;
     unavailableNamespaces(): number;
     wakeSockets(): number;
+    zeroSockets(): number;
+    /** Sockets refused for a cap so far, by cap (`user`, `server`). */
+    socketRefusals(): Readonly<Record<string, number>>;
     socketUnsentBytes(): number;
     overflowNamespaces(): number;
   }) {
@@ -92,6 +95,15 @@ export class Metrics {
       () => sources.overflowNamespaces(),
     );
     this.sourceGauge("weir_wake_sockets", "Open wake sockets", () => sources.wakeSockets());
+    this.sourceGauge("weir_zero_sockets", "Open Zero sockets", () => sources.zeroSockets());
+    this.registry.registerMetric(
+      scraped(
+        "weir_socket_refusals_total",
+        "Wake and Zero sockets refused for a cap: a user's (maxSocketsPerUser) or the server's (maxSockets)",
+        "counter",
+        () => Object.entries(sources.socketRefusals()).map(([cap, value]) => ({ labels: { cap }, value })),
+      ),
+    );
     this.sourceGauge(
       "weir_socket_unsent_bytes",
       "Bytes queued for wake and Zero sockets that their clients have not read yet (each socket is closed past maxSocketBufferBytes)",

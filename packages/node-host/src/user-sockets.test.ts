@@ -105,6 +105,11 @@ describe.each([0, 2])("a user's sockets (%i workers)", (workers) => {
     const victor = [await openWake(url, "a", "victor"), await openWake(url, "d", "victor")];
     const victorZero = await connectZero(url, "e", { user: "victor" });
     await victorZero.next("pokeEnd");
+    // Both refusals are counted for the server's operator.
+    const metrics = () => fetch(`${url}/metrics`).then((answer) => answer.text());
+    expect(await metrics()).toMatch(/^weir_socket_refusals_total\{cap="user"\} 2$/m);
+    expect(await metrics()).toMatch(/^weir_socket_refusals_total\{cap="server"\} 0$/m);
+    await expect.poll(metrics).toMatch(/^weir_zero_sockets 1$/m);
     // A socket closed frees its place.
     await closeAll(held.slice(0, 1));
     const again = await connectZero(url, "e", { user: "mallory" });

@@ -49,6 +49,8 @@ export class UserSockets {
   private readonly users = new Map<string, User>();
   private readonly pace: Pace;
   private total = 0;
+  /** Sockets refused so far, by the cap that refused them. */
+  readonly refusals = { user: 0, server: 0 };
 
   constructor(
     private readonly max: number | null,
@@ -64,9 +66,14 @@ export class UserSockets {
    */
   open(userID: string): UserShare {
     let user = this.users.get(userID);
-    if (user && this.max !== null && user.sockets >= this.max) throw new TooManySockets(this.max, "user");
-    if (this.maxTotal !== null && this.total >= this.maxTotal)
+    if (user && this.max !== null && user.sockets >= this.max) {
+      this.refusals.user++;
+      throw new TooManySockets(this.max, "user");
+    }
+    if (this.maxTotal !== null && this.total >= this.maxTotal) {
+      this.refusals.server++;
       throw new TooManySockets(this.maxTotal, "server");
+    }
     if (!user) {
       user = { sockets: 0, pace: new TokenBucket(this.pace) };
       this.users.set(userID, user);
