@@ -79,6 +79,8 @@ export async function upstreamInThread(input: PostgresUpstreamOptions): Promise<
             schema = event.schema;
             running = true;
             started.startedAt = performance.now();
+            // The thread running now from here on: a failure of it from here on restarts it.
+            if (!closing) run = started;
             resolve(started);
             return;
           case "failed":
@@ -127,7 +129,6 @@ export async function upstreamInThread(input: PostgresUpstreamOptions): Promise<
             void started.worker.terminate();
             return;
           }
-          run = started;
           logger?.log("info", { msg: "upstream thread restarted", failures });
           connected.reattach();
         },
@@ -150,7 +151,7 @@ export async function upstreamInThread(input: PostgresUpstreamOptions): Promise<
   };
   const connected = new ConnectedPorts(attach);
 
-  run = await launch();
+  await launch();
 
   /** Closes the upstream in its thread, then waits for the thread to end (ending it if it lingers). */
   const close = async () => {
