@@ -39,7 +39,8 @@ export const DEFAULT_BENCH_OPTIONS: Omit<BenchOptions, "mode"> = {
   seedMutator: "benchSeed",
   rows: 100_000,
   repeat: 3,
-  sockets: 500,
+  // As many as a server holds of one user by default (node-host's maxSocketsPerUser).
+  sockets: 100,
   rounds: 20,
   namespaces: 1,
 };
