@@ -12,7 +12,7 @@ export const DEFAULT_USER_MESSAGES_PER_SECOND = 200;
 export class TooManySockets extends Error {
   readonly status: 429 | 503;
   readonly code: "too_many_sockets" | "server_busy";
-  /** Seconds a client waits before trying again (only when the server is full). */
+  /** The refusal's headers: a Retry-After when the server is full. */
   readonly headers: Record<string, string>;
 
   constructor(max: number, whose: "user" | "server") {
@@ -91,10 +91,5 @@ export class UserSockets {
         if (--held.sockets === 0 && this.users.get(userID) === held) this.users.delete(userID);
       },
     };
-  }
-
-  /** Users with a socket open. */
-  get size(): number {
-    return this.users.size;
   }
 }
