@@ -284,6 +284,36 @@ async function toggles(url, until) {
   return outcome.counts;
 }
 
+/** The mutations of each `bigPushes` push: the most one push may carry. */
+const BIG_PUSH_MUTATIONS = 10_000;
+
+/** Pushes of 10,000 mutations each (a fresh client each), one after another. */
+async function bigPushes(url, until) {
+  const outcome = tally();
+  while (Date.now() < until) {
+    const group = freshGroup("p");
+    const mutations = Array.from({ length: BIG_PUSH_MUTATIONS }, (_, i) => ({
+      type: "custom",
+      id: i + 1,
+      clientID: `${group}-c`,
+      name: "note",
+      args: [{ id: `${group}-${i}` }],
+      timestamp: 1,
+    }));
+    try {
+      const answer = await post(url, `${ATTACKER}/push`, attacker(), {
+        clientGroupID: group,
+        pushVersion: 1,
+        mutations,
+      });
+      outcome.add(statusLabel(answer));
+    } catch (error) {
+      outcome.add(`failed ${error.cause?.code ?? error.message}`);
+    }
+  }
+  return outcome.counts;
+}
+
 /** `count` puts of `byIds`, each of `ids` ids (`id(query, i)`), hashed `<prefix><query>`. */
 function byIdsPatch(prefix, count, ids, id) {
   return Array.from({ length: count }, (_, q) => ({
@@ -324,6 +354,10 @@ export const ATTACKS = {
       ),
   },
   queryToggles: { label: "native pulls toggling one query", run: toggles },
+  bigPushes: {
+    label: `pushes of ${BIG_PUSH_MUTATIONS.toLocaleString("en")} mutations each (the most one push carries), a new client each`,
+    run: bigPushes,
+  },
   resetPulls: {
     label: "plain pulls from no cookie, each of every row (60,000)",
     run: (url, until) => pullAttack(url, until),
