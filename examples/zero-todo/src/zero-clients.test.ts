@@ -75,6 +75,57 @@ describe("the stock Zero client across a server restart", () => {
   });
 });
 
+describe("the stock Zero client of a user at the server's socket cap", () => {
+  it("is refused with ServerOverloaded while the user holds the cap, then connects and syncs once a socket closes", async () => {
+    const capped = createServer({
+      ...zeroTodoConfig,
+      storage: "memory",
+      maxSocketsPerUser: 1,
+      logger: { log: () => {} },
+    });
+    const { url } = await capped.listen({ port: 0, host: "127.0.0.1" });
+    const first = zeroClient(`${url}/todo`, "ivy", { storageKey: "cap-first" });
+    let second: ReturnType<typeof zeroClient> | undefined;
+    const other = zeroClient(`${url}/todo`, "jon", { storageKey: "cap-other" });
+    try {
+      const id = newID();
+      expect(await create(first, { id, text: "Held", done: false, sort: 1 })).toEqual({ type: "success" });
+      // A second client of the same user: its socket gets the refusal where the client reads it.
+      second = zeroClient(`${url}/todo`, "ivy", { storageKey: "cap-second" });
+      const secondID = second.clientID;
+      const ofSecond = () => sockets.filter((s) => s.connectURL.searchParams.get("clientID") === secondID);
+      const view = second.materialize(queries.allTodos());
+      await eventually(async () =>
+        expect(
+          ofSecond()
+            .flatMap((s) => s.received)
+            .find((m) => m[0] === "error")?.[1],
+        ).toMatchObject({
+          kind: "ServerOverloaded",
+          message: "this user has 1 socket open, the most one user may; close one to open another",
+        }),
+      );
+      view.destroy();
+      // Another user connects and syncs meanwhile.
+      await rowsOf<Todo>(other, queries.allTodos(), () => true);
+      // The first client closes: the second connects on its next try and syncs the user's rows.
+      await first.close();
+      const rows = await rowsOf<Todo>(
+        second,
+        queries.allTodos(),
+        (rows) => rows.some((row) => row.id === id),
+        30_000,
+      );
+      expect(rows.map((row) => row.id)).toEqual([id]);
+    } finally {
+      await first.close();
+      await second?.close();
+      await other.close();
+      await capped.close();
+    }
+  }, 60_000);
+});
+
 describe("the stock Zero client that missed pokes, across a server restart", () => {
   it("catches up with only the rows it missed: another device wrote as its socket dropped", async () => {
     const dataDir = await mkdtemp(join(tmpdir(), "weir-zero-"));

@@ -16,10 +16,11 @@ export class TooManySockets extends Error {
   readonly headers: Record<string, string>;
 
   constructor(max: number, whose: "user" | "server") {
+    const sockets = `${max} socket${max === 1 ? "" : "s"}`;
     super(
       whose === "user"
-        ? `this user has ${max} sockets open, the most one user may; close one to open another`
-        : `the server holds ${max} sockets, as many as it may; try again later`,
+        ? `this user has ${sockets} open, the most one user may; close one to open another`
+        : `the server holds ${sockets}, as many as it may; try again later`,
     );
     this.status = whose === "user" ? 429 : 503;
     this.code = whose === "user" ? "too_many_sockets" : "server_busy";
