@@ -283,6 +283,7 @@ async function followInThisThread(options: ResolvedOptions): Promise<PostgresUps
       committed: { ...committed },
       notify: notifier ? { ...notifier.stats } : null,
       tenants: tenants.status(),
+      thread: null,
     };
   };
 

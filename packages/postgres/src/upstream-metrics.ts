@@ -51,6 +51,11 @@ export function upstreamMetrics(status: () => Promise<UpstreamStatus>): Registry
     (s) => s.reconnect.attempts,
   );
   gauge(
+    "weir_upstream_thread_restarts",
+    "Times the reader's thread was started again after failing, since start",
+    (s) => s.thread?.restarts ?? null,
+  );
+  gauge(
     "weir_upstream_connection_failures",
     "Connections lost or refused since start",
     (s) => s.reconnect.failures,

@@ -34,4 +34,6 @@ export interface UpstreamStatus {
   notify: { sent: number; failed: number; lastError: string | null } | null;
   /** Tenant values that are no namespace name: rows no namespace can be served. */
   tenants: UnservableTenantsStatus;
+  /** The reader's thread: how often it was started again after failing (null: no thread of its own). */
+  thread: { restarts: number } | null;
 }

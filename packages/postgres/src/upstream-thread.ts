@@ -49,6 +49,7 @@ export async function upstreamInThread(input: PostgresUpstreamOptions): Promise<
   let schema: UpstreamSchema | undefined;
   let closing: Promise<void> | null = null;
   let failures = 0;
+  let restarts = 0;
   let restartTimer: NodeJS.Timeout | null = null;
   /** The thread running now; null while a failed one waits to be started again. */
   let run: Run | null = null;
@@ -129,6 +130,7 @@ export async function upstreamInThread(input: PostgresUpstreamOptions): Promise<
             void started.worker.terminate();
             return;
           }
+          restarts++;
           logger?.log("info", { msg: "upstream thread restarted", failures });
           connected.reattach();
         },
@@ -171,7 +173,10 @@ export async function upstreamInThread(input: PostgresUpstreamOptions): Promise<
     closing ??= close();
     return closing;
   };
-  const status = () => current().call<UpstreamStatus>({ t: "status" });
+  const status = async (): Promise<UpstreamStatus> => ({
+    ...(await current().call<UpstreamStatus>({ t: "status" })),
+    thread: { restarts },
+  });
   return {
     source: (namespace) => sourceThrough(current, namespace),
     status,

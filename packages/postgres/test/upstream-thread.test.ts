@@ -132,6 +132,8 @@ describe("the reader's thread", () => {
       const expected = [{ op: "INSERT", tableName: "pulse", rowData: { id: 20, org: "globex", n: 2 } }];
       expect((await source.changes(start, 10)).changes).toMatchObject(expected);
       expect((await overPort.changes(start, 10)).changes).toMatchObject(expected);
+      expect((await upstream.status()).thread).toEqual({ restarts: 1 });
+      expect(await upstream.metrics.metrics()).toMatch(/^weir_upstream_thread_restarts 1$/m);
     } finally {
       port.close();
       await upstream.dropReplication();
