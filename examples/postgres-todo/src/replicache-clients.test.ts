@@ -2,6 +2,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { sync, type TodoClient, todoClient, todosOf } from "../test/todo-client.js";
 import { startTodoStack, type TodoStack } from "../test/todo-stack.js";
 import { appClientIDs, todoTableRows } from "../test/todo-table-rows.js";
+import { APP_CONNECTION_NAME } from "./start-postgres-todo.js";
 
 // The stock Replicache client through the whole loop: weir forwards each push to the app
 // server, which writes PostgreSQL; logical replication brings the rows back into weir, which
@@ -190,5 +191,23 @@ describe("stock Replicache clients through weir, the app server and PostgreSQL",
     expect(res.status).toBe(403);
     expect((await appClientIDs(stack.db)).has("frank-c")).toBe(false);
     expect((await todoTableRows(stack.db, "erin")).map((todo) => todo.id)).toEqual(["e1"]);
+  });
+});
+
+describe("the app server's connections ended by PostgreSQL", () => {
+  it("do not crash the process: the next push opens another and goes through", async () => {
+    const kim = client("kim");
+    await kim.mutate.createTodo({ id: "kick-1", text: "before", done: false, sort: 1 });
+    await sync(kim);
+    // Last in this file: the cases above compare the whole table.
+    // An operator ends the app server's connections (as a restart of PostgreSQL would).
+    const ended = await stack.db.sql(
+      "SELECT count(*)::int AS n FROM (SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1) AS t",
+      [APP_CONNECTION_NAME],
+    );
+    expect(ended.rows[0].n).toBeGreaterThan(0);
+    await kim.mutate.createTodo({ id: "kick-2", text: "after", done: false, sort: 2 });
+    await sync(kim);
+    expect((await todosOf(kim)).map((todo) => todo.id)).toEqual(["kick-1", "kick-2"]);
   });
 });

@@ -11,6 +11,9 @@ import { checkUpstreamSchema } from "./check-upstream-schema.js";
 import { requireLogicalWal } from "./require-logical-wal.js";
 import { ensureTodoTable } from "./todo-table.js";
 
+/** The `application_name` of the app server's connections to PostgreSQL. */
+export const APP_CONNECTION_NAME = "postgres-todo-app";
+
 export interface PostgresTodoOptions {
   /** The app's database; its server needs `wal_level=logical` (see the README). */
   databaseUrl: string;
@@ -52,7 +55,16 @@ export interface PostgresTodo {
  */
 export async function startPostgresTodo(options: PostgresTodoOptions): Promise<PostgresTodo> {
   const host = options.host ?? "127.0.0.1";
-  const pool = new pg.Pool({ connectionString: options.databaseUrl, max: 8 });
+  const pool = new pg.Pool({
+    connectionString: options.databaseUrl,
+    max: 8,
+    application_name: APP_CONNECTION_NAME,
+  });
+  // An idle connection that PostgreSQL ends (a restart, an operator's pg_terminate_backend) is
+  // dropped from the pool and the next query opens another: it must not crash the process.
+  pool.on("error", (error) =>
+    options.logger?.log("warn", { msg: "app database connection lost", error: error.message }),
+  );
   const opened: Array<() => Promise<void>> = [() => pool.end()];
   const closeAll = async () => {
     for (const close of opened.splice(0).reverse()) await close().catch(() => {});
