@@ -1,8 +1,7 @@
-import { conformanceConfig, connectZero, NativeClient } from "@weir/conformance";
+import { connectZero, NativeClient } from "@weir/conformance";
 import { afterEach, describe, expect, it } from "vitest";
 import { WebSocket } from "ws";
-import { memoryLogger, tempDir } from "../test/helpers.js";
-import { createServer } from "./index.js";
+import { conformanceServer } from "../test/conformance-server.js";
 import { WAKE_PACE, ZERO_PACE } from "./message-pace.js";
 
 // A socket's messages are taken in at a pace on the thread every namespace shares: a client that
@@ -15,15 +14,9 @@ afterEach(async () => {
 });
 
 async function start() {
-  const server = createServer({
-    ...conformanceConfig(),
-    devAuth: true,
-    dataDir: tempDir(),
-    logger: memoryLogger(),
-  });
-  const { url } = await server.listen();
+  const { server, url, target } = await conformanceServer();
   closers.push(() => server.close());
-  return { url, target: { url, auth: (user: string) => user, close: () => server.close() } };
+  return { url, target };
 }
 
 async function wakeSocket(url: string, ns: string) {

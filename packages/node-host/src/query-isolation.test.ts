@@ -85,6 +85,16 @@ afterEach(async () => {
   for (const close of closers.splice(0)) await close();
 });
 
+/** Puts, on a Zero socket, the query no index serves (its budget refuses it): hash `slow`. */
+function desireNoIndexQuery(socket: { ws: { send(frame: string): void } }): void {
+  socket.ws.send(
+    JSON.stringify([
+      "changeDesiredQueries",
+      { desiredQueriesPatch: [{ op: "put", hash: "slow", name: "sameKind", args: ["%zzz%"] }] },
+    ]),
+  );
+}
+
 async function start(options: Partial<NodeHostOptions> = {}) {
   const dataDir = tempDir();
   const server = createServer({
@@ -211,12 +221,7 @@ describe("query work is bounded", () => {
     const client = await victim(target);
     const socket = await connectZero(target.url, "a", { user: "mallory" });
     await socket.next("pokeEnd");
-    socket.ws.send(
-      JSON.stringify([
-        "changeDesiredQueries",
-        { desiredQueriesPatch: [{ op: "put", hash: "slow", name: "sameKind", args: ["%zzz%"] }] },
-      ]),
-    );
+    desireNoIndexQuery(socket);
     const victimPull = await client.pull();
     expect(victimPull.status).toBe(200);
     expect(await socket.next("transformError")).toEqual([
@@ -305,12 +310,7 @@ describe("a refused query's work is charged", () => {
     await seeded(target, "a", 3_000);
     const socket = await connectZero(target.url, "a", { user: "mallory" });
     await socket.next("pokeEnd");
-    socket.ws.send(
-      JSON.stringify([
-        "changeDesiredQueries",
-        { desiredQueriesPatch: [{ op: "put", hash: "slow", name: "sameKind", args: ["%zzz%"] }] },
-      ]),
-    );
+    desireNoIndexQuery(socket);
     await socket.next("transformError");
     socket.ws.close();
     const after = await queryPull(target, "a", "g-http", null, []);

@@ -2,7 +2,6 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import {
   type ConformanceTarget,
-  conformanceConfig,
   connectZero,
   NativeClient,
   pokePartsOf,
@@ -12,22 +11,14 @@ import {
 import { describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import { startChildServer } from "../test/child-server.js";
-import { memoryLogger, tempDir } from "../test/helpers.js";
-import { createServer, type NodeHostOptions } from "./index.js";
+import { conformanceServer } from "../test/conformance-server.js";
+import { tempDir } from "../test/helpers.js";
+import type { NodeHostOptions } from "./index.js";
 
 const HOUR_MS = 3_600_000;
 
-async function start(dataDir: string, options: Partial<NodeHostOptions> = {}) {
-  const server = createServer({
-    ...conformanceConfig(),
-    devAuth: true,
-    dataDir,
-    logger: memoryLogger(),
-    ...options,
-  });
-  const { url } = await server.listen();
-  const target: ConformanceTarget = { url, auth: (user) => user, close: () => server.close() };
-  return { server, target };
+function start(dataDir: string, options: Partial<NodeHostOptions> = {}) {
+  return conformanceServer({ dataDir, ...options });
 }
 
 /** Waits out the last seconds of a window, so a test's spends fall in one. */

@@ -1,9 +1,10 @@
 import { fileURLToPath } from "node:url";
-import { conformanceClaims, conformanceConfig, connectZero } from "@weir/conformance";
+import { connectZero } from "@weir/conformance";
 import { afterEach, describe, expect, it } from "vitest";
 import { WebSocket } from "ws";
-import { memoryLogger, tempDir } from "../test/helpers.js";
-import { createServer, credential, type NodeHostOptions } from "./index.js";
+import { conformanceServer } from "../test/conformance-server.js";
+import { tempDir } from "../test/helpers.js";
+import type { NodeHostOptions } from "./index.js";
 
 // Every wake and Zero socket of a user counts toward one cap and shares one pace, whatever its
 // namespace: opening more sockets buys a user no more of the thread that holds them all, and
@@ -18,19 +19,16 @@ afterEach(async () => {
   for (const close of closers.splice(0)) await close();
 });
 
+/** A conformance server; with workers, each loads the suite's config (the header is the user, as here). */
 async function start(options: Partial<NodeHostOptions>, workers: number) {
   const dataDir = tempDir();
-  const server = createServer({
-    ...conformanceConfig(),
-    authenticate: (request) => conformanceClaims(credential(request)),
+  const { server, url } = await conformanceServer({
     dataDir,
-    logger: memoryLogger(),
     ...(workers > 0
       ? { workers, workerConfig: { module: WORKER_CONFIG, argument: { storage: "file", dataDir } } }
       : {}),
     ...options,
   });
-  const { url } = await server.listen();
   closers.push(() => server.close());
   return url;
 }
