@@ -7,13 +7,34 @@ import type { QueryPatchOp } from "./types.js";
 
 // The caps a run pulls under: none (one answer per pull), a row or a few, and a byte cap below
 // two rows' size. `lose` drops some of the later answers of a cut pull, as a network would: the
-// client pulls again from its previous cookie.
+// client pulls again from its previous cookie. `timed`: metered pulls with no time for their
+// answers (answerMs 0), so that a reset evaluates one query a pull and defers the rest.
 const CAPS = [
-  { caps: "none", maxChangeRows: undefined, maxChangeBytes: undefined, lose: false },
-  { caps: "1 row", maxChangeRows: 1, maxChangeBytes: undefined, lose: false },
-  { caps: "2 rows, lost answers", maxChangeRows: 2, maxChangeBytes: undefined, lose: true },
-  { caps: "3 rows, 150 bytes", maxChangeRows: 3, maxChangeBytes: 150, lose: false },
-  { caps: "150 bytes, lost answers", maxChangeRows: undefined, maxChangeBytes: 150, lose: true },
+  { caps: "none", maxChangeRows: undefined, maxChangeBytes: undefined, lose: false, timed: false },
+  { caps: "1 row", maxChangeRows: 1, maxChangeBytes: undefined, lose: false, timed: false },
+  { caps: "2 rows, lost answers", maxChangeRows: 2, maxChangeBytes: undefined, lose: true, timed: false },
+  { caps: "3 rows, 150 bytes", maxChangeRows: 3, maxChangeBytes: 150, lose: false, timed: false },
+  {
+    caps: "150 bytes, lost answers",
+    maxChangeRows: undefined,
+    maxChangeBytes: 150,
+    lose: true,
+    timed: false,
+  },
+  {
+    caps: "no answer time, lost answers",
+    maxChangeRows: undefined,
+    maxChangeBytes: undefined,
+    lose: true,
+    timed: true,
+  },
+  {
+    caps: "no answer time, 2 rows, lost answers",
+    maxChangeRows: 2,
+    maxChangeBytes: undefined,
+    lose: true,
+    timed: true,
+  },
 ];
 
 // Random writes, subscriptions and unsubscriptions by several groups: after each pull (pulled
@@ -22,7 +43,7 @@ const CAPS = [
 // queries whose rows the client then holds in full. The groups hold queries alike, so some copy
 // rows from one another.
 describe.each(DATABASES)("query-aware pull against a model on $kind", ({ open }) => {
-  describe.each(CAPS)("caps: $caps", ({ maxChangeRows, maxChangeBytes, lose }) => {
+  describe.each(CAPS)("caps: $caps", ({ maxChangeRows, maxChangeBytes, lose, timed }) => {
     // Groups took query rows from one another (assembly/query/membership.ts) in the runs, each of which
     // checks that they hold what an evaluation of their queries holds.
     let copied = 0;
@@ -59,6 +80,9 @@ describe.each(DATABASES)("query-aware pull against a model on $kind", ({ open })
             group.active.add(name);
           }
         }
+        // Now and then a client starts over from nothing (its storage was cleared): a reset of
+        // every query its group holds.
+        if (action === 8 && next(2) === 0) group.client = new ClientRows();
         let lostThisStep = false;
         for (let pulls = 0; ; pulls++) {
           expect(pulls).toBeLessThan(200);
@@ -68,6 +92,7 @@ describe.each(DATABASES)("query-aware pull against a model on $kind", ({ open })
             queries: { patch },
             ...(maxChangeRows === undefined ? {} : { maxChangeRows }),
             ...(maxChangeBytes === undefined ? {} : { maxChangeBytes }),
+            ...(timed ? { queryBudgetMs: 60_000, answerMs: 0 } : {}),
           });
           if (result.json.unchanged) break;
           if (result.more) cut++;
@@ -89,7 +114,7 @@ describe.each(DATABASES)("query-aware pull against a model on $kind", ({ open })
         expect(Object.fromEntries(group.client.rows)).toEqual(Object.fromEntries(expected));
       }
       // The caps cut answers (and answers were lost) in every capped run.
-      expect(cut > 0).toBe(maxChangeRows !== undefined || maxChangeBytes !== undefined);
+      expect(cut > 0).toBe(maxChangeRows !== undefined || maxChangeBytes !== undefined || timed);
       expect(lost > 0).toBe(lose);
     });
   });

@@ -57,10 +57,13 @@ export class SqlBridge implements EngineHost {
     return rowsText(this.current().query(this.sqlTexts[statement]!, this.bind(params)));
   }
 
-  /** Keeps each row's last column (NULL rows are dropped) and answers the other columns. */
+  /**
+   * Keeps each row's last column (NULL rows are dropped) after those the call kept before (an
+   * answer rendered a page at a time), and answers the other columns.
+   */
   queryPayload(statement: number, params: string): string {
     const rows = this.current().query(this.sqlTexts[statement]!, this.bind(params));
-    const payloads: string[] = [];
+    const { payloads } = this;
     const lines: string[] = [];
     for (const row of rows) {
       const payload = row[row.length - 1];
@@ -68,7 +71,6 @@ export class SqlBridge implements EngineHost {
       payloads.push(String(payload));
       lines.push(row.length === 2 ? String(row[0]) : row.slice(0, -1).join(COLUMN_SEPARATOR));
     }
-    this.payloads = payloads;
     return lines.join(ROW_SEPARATOR);
   }
 

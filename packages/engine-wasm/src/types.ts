@@ -70,6 +70,12 @@ export interface PullInput {
    */
   queryBudgetMs?: number;
   /**
+   * How long, in ms, a metered query-aware pull (one with `queryBudgetMs`) may run before its
+   * answer renders no more rows: past it the answer is cut between rows, at least one page of
+   * them sent, and the rest stay owed, as when `maxChangeRows` cuts it. Default: `queryBudgetMs`.
+   */
+  answerMs?: number;
+  /**
    * Reads the roots of the queries the pull evaluates in pages, and stops the pull between pages
    * once it has run the pages' time (`QueryPageTurn`, after its transaction is rolled back): the
    * caller runs it again with the same `QueryPages` after other requests had their turn. Only

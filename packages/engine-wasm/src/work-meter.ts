@@ -3,6 +3,8 @@ import type { SqlAdapter, SqlValue } from "./types.js";
 
 /** Probe rows between two reads of the clock (a read costs more than a probe row's count). */
 const ROWS_PER_CHECK = 1024;
+/** What `_weir_answer_left` answers for an answer without a time (SQLite has no infinity). */
+const ANSWER_UNLIMITED_MS = 1e12;
 
 /** The query whose evaluation passed its budget, as a refusal names it. */
 export interface MeteredQuery {
@@ -25,6 +27,9 @@ export class WorkMeter {
   exceeded: MeteredQuery | null = null;
   private budgetMs = Number.POSITIVE_INFINITY;
   private startedAt = 0;
+  /** When the current call began, and how long its answer may take (`_weir_answer_left`). */
+  private callStartedAt = 0;
+  private answerMs = Number.POSITIVE_INFINITY;
   private current: MeteredQuery | null = null;
   private readonly defined = new WeakSet<SqlAdapter>();
   /** The current call's paging (null: its queries are read whole). */
@@ -37,6 +42,10 @@ export class WorkMeter {
     // Declared with the arity the SQL calls them with (sql.js takes a function's length as it).
     db.defineFunction("_weir_work", (_row) => this.tick());
     db.defineFunction("_weir_query", (hash, name) => this.query(hash, name));
+    // The ms the call's answer has left (negative past it; a large number for no limit).
+    db.defineFunction("_weir_answer_left", () =>
+      Math.min(ANSWER_UNLIMITED_MS, this.answerMs - (performance.now() - this.callStartedAt)),
+    );
     // A query's root read in pages (QueryPages), where the call pages.
     db.defineFunction("_weir_pages", (hash, plan, watermark) =>
       this.pages ? this.pages.state(String(hash), String(plan), String(watermark)) : "0",
@@ -64,16 +73,19 @@ export class WorkMeter {
 
   /**
    * Starts a call whose evaluations may each take `budgetMs`; `pages`: the call reads roots in
-   * pages, and is a run of a pull whose earlier runs' time each query's budget counts.
+   * pages, and is a run of a pull whose earlier runs' time each query's budget counts;
+   * `answerMs`: how long the call's answer may take: it evaluates no more deferred queries and
+   * renders no more rows once the next would end past it (assembly/query/limits.ts, AnswerPace).
    */
-  begin(budgetMs: number, pages: QueryPages | null = null): void {
+  begin(budgetMs: number, pages: QueryPages | null = null, answerMs = budgetMs): void {
     this.rows = 0;
     this.exceeded = null;
     this.current = null;
     this.budgetMs = budgetMs;
+    this.answerMs = answerMs;
     this.pages = pages;
     pages?.begin();
-    this.startedAt = performance.now();
+    this.startedAt = this.callStartedAt = performance.now();
   }
 
   /** Whether the call was stopped between the pages of a query (QueryPages). */

@@ -15,22 +15,28 @@
 // are found among the first LENDER_CANDIDATES groups holding the query's hash, the one with
 // the newest membership first, so a hydration never scans every group that holds a popular
 // query. A lender's cookie is at or above the floor: the log still holds every change since.
+// A group with deferred queries (deferred.ts) holds only a part of its queries' rows: it lends
+// none.
 //
 // Whether the changes since a lender's cookie can affect a query is asked of the changes the
 // pull's keys hold, where its visibility filter narrows (change-keys.ts), as a pull asks it of
 // its own group's: the lender's rows were built under the same filters and values, so a row no
 // state of which since that cookie passes them is in the query's result at neither end.
 import { ChangeScope, KeyRead } from "../change-keys";
-import { COLUMN_SEPARATOR, execStatement, queryStatement, Statement } from "../host";
+import { COLUMN_SEPARATOR, execStatement, queryRows, queryStatement, Statement } from "../host";
 import { Schema } from "../schema";
 import { firstSeq } from "../state";
 import { params, parseI64 } from "../text";
 import { Visibility } from "../visibility";
 import { affected, touchedTables } from "./affected";
+import { noneDeferred } from "./deferred";
+import { meteredCall } from "./limits";
 import { readPlan } from "./plan";
 import { StoredQuery } from "./stored";
 
 const LENDER_CANDIDATES = 32;
+/** Query rows past which a metered call copies a twin's rows query by query (see `all`). */
+const TWIN_COPY_ROWS: i64 = 16384;
 
 const AT_WATERMARK = " AND g.cookie = ?";
 const BEHIND = " AND g.cookie >= ? AND g.cookie < ?";
@@ -46,7 +52,8 @@ class LendStatements {
     " FROM (SELECT group_id, plan FROM _weir_queries WHERE hash = ? AND group_id <> ? LIMIT " +
     LENDER_CANDIDATES.toString() +
     ") AS d JOIN _weir_query_groups AS g ON g.group_id = d.group_id JOIN _weir_group_keys AS k ON k.group_id = " +
-    "d.group_id WHERE g.visibility = ? AND (SELECT tbl = '' FROM _weir_changes ORDER BY seq DESC LIMIT 1)";
+    "d.group_id WHERE g.visibility = ? AND (SELECT tbl = '' FROM _weir_changes ORDER BY seq DESC LIMIT 1)" +
+    noneDeferred("d");
   // The candidate holds the group's queries, hash for hash and plan for plan, and no other:
   // parameters the group's count of queries, group.
   readonly sameQueries: string =
@@ -182,6 +189,9 @@ export class Lending {
       }
       twin = behind[0];
     }
+    // A metered call copies a large group's rows query by query instead, with the answer's time
+    // checked between them (deferred.ts): one statement would hold the thread for all of them.
+    if (meteredCall() && holdsMoreRows(twin, TWIN_COPY_ROWS)) return -1;
     const rows = <i64>execStatement(lendStatements().copyQueryRows, params([this.key, twin]));
     execStatement(lendStatements().copyGroupRows, params([this.key, twin]));
     return rows;
@@ -210,4 +220,15 @@ export class Lending {
     this.movedQueries.set(known, moved);
     return moved;
   }
+}
+
+/** Whether the group `groupKey` holds more than `count` query rows (counted up to one more). */
+function holdsMoreRows(groupKey: string, count: i64): bool {
+  const over = (count + 1).toString();
+  return (
+    queryRows(
+      "SELECT count(*) FROM (SELECT 1 FROM _weir_query_rows WHERE group_key = ? LIMIT " + over + ")",
+      params([groupKey]),
+    )[0][0] == over
+  );
 }

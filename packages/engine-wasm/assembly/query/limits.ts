@@ -33,6 +33,32 @@ export function meteredCall(): bool {
 }
 
 /**
+ * The pace of an answer's steps (a query's evaluation, a page of rows), where the call is
+ * metered: each step is timed by the host's clock (`_weir_answer_left`, the ms the call's
+ * answer has left), and the next fits only if, at the last one's pace, it would end within the
+ * answer's time. The caller always takes its first step, so every answer makes progress.
+ */
+export class AnswerPace {
+  private before: f64 = 0;
+
+  /** A step begins. */
+  start(): void {
+    if (metered) this.before = answerLeft();
+  }
+
+  /** The step ended: answers whether another, as long, fits. */
+  another(): bool {
+    if (!metered) return true;
+    const left = answerLeft();
+    return left > this.before - left;
+  }
+}
+
+function answerLeft(): f64 {
+  return F64.parseFloat(queryRows("SELECT _weir_answer_left()")[0][0]);
+}
+
+/**
  * The term an EXISTS probe, or a root without one, tests first, for every row it examines: the
  * host counts them, and fails the statement once the query's evaluation has passed its budget.
  * A probe is where a query's work can grow faster than its tables (a probe per row of the

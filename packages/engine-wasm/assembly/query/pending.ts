@@ -17,12 +17,16 @@
 // `lastMutationIDChanges` were last complete at, so that the last part of a cut answer reports
 // every id the parts cover (and no earlier part reports an id before its rows arrive).
 import { ChangeScope } from "../change-keys";
-import { exec, queryJoinedStatement, queryPayloadStatement, queryRows } from "../host";
+import { exec, queryJoinedStatement, queryPayloadStatement, queryRows, Statement } from "../host";
 import { delOp, keyMatch, putOp } from "../projection";
 import { Schema } from "../schema";
 import { firstSeq } from "../state";
 import { ident, literal, params, parseI64 } from "../text";
+import { AnswerPace, meteredCall } from "./limits";
 import { keepSent, sentTable } from "./resume";
+
+/** The JSON text of an empty string: a key before every owed row's. */
+const EMPTY_TEXT = '""';
 
 const HELD_NOW =
   "EXISTS (SELECT 1 FROM _weir_group_rows AS g WHERE g.group_key = ? AND g.tbl = s.tbl AND g.pk = s.pk)";
@@ -231,9 +235,51 @@ export class Sent {
 }
 
 /**
+ * Rows a metered call's answer renders at a time: between two pages it stops once the call has
+ * run its answer's time (limits.ts, AnswerPace), so that rendering a large answer holds the
+ * thread about that long, not as long as `maxChangeRows` rows take.
+ */
+const ANSWER_PAGE_ROWS: i64 = 256;
+
+/**
+ * Rows a metered call renders in one statement, without owing them first (sendHeld,
+ * sendChanges): more go through the owed rows and are rendered a page at a time.
+ */
+const ANSWER_AT_ONCE: i64 = 1024;
+
+/** The cap on the rows rendered in one statement: `maxRows`, or less where the call is metered. */
+export function rowsAtOnce(maxRows: i64): i64 {
+  return meteredCall() ? min<i64>(maxRows, ANSWER_AT_ONCE) : maxRows;
+}
+
+/**
+ * Owed rows of the group as an answer sends them, in key order, rendered (NULL rows dropped),
+ * after the row (tbl, pk) bound second and third (JSON texts; "" before the first), at most
+ * `limit` of them (written as an integer, not bound: SQLite plans a bound LIMIT less well; here,
+ * ten times slower for a few rows). The inner LIMIT keeps SQLite from flattening the subquery
+ * into the outer one, which would render each patch three times (for the NULL test, the length
+ * and the payload). The scan follows the table's key, so it stops after the rows it answers.
+ */
+function owedPage(schema: Schema, format: i32, limit: i64): Statement {
+  const key = "owedPage " + format.toString() + " " + limit.toString();
+  const kept = schema.statement(key);
+  if (kept != null) return kept;
+  return schema.keep(
+    key,
+    "SELECT json_quote(tbl), json_quote(pk), octet_length(patch), patch FROM (SELECT _weir_o.tbl AS tbl, " +
+      "_weir_o.pk AS pk, " +
+      patchSql(schema, format) +
+      " AS patch FROM _weir_query_pending AS _weir_o WHERE _weir_o.group_key = ? AND (_weir_o.tbl, _weir_o.pk) > (?, ?) " +
+      "ORDER BY _weir_o.tbl, _weir_o.pk LIMIT -1) WHERE patch IS NOT NULL LIMIT " +
+      limit.toString(),
+  );
+}
+
+/**
  * Sends owed rows of the group up to the caps, in key order, and stops owing them. Leaves their
  * payloads with the host (queryPayload). `keep`: the rows sent are kept for a pull that lost the
- * answer (resume.ts).
+ * answer (resume.ts). Where the call is metered the rows are rendered a page at a time, and the
+ * answer is cut too once the call has run its answer's time (after its first page).
  */
 export function sendOwed(
   schema: Schema,
@@ -248,38 +294,37 @@ export function sendOwed(
     exec("DELETE FROM _weir_query_pending WHERE group_key = ?", params([groupKey]));
     return sent;
   }
-  // Every LIMIT is written as an integer, not bound: SQLite plans a bound one less well (here,
-  // ten times slower for a few rows). The inner LIMIT keeps SQLite from flattening the subquery into the outer one, which would
-  // render each patch three times (for the NULL test, the length and the payload). The scan
-  // follows the table's key, so it stops after the rows it answers: one more than the cap says
-  // whether more rows are owed.
-  const key = "sendOwed " + format.toString() + " " + maxRows.toString();
-  let sql = schema.statement(key);
-  if (sql == null) {
-    sql = schema.keep(
-      key,
-      "SELECT json_quote(tbl), json_quote(pk), octet_length(patch), patch FROM (SELECT _weir_o.tbl AS tbl, " +
-        "_weir_o.pk AS pk, " +
-        patchSql(schema, format) +
-        " AS patch FROM _weir_query_pending AS _weir_o WHERE _weir_o.group_key = ? ORDER BY _weir_o.tbl, _weir_o.pk LIMIT -1) " +
-        "WHERE patch IS NOT NULL LIMIT " +
-        (maxRows < I64.MAX_VALUE ? maxRows + 1 : maxRows).toString(),
-    );
-  }
-  const text = queryPayloadStatement(sql, params([groupKey]));
-  const lines = text.length == 0 ? new Array<string>(0) : text.split("\n");
+  // Unmetered, one statement renders the rows the caps allow and one more, which says whether
+  // more rows are owed.
+  const whole = maxRows < I64.MAX_VALUE ? maxRows + 1 : maxRows;
+  const page = meteredCall() ? min<i64>(ANSWER_PAGE_ROWS, whole) : whole;
   let bytes: i64 = 0;
   let last = "";
-  for (let i = 0; i < lines.length; i++) {
-    const fields = lines[i].split("\t");
-    const size = parseI64(fields[2]);
-    if (i > 0 && (i >= maxRows || bytes + size > maxBytes)) {
-      sent.more = true;
-      break;
+  let after = [EMPTY_TEXT, EMPTY_TEXT];
+  // The answer takes no more rows: the next page only tells whether more are owed.
+  let closed = false;
+  const pace = new AnswerPace();
+  for (;;) {
+    const limit = closed ? 1 : page;
+    if (!closed) pace.start();
+    const text = queryPayloadStatement(
+      owedPage(schema, format, limit),
+      params([groupKey, after[0], after[1]]),
+    );
+    const lines = text.length == 0 ? new Array<string>(0) : text.split("\n");
+    for (let i = 0; i < lines.length; i++) {
+      const size = parseI64(lines[i].split("\t")[2]);
+      if (sent.included > 0 && (closed || sent.included >= maxRows || bytes + size > maxBytes)) {
+        sent.more = true;
+        break;
+      }
+      bytes += size;
+      last = lines[i];
+      sent.included++;
     }
-    bytes += size;
-    last = lines[i];
-    sent.included++;
+    if (sent.more || lines.length < limit) break;
+    after = last.split("\t");
+    closed = sent.included >= maxRows || !pace.another();
   }
   if (!sent.more) {
     if (keep) keepSent(groupKey, "", []);
@@ -319,6 +364,10 @@ export function completeQueries(group: string, key: string, owing: bool): string
       : " AND NOT EXISTS (SELECT 1 FROM _weir_query_rows AS r WHERE r.group_key = ? AND r.hash = q.hash AND EXISTS " +
         "(SELECT 1 FROM _weir_query_pending AS p WHERE p.group_key = r.group_key AND p.tbl = r.tbl AND p.pk = r.pk))";
   }
+  // A deferred query (deferred.ts) holds none of its rows yet.
+  if (owing)
+    complete +=
+      " AND NOT EXISTS (SELECT 1 FROM _weir_deferred_queries AS x WHERE x.group_id = q.group_id AND x.hash = q.hash)";
   return queryRows(
     "SELECT json_group_array(hash) FROM (SELECT hash FROM _weir_queries AS q WHERE q.group_id = ?" +
       complete +

@@ -22,10 +22,11 @@ import { commitVersion, firstSeq, readVersions } from "../state";
 import { extraParam, jsonString, params } from "../text";
 import { Visibility } from "../visibility";
 import { affected, touchedTables } from "./affected";
+import { defer, deferredQueries, deferredSet, hasDeferred, undefer, undeferAll } from "./deferred";
 import { follow } from "./follow";
 import { ensureIndexes } from "./indexes";
 import { journalCovers, noteMoves, oweMissed, stampMoves } from "./journal";
-import { GroupCaps, namesCompleteQueries } from "./limits";
+import { AnswerPace, GroupCaps, namesCompleteQueries } from "./limits";
 import { groupKey, Membership } from "./membership";
 import {
   completeQueries,
@@ -34,6 +35,7 @@ import {
   notePartial,
   oweAll,
   oweChanges,
+  rowsAtOnce,
   Sent,
   sendChanges,
   sendHeld,
@@ -89,6 +91,7 @@ function applyPatch(
       const queries = storedQueries(group);
       for (let q = 0; q < queries.length; q++) membership.release(queries[q].hash);
       exec("DELETE FROM _weir_queries WHERE group_id = ?", params([group]));
+      undeferAll(group);
       caps.cleared();
       continue;
     }
@@ -97,6 +100,7 @@ function applyPatch(
       membership.release(hash);
       caps.deleting(hash);
       exec("DELETE FROM _weir_queries WHERE group_id = ? AND hash = ?", params([group, hash]));
+      undefer(group, hash);
       continue;
     }
     // A query the group holds already is kept as it is.
@@ -201,6 +205,7 @@ export function queryPull(
     // Every held row is answered: the group's rows are built anew from its queries.
     membership.full = true;
     membership.clearRows();
+    undeferAll(group);
     answer.refused = applyPatch(schema, membership, group, patchText, false);
     if (answer.refused.length > 0) return answer;
     const queries = storedQueries(group);
@@ -208,9 +213,19 @@ export function queryPull(
     if (queries.length > 0 && membership.copyAll(queries)) {
       answer.recomputed += queries.length;
     } else {
+      // Once the next query, at the last one's pace, would end past the answer's time, the rest
+      // wait for the next pulls (deferred.ts).
+      const pace = new AnswerPace();
+      let fits = true;
       for (let q = 0; q < queries.length && !membership.exceeded(); q++) {
+        if (!fits) {
+          defer(group, queries[q].hash);
+          continue;
+        }
+        pace.start();
         membership.evaluate(queries[q].hash, queries[q].plan, true);
         answer.recomputed++;
+        fits = pace.another();
       }
     }
   } else {
@@ -224,6 +239,7 @@ export function queryPull(
         membership.evaluate(queries[q].hash, queries[q].plan);
         answer.recomputed++;
       }
+      undeferAll(group);
     } else if (base < watermark) {
       const touched = touchedTables(base, watermark, scope);
       const fromSeq = firstSeq(base + 1);
@@ -232,9 +248,12 @@ export function queryPull(
       const to = toSeq.toString();
       const queries = storedQueries(group);
       if (!changesQueries(patchText)) known = queries;
+      // A deferred query is evaluated whole when its turn comes, not brought up to date. Only a
+      // group owed a part of its answer can have one (deferred.ts).
+      const waiting = owed ? deferredSet(group) : new Set<string>();
       for (let q = 0; q < queries.length && !membership.exceeded(); q++) {
         const query = queries[q];
-        if (!query.readsAny(touched)) continue;
+        if (!query.readsAny(touched) || waiting.has(query.hash)) continue;
         const plan = readPlan(query.plan, schema);
         if (!affected(plan, key, query.hash, from, to, touched, scope)) continue;
         // A query whose rows are each held by their own values is brought up to date among the
@@ -246,6 +265,16 @@ export function queryPull(
     }
     answer.refused = applyPatch(schema, membership, group, patchText, true);
     if (answer.refused.length > 0) return answer;
+    // Deferred queries are evaluated afresh, at least one a pull, while the answer has time.
+    const waiting = owed ? deferredQueries(group) : new Array<StoredQuery>(0);
+    const pace = new AnswerPace();
+    for (let q = 0; q < waiting.length && !membership.exceeded(); q++) {
+      pace.start();
+      membership.evaluate(waiting[q].hash, waiting[q].plan, true);
+      undefer(group, waiting[q].hash);
+      answer.recomputed++;
+      if (!pace.another()) break;
+    }
     membership.settle();
     if (membership.moved) noteMoves(key);
   }
@@ -258,9 +287,12 @@ export function queryPull(
   let kept = false;
   if (full) {
     // Every held row is owed, and usually they all fit: then they are sent straight from the
-    // group's rows and nothing is owed.
+    // group's rows and nothing is owed. Where the call is metered, only as many as one statement
+    // renders in a few ms: more are owed and rendered a page at a time (pending.ts).
     if (owed) exec("DELETE FROM _weir_query_pending WHERE group_key = ?", params([key]));
-    const count = holdsMoreThan(key, maxRows) ? -1 : sendHeld(schema, format, key, maxRows, maxBytes);
+    const count = holdsMoreThan(key, rowsAtOnce(maxRows))
+      ? -1
+      : sendHeld(schema, format, key, maxRows, maxBytes);
     if (count >= 0) {
       sent = new Sent();
       sent.included = count;
@@ -270,7 +302,9 @@ export function queryPull(
     }
   } else {
     // Likewise the rows the pull moved, unless rows were owed before.
-    const count = owing ? -1 : sendChanges(schema, format, key, cookie, watermark, maxRows, maxBytes, scope);
+    const count = owing
+      ? -1
+      : sendChanges(schema, format, key, cookie, watermark, rowsAtOnce(maxRows), maxBytes, scope);
     if (count >= 0) {
       sent = new Sent();
       sent.included = count;
@@ -298,26 +332,28 @@ export function queryPull(
       kept = true;
     }
   }
+  // The answer is a part while rows are owed or queries wait (deferred.ts).
+  const partial = sent.more || ((full || owed) && hasDeferred(group));
   answer.included = sent.included;
-  answer.more = sent.more;
+  answer.more = partial;
   answer.reset = full;
   answer.evaluated = membership.evaluated;
   answer.copied = membership.copied;
   answer.gotQueries = !namesCompleteQueries()
     ? "[]"
-    : !sent.more && known != null
+    : !partial && known != null
       ? hashArray(known!)
-      : completeQueries(group, key, sent.more);
+      : completeQueries(group, key, partial);
   const since = owing ? idsSince(group, cookie, full, NULL_COOKIE) : full ? NULL_COOKIE : cookie;
   answer.idsSince = since;
-  if (owing || sent.more) notePartial(group, sent.more, since);
+  if (owing || partial) notePartial(group, partial, since);
   // An answer that leaves rows owed needs a cookie of its own, which the client echoes to ask
   // for the rest: a new, empty version. So does one that would carry the cookie it was asked
   // with (the group is caught up, and changed its queries or is sent the rest of a cut answer).
   // Then a client that lost the answer pulls from a cookie that is not the one the group's
   // membership is stored at: a lost answer is never taken for a caught-up one. It resumes when
   // the lost answer sent owed rows, and gets a reset otherwise.
-  answer.cookie = sent.more || cookie == watermark ? newVersion() : watermark;
+  answer.cookie = partial || cookie == watermark ? newVersion() : watermark;
   // A version that committed changes left pending would skip them at the new cookie: the group's
   // membership is then stored at no cookie a client holds, so its next pull resets instead.
   const stored: i64 = answer.cookie < 0 ? NO_CLIENT_COOKIE : answer.cookie;
@@ -343,7 +379,7 @@ export function queryPull(
   );
   // Clients behind this answer catch up through the journal, unless it holds only a part of
   // what a client received (a reset, a cut answer or one continuing one).
-  stampMoves(key, stored, full || sent.more || owed || resumed);
+  stampMoves(key, stored, full || partial || owed || resumed);
   const version = transformVersion(patchText);
   if (version.length > 0) {
     exec("UPDATE _weir_query_groups SET transform_version = ? WHERE group_id = ?", params([version, group]));

@@ -25,6 +25,11 @@ export function storedQueries(group: string): Array<StoredQuery> {
     "SELECT json_quote(hash), plan, tables FROM _weir_queries WHERE group_id = ? ORDER BY hash",
     params([group]),
   );
+  return storedRows(rows);
+}
+
+/** Queries read as (hash, plan, tables) rows. */
+export function storedRows(rows: Array<Array<string>>): Array<StoredQuery> {
   const queries: StoredQuery[] = [];
   for (let i = 0; i < rows.length; i++) queries.push(new StoredQuery(rows[i][0], rows[i][1], rows[i][2]));
   return queries;

@@ -4,6 +4,7 @@
 // tables, and its pulls and retention read none.
 import { exec } from "../host";
 import { QUIET_VERSIONS_TABLE } from "../retention";
+import { deferredSql } from "./deferred";
 import { journalSql } from "./journal";
 import { membershipSql } from "./membership";
 import { pendingSql } from "./pending";
@@ -17,5 +18,6 @@ export function createQueryTables(): void {
   execAll(membershipSql());
   execAll(pendingSql());
   execAll(journalSql());
+  execAll(deferredSql());
   exec(QUIET_VERSIONS_TABLE);
 }

@@ -1,0 +1,72 @@
+// Queries a group holds whose rows are not built yet. A reset evaluates every query of the
+// group, and a group may hold hundreds, each within its own work budget: together they would
+// hold the thread for as long as all of them take. On a metered pull, once the call has run its
+// answer's time (limits.ts, AnswerPace) after its first query, the reset leaves the rest
+// deferred: stored, holding no rows, and named here. The answer is then a part, as one cut by
+// the caps is (rows still to come, no query named complete that is deferred, mutation ids held
+// back), and each pull after it evaluates deferred queries afresh, at least one, until none are
+// left. A deferred query is not re-evaluated for changes meanwhile: it is evaluated whole when
+// its turn comes. A group with deferred queries lends no rows (lend.ts), and follows no other.
+import { exec, queryRows } from "../host";
+import { params } from "../text";
+import { StoredQuery, storedRows } from "./stored";
+
+export function deferredSql(): Array<string> {
+  return [
+    "CREATE TABLE IF NOT EXISTS _weir_deferred_queries (group_id TEXT NOT NULL, hash TEXT NOT NULL, " +
+      "PRIMARY KEY (group_id, hash)) WITHOUT ROWID",
+  ];
+}
+
+/** The condition that the group at `alias`.group_id has no deferred query. */
+export function noneDeferred(alias: string): string {
+  return (
+    " AND NOT EXISTS (SELECT 1 FROM _weir_deferred_queries AS x WHERE x.group_id = " + alias + ".group_id)"
+  );
+}
+
+/** Leaves the group's query `hash` (a JSON parameter) to a later pull. */
+export function defer(group: string, hash: string): void {
+  exec(
+    "INSERT INTO _weir_deferred_queries (group_id, hash) VALUES (?, ?) ON CONFLICT DO NOTHING",
+    params([group, hash]),
+  );
+}
+
+/** The query `hash` is evaluated, or deleted: it waits no more. */
+export function undefer(group: string, hash: string): void {
+  exec("DELETE FROM _weir_deferred_queries WHERE group_id = ? AND hash = ?", params([group, hash]));
+}
+
+/** None of the group's queries waits (a reset or a clear starts over; claims re-evaluate all). */
+export function undeferAll(group: string): void {
+  exec("DELETE FROM _weir_deferred_queries WHERE group_id = ?", params([group]));
+}
+
+/** The group's deferred queries, in hash order (hashes as JSON parameters, as storedQueries gives them). */
+export function deferredQueries(group: string): Array<StoredQuery> {
+  const rows = queryRows(
+    "SELECT json_quote(q.hash), q.plan, q.tables FROM _weir_deferred_queries AS d JOIN _weir_queries AS q ON " +
+      "q.group_id = d.group_id AND q.hash = d.hash WHERE d.group_id = ? ORDER BY d.hash",
+    params([group]),
+  );
+  return storedRows(rows);
+}
+
+/** The group's deferred queries' hashes (JSON parameters, as storedQueries gives them). */
+export function deferredSet(group: string): Set<string> {
+  const rows = queryRows(
+    "SELECT json_quote(hash) FROM _weir_deferred_queries WHERE group_id = ?",
+    params([group]),
+  );
+  const hashes = new Set<string>();
+  for (let i = 0; i < rows.length; i++) hashes.add(rows[i][0]);
+  return hashes;
+}
+
+/** Whether any of the group's queries waits. */
+export function hasDeferred(group: string): bool {
+  return (
+    queryRows("SELECT 1 FROM _weir_deferred_queries WHERE group_id = ? LIMIT 1", params([group])).length > 0
+  );
+}

@@ -1,0 +1,214 @@
+import { describe, expect, it } from "vitest";
+import { ClientRows } from "../test/chat.js";
+import { DATABASES, testEngine } from "../test/databases.js";
+import { Namespace } from "../test/fixtures.js";
+import type { PullInput, QueryPatchOp, Schema } from "./types.js";
+
+const schema: Schema = {
+  tables: { item: { columns: { id: "string", kind: "string", note: "string" }, primaryKey: ["id"] } },
+};
+
+const ITEMS = 3000;
+
+const ofKind = (kind: string): QueryPatchOp => ({
+  op: "put",
+  hash: `kind-${kind}`,
+  name: "ofKind",
+  args: [kind],
+  ast: {
+    table: "item",
+    orderBy: [["id", "asc"]],
+    where: {
+      type: "simple",
+      op: "=",
+      left: { type: "column", name: "kind" },
+      right: { type: "literal", value: kind },
+    },
+  },
+});
+
+/** The rows of `kind` now, as a client keys them. */
+function rowsOfKind(ns: Namespace, kind: string): Map<string, unknown> {
+  const rows = ns.db.adapter.query("SELECT id, kind, note FROM item WHERE kind = ? ORDER BY id", [kind]);
+  return new Map(rows.map(([id, k, note]) => [`item/${JSON.stringify([id])}`, { id, kind: k, note }]));
+}
+
+// A metered pull (one with queryBudgetMs) renders a large answer a page of rows at a time, and
+// cuts it between pages once it has run `answerMs`: the rest stay owed, as when maxChangeRows
+// cuts it. answerMs 0 cuts after every page; the client still ends with every row.
+describe.each(DATABASES)("an answer cut by its time on $kind", ({ open }) => {
+  async function items() {
+    const ns = new Namespace(await testEngine(), open(), schema);
+    ns.sql(
+      "WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i + 1 < ?) " +
+        "INSERT INTO item SELECT printf('i%05d', i), 'a', 'note ' || i FROM n",
+      [ITEMS],
+    );
+    const client = new ClientRows();
+    const answers: { rows: number; more: boolean }[] = [];
+    /** Pulls until unchanged, with `patch` on the first pull (a client sends it until answered). */
+    const pullAll = (patch: QueryPatchOp[], limits: Partial<PullInput>, between?: () => void) => {
+      answers.length = 0;
+      for (let pulls = 0; ; pulls++) {
+        expect(pulls).toBeLessThan(100);
+        const result = ns.pull({ cookie: client.cookie, queries: { patch }, ...limits });
+        if (result.json.unchanged) return;
+        patch = [];
+        client.apply(result.json as never, schema);
+        answers.push({ rows: result.puts + result.dels, more: result.more });
+        if (result.more) between?.();
+      }
+    };
+    return { ns, client, answers, pullAll };
+  }
+
+  it("sends a reset's rows a page at a time once the pull has run its answer's time", async () => {
+    const { ns, client, answers, pullAll } = await items();
+    pullAll([ofKind("a")], { queryBudgetMs: 60_000, answerMs: 0 });
+    // Each answer but the last is one page; the last holds the rest.
+    expect(answers.length).toBe(Math.ceil(ITEMS / 256));
+    expect(answers.slice(0, -1).every((a) => a.rows === 256 && a.more)).toBe(true);
+    expect(answers.at(-1)).toEqual({ rows: ITEMS % 256, more: false });
+    expect(client.rows).toEqual(rowsOfKind(ns, "a"));
+  });
+
+  it("sends every row the caps allow when the pull has time, metered or not", async () => {
+    for (const limits of [{ queryBudgetMs: 60_000 }, { queryBudgetMs: 60_000, answerMs: 60_000 }, {}]) {
+      const { ns, client, answers, pullAll } = await items();
+      pullAll([ofKind("a")], limits);
+      expect(answers).toEqual([{ rows: ITEMS, more: false }]);
+      expect(client.rows).toEqual(rowsOfKind(ns, "a"));
+      // The row cap holds across pages: 700 rows an answer, pages of 256.
+      const capped = await items();
+      capped.pullAll([ofKind("a")], { ...limits, maxChangeRows: 700 });
+      expect(capped.answers.map((a) => a.rows)).toEqual([700, 700, 700, 700, 200]);
+      expect(capped.client.rows).toEqual(rowsOfKind(capped.ns, "a"));
+    }
+  });
+
+  it("sends the rows a write moved a page at a time, with writes between the pages", async () => {
+    const { ns, client, answers, pullAll } = await items();
+    pullAll([ofKind("b")], { queryBudgetMs: 60_000, answerMs: 0 });
+    expect(client.rows.size).toBe(0);
+    // 2,000 rows move into the query: more than one statement renders, so they are owed.
+    ns.sql("UPDATE item SET kind = 'b' WHERE id < 'i02000'");
+    let writes = 0;
+    pullAll([], { queryBudgetMs: 60_000, answerMs: 0 }, () => {
+      // Between two parts: a row sent already changes, one owed leaves the query, one enters.
+      writes++;
+      ns.sql("UPDATE item SET note = ? WHERE id = 'i00000'", [`changed ${writes}`]);
+      ns.sql("UPDATE item SET kind = 'c' WHERE id = ?", [`i01${String(900 + writes).padStart(3, "0")}`]);
+      ns.sql("UPDATE item SET kind = 'b' WHERE id = ?", [`i02${String(500 + writes).padStart(3, "0")}`]);
+    });
+    expect(writes).toBeGreaterThan(2);
+    expect(answers.slice(0, -1).every((a) => a.more && a.rows > 0 && a.rows <= 256)).toBe(true);
+    expect(client.rows).toEqual(rowsOfKind(ns, "b"));
+    expect(client.rows.size).toBe(2000);
+  });
+});
+
+// A reset evaluates every query the group holds. On a metered pull, once the call has run its
+// answer's time after its first query, the rest are deferred: each pull after evaluates at least
+// one more, the answers are parts (more, the deferred queries not named complete, mutation ids
+// held back), and the client ends with what one answer would have given it.
+describe.each(DATABASES)("a reset's queries deferred past its answer's time on $kind", ({ open }) => {
+  const KINDS = ["a", "b", "c"];
+
+  async function kinds() {
+    const ns = new Namespace(await testEngine(), open(), schema);
+    ns.sql(
+      "WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i + 1 < 300) " +
+        "INSERT INTO item SELECT printf('i%05d', i), char(97 + i % 3), 'note ' || i FROM n",
+    );
+    /** Pulls for `group` from `client`'s cookie until unchanged; answers each answer's body and `more`. */
+    const pullAll = (
+      group: string,
+      client: ClientRows,
+      patch: QueryPatchOp[],
+      limits: Partial<PullInput>,
+    ) => {
+      const parts: { more: boolean; got: string[]; ids: Record<string, number>; reset: boolean }[] = [];
+      for (let pulls = 0; ; pulls++) {
+        expect(pulls).toBeLessThan(20);
+        const result = ns.pull({
+          clientGroupID: group,
+          cookie: client.cookie,
+          queries: { patch },
+          ...limits,
+        });
+        if (result.json.unchanged) return parts;
+        patch = [];
+        client.apply(result.json as never, schema);
+        const json = result.json as { gotQueries: string[]; lastMutationIDChanges: Record<string, number> };
+        parts.push({
+          more: result.more,
+          got: json.gotQueries,
+          ids: json.lastMutationIDChanges,
+          reset: result.reset,
+        });
+      }
+    };
+    const all = () => new Map(KINDS.flatMap((kind) => [...rowsOfKind(ns, kind)]));
+    return { ns, pullAll, all };
+  }
+
+  it("answers a reset in parts, a query a pull, and the client ends with every row", async () => {
+    const { ns, pullAll, all } = await kinds();
+    const first = new ClientRows();
+    pullAll("g", first, KINDS.map(ofKind), { queryBudgetMs: 60_000 });
+    expect(first.rows).toEqual(all());
+    ns.mutate("g", "c1", (sql) => sql("UPDATE item SET note = 'mine' WHERE id = 'i00000'"));
+    // Another client of the group starts from nothing, with no time for its answers.
+    const second = new ClientRows();
+    let wrote = false;
+    const parts = pullAll("g", second, [], { queryBudgetMs: 60_000, answerMs: 0 });
+    expect(parts.map((p) => p.more)).toEqual([true, true, false]);
+    expect(parts[0]!.reset).toBe(true);
+    // Each part names the queries whose rows the client holds by then, and no mutation id before the last.
+    expect(parts.map((p) => p.got)).toEqual([
+      ["kind-a"],
+      ["kind-a", "kind-b"],
+      ["kind-a", "kind-b", "kind-c"],
+    ]);
+    expect(parts.map((p) => p.ids)).toEqual([{}, {}, { c1: 1 }]);
+    expect(second.rows).toEqual(all());
+    // A write between the parts, to a row of a query still deferred, arrives as it is now.
+    const third = new ClientRows();
+    const limits = { queryBudgetMs: 60_000, answerMs: 0 };
+    const reset = ns.pull({ clientGroupID: "g", cookie: null, queries: { patch: [] }, ...limits });
+    third.apply(reset.json as never, schema);
+    expect(reset.more).toBe(true);
+    ns.sql("UPDATE item SET note = 'later' WHERE id = 'i00002'");
+    wrote = true;
+    pullAll("g", third, [], limits);
+    expect(wrote && third.rows.get('item/["i00002"]')).toEqual({ id: "i00002", kind: "c", note: "later" });
+    expect(third.rows).toEqual(all());
+  });
+
+  it("lends no rows from a group whose queries are deferred", async () => {
+    const { ns, pullAll, all } = await kinds();
+    const limits = { queryBudgetMs: 60_000, visibility: {} };
+    for (const group of ["g1", "g2"]) pullAll(group, new ClientRows(), KINDS.map(ofKind), limits);
+    // A write to a row of a's: g2 can no longer lend its rows as they are.
+    ns.sql("UPDATE item SET note = 'moved' WHERE id = 'i00000'");
+    // g1 starts over and stops after its first query: it holds a's rows only, with b and c deferred.
+    const g1 = new ClientRows();
+    const part = ns.pull({
+      clientGroupID: "g1",
+      cookie: null,
+      queries: { patch: [] },
+      ...limits,
+      answerMs: 0,
+    });
+    g1.apply(part.json as never, schema);
+    expect([part.reset, part.more, part.puts]).toEqual([true, true, 100]);
+    // g2, holding the same queries, starts over with time enough: it must not take g1's rows as its own.
+    const g2 = new ClientRows();
+    const parts = pullAll("g2", g2, [], limits);
+    expect(parts.map((p) => p.more)).toEqual([false]);
+    expect(parts[0]!.got).toEqual(["kind-a", "kind-b", "kind-c"]);
+    expect(g2.rows).toEqual(all());
+    pullAll("g1", g1, [], limits);
+    expect(g1.rows).toEqual(all());
+  });
+});
