@@ -86,6 +86,37 @@ describe.each(DATABASES)("an answer cut by its time on $kind", ({ open }) => {
     }
   });
 
+  it("names a small query complete in the part that sends its last row, a large one in the last part", async () => {
+    const { ns, client } = await items();
+    const firstTen: QueryPatchOp = {
+      op: "put",
+      hash: "first-ten",
+      name: "firstTen",
+      args: [],
+      ast: { table: "item", orderBy: [["id", "asc"]], limit: 10 },
+    };
+    const got: string[][] = [];
+    let cookie: number | null = null;
+    for (let pulls = 0; pulls < 100; pulls++) {
+      const result = ns.pull({
+        cookie,
+        queries: { patch: cookie === null ? [firstTen, ofKind("a")] : [] },
+        queryBudgetMs: 60_000,
+        answerMs: 0,
+      });
+      if (result.json.unchanged) break;
+      client.apply(result.json as never, schema);
+      cookie = result.json.cookie;
+      got.push((result.json as { gotQueries: string[] }).gotQueries);
+    }
+    // The first part evaluates the ten (the first query in hash order; the other waits) and sends
+    // them; the parts after send the rest a page at a time.
+    expect(got.length).toBe(1 + Math.ceil((ITEMS - 10) / 256));
+    expect(got.slice(0, -1).every((names) => names.join() === "first-ten")).toBe(true);
+    expect(got.at(-1)).toEqual(["first-ten", "kind-a"]);
+    expect(client.rows).toEqual(rowsOfKind(ns, "a"));
+  });
+
   it("sends the rows a write moved a page at a time, with writes between the pages", async () => {
     const { ns, client, answers, pullAll } = await items();
     pullAll([ofKind("b")], { queryBudgetMs: 60_000, answerMs: 0 });
