@@ -75,6 +75,55 @@ describe("the stock Zero client across a server restart", () => {
   });
 });
 
+describe("the stock Zero client hydrating an answer cut by its time", () => {
+  it("holds every row in its view once the pokes of a hydration sent a page each (queryAnswerMs 0)", async () => {
+    const timed = createServer({
+      ...zeroTodoConfig,
+      storage: "memory",
+      queryAnswerMs: 0,
+      logger: { log: () => {} },
+    });
+    const { url } = await timed.listen({ port: 0, host: "127.0.0.1" });
+    // 1,500 todos of one user, pushed over HTTP in one push (the stock client pushes one by one).
+    const TODOS = 1_500;
+    const pushed = await fetch(`${url}/todo/push`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: "kim" },
+      body: JSON.stringify({
+        clientGroupID: "kim-seed",
+        pushVersion: 1,
+        mutations: Array.from({ length: TODOS }, (_, i) => ({
+          type: "custom",
+          id: i + 1,
+          clientID: "kim-seed-c",
+          name: "createTodo",
+          args: [{ id: `t${String(i).padStart(5, "0")}`, text: `Todo ${i}`, done: false, sort: TODOS - i }],
+          timestamp: 1,
+        })),
+      }),
+    });
+    expect(pushed.status).toBe(200);
+    const z = zeroClient(`${url}/todo`, "kim", { storageKey: "answer-time" });
+    try {
+      const rows = await rowsOf<Todo>(z, queries.allTodos(), (rows) => rows.length === TODOS, 30_000);
+      // The view is whole and in the query's order.
+      expect(rows.map((row) => row.sort)).toEqual(Array.from({ length: TODOS }, (_, i) => i + 1));
+      // The hydration came in several pokes, a page of rows each.
+      const mine = sockets.filter((s) => s.connectURL.searchParams.get("clientID") === z.clientID);
+      const parts = mine
+        .flatMap((s) => s.received)
+        .filter(
+          (m) => m[0] === "pokePart" && ((m[1] as { rowsPatch?: unknown[] }).rowsPatch?.length ?? 0) > 0,
+        );
+      expect(parts.length).toBeGreaterThan(1);
+      expect(parts.every((m) => (m[1] as { rowsPatch: unknown[] }).rowsPatch.length <= 256)).toBe(true);
+    } finally {
+      await z.close();
+      await timed.close();
+    }
+  }, 60_000);
+});
+
 describe("the stock Zero client of a user at the server's socket cap", () => {
   it("is refused with ServerOverloaded while the user holds the cap, then connects and syncs once a socket closes", async () => {
     const capped = createServer({

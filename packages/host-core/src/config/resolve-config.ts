@@ -49,6 +49,7 @@ const ConfigShape = v.object({
   queryBudgetMs: Count(1),
   querySliceMs: Count(1),
   queryPageMs: Count(0),
+  queryAnswerMs: Count(0),
   maxGroupQueries: Count(1),
   maxGroupQueryBytes: Count(1),
   queryTransformVersion: v.optional(
@@ -85,6 +86,7 @@ export function resolveConfig(config: WeirConfig): ResolvedConfig {
     queryBudgetMs: config.queryBudgetMs ?? CONFIG_DEFAULTS.queryBudgetMs,
     querySliceMs: config.querySliceMs ?? CONFIG_DEFAULTS.querySliceMs,
     queryPageMs: config.queryPageMs ?? CONFIG_DEFAULTS.queryPageMs,
+    queryAnswerMs: config.queryAnswerMs ?? config.queryBudgetMs ?? CONFIG_DEFAULTS.queryBudgetMs,
     maxGroupQueries: config.maxGroupQueries ?? CONFIG_DEFAULTS.maxGroupQueries,
     maxGroupQueryBytes: config.maxGroupQueryBytes ?? CONFIG_DEFAULTS.maxGroupQueryBytes,
   };

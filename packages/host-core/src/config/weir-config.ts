@@ -85,6 +85,14 @@ export interface WeirConfig {
    * turn after every page. Paged on better-sqlite3 and sql.js, where queries are metered.
    */
   queryPageMs?: number;
+  /**
+   * How long a query-aware answer aims to hold the thread (default: `queryBudgetMs`): one of more
+   * than 1,024 rows is rendered 256 at a time and cut once the next page would end past it (the
+   * rest owed, sent by the next pulls), and a reset evaluates no further query once the next
+   * would (those wait for the next pulls). Each answer still sends a page and evaluates a query.
+   * 0: one page and one query an answer. On better-sqlite3 and sql.js, where queries are metered.
+   */
+  queryAnswerMs?: number;
   /** Queries one client group may hold (default 1,000); a put past it is refused (422). */
   maxGroupQueries?: number;
   /** Bytes of stored arguments one client group's queries may hold (default 1 MiB); likewise. */
@@ -108,6 +116,7 @@ export interface ResolvedConfig extends Omit<WeirConfig, "quotas" | "upstream" |
   queryBudgetMs: number;
   querySliceMs: number;
   queryPageMs: number;
+  queryAnswerMs: number;
   maxGroupQueries: number;
   maxGroupQueryBytes: number;
 }

@@ -138,6 +138,8 @@ interface QueryLimits {
   readonly queryBudgetMs: number;
   /** How long a native pull runs before other requests get a turn between its pages (QueryPages). */
   readonly queryPageMs: number;
+  /** How long a query-aware answer aims to hold the thread (the engine's `answerMs`). */
+  readonly queryAnswerMs: number;
   readonly maxGroupQueries: number;
   readonly maxGroupQueryBytes: number;
 }

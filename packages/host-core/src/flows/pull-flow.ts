@@ -17,6 +17,8 @@ import {
 /** A pull's result, with the answers of the followers that took it (see `runPull`). */
 export interface PullFlowResult extends FlowResult {
   followed?: ReadonlyArray<{ clientGroupID: string; body: string }>;
+  /** The answer is a part: rows are still owed, or queries wait (the engine's `more`). */
+  more?: true;
 }
 
 /**
@@ -118,6 +120,7 @@ export function runPull(
       : {}),
     maxQueryRows: ctx.maxQueryRows,
     queryBudgetMs: ctx.queryLimits.queryBudgetMs,
+    answerMs: ctx.queryLimits.queryAnswerMs,
     maxGroupQueries: ctx.queryLimits.maxGroupQueries,
     maxGroupQueryBytes: ctx.queryLimits.maxGroupQueryBytes,
     ...(pages ? { queryPages: pages } : {}),
@@ -153,6 +156,7 @@ export function runPull(
   counters.queryWork += result.queryWork;
   return {
     ...(result.followed ? { followed: result.followed } : {}),
+    ...(result.more ? { more: true as const } : {}),
     response: jsonParts(queries ? withUnknownQueries(result.body, queries.unknown) : result.body),
     log: {
       cookieIn: input.cookie,

@@ -75,6 +75,7 @@ export function queryReads(config: ResolvedConfig, control: ControlStore): Query
     queryLimits: {
       queryBudgetMs: config.queryBudgetMs,
       queryPageMs: config.queryPageMs,
+      queryAnswerMs: config.queryAnswerMs,
       maxGroupQueries: config.maxGroupQueries,
       maxGroupQueryBytes: config.maxGroupQueryBytes,
     },

@@ -17,7 +17,7 @@ export class ZeroMembers {
   private readonly audience = new AudienceIndex<ZeroGroup>();
   /** The claims each group's subscription was read from (a new credential may change them). */
   private readonly subscribedAs = new Map<ZeroGroup, Claims>();
-  /** Groups whose last poke left rows owed (a cut answer): poked again after any commit. */
+  /** Groups whose last poke left rows owed (a part of an answer): poked again after any commit, besides the poke that follows the part. */
   readonly owing = new Set<ZeroGroup>();
 
   constructor(private readonly ns: ZeroNamespace) {}

@@ -84,6 +84,9 @@ export class ZeroPokes {
     const claims = connections[connections.length - 1]!.claims;
     this.members.subscribe(group, claims);
     let answer: QueryPullAnswer;
+    // The answer is a part (rows owed, queries waiting: a cut by the caps or by its time): the
+    // group is poked again after the event loop's turn, until it has every row.
+    let partial = false;
     // The new queries' roots are read in pages: past the server's queryPageMs the pull stops
     // after its page, rolled back, and the group is poked again after the event loop's turn,
     // going on from the pages read (as a native pull does, runPagedPull).
@@ -114,6 +117,7 @@ export class ZeroPokes {
             });
       this.pages.delete(group);
       answer = JSON.parse(result.response.body ?? "{}") as QueryPullAnswer;
+      partial = result.more === true;
       this.chargeEvaluated(claims, result);
       this.slice.took(
         patch.reduce((puts, op) => puts + (op.op === "put" ? 1 : 0), 0),
@@ -187,6 +191,7 @@ export class ZeroPokes {
         connection.fail(refusal ?? new ZeroError("Internal", "the server failed; reconnect"));
       return;
     }
+    if (partial) this.pokeLater(group);
     if (full || lagging.length === 0) {
       deliver(group, connections, answer, full);
       this.members.noteOwed(group);
@@ -246,6 +251,7 @@ export class ZeroPokes {
     deliver(leader, connections, JSON.parse(result.response.body ?? "{}") as QueryPullAnswer, false);
     this.chargeEvaluated(connections[connections.length - 1]!.claims, result);
     this.members.noteOwed(leader);
+    if (result.more) this.pokeLater(leader);
     const took = new Map((result.followed ?? []).map((f) => [f.clientGroupID, f.body]));
     for (const group of rest) {
       const body = took.get(group.id);
