@@ -314,6 +314,48 @@ async function bigPushes(url, until) {
   return outcome.counts;
 }
 
+/** The queries the `manyQueries` group holds, each of nearly every item. */
+const MANY_QUERIES = 40;
+
+/**
+ * One group holding 40 queries of nearly every item each (20,000 rows), whose client starts over
+ * again and again: a pull from no cookie, then from each answer's cookie until unchanged, as a
+ * client with its storage cleared would. A reset evaluates every query of the group.
+ */
+async function manyQueries(url, until) {
+  const outcome = tally();
+  const group = freshGroup("m");
+  const patch = Array.from({ length: MANY_QUERIES }, (_, q) => ({
+    op: "put",
+    hash: `m${q}`,
+    name: "fromId",
+    args: [`i${String(q).padStart(6, "0")}`],
+  }));
+  const pull = (cookie, ops = []) =>
+    post(url, `${ATTACKER}/pull`, attacker(), {
+      clientGroupID: group,
+      clientID: `${group}-c`,
+      cookie,
+      queries: { patch: ops },
+    });
+  outcome.add(`put ${statusLabel(await pull(null, patch))}`);
+  while (Date.now() < until) {
+    try {
+      let answer = await pull(null);
+      outcome.add(statusLabel(answer));
+      let parts = 1;
+      while (answer.status === 200 && !answer.json.unchanged && Date.now() < until) {
+        answer = await pull(answer.json.cookie);
+        parts++;
+      }
+      outcome.add(`${parts} pulls to unchanged`);
+    } catch (error) {
+      outcome.add(`failed ${error.cause?.code ?? error.message}`);
+    }
+  }
+  return outcome.counts;
+}
+
 /** `count` puts of `byIds`, each of `ids` ids (`id(query, i)`), hashed `<prefix><query>`. */
 function byIdsPatch(prefix, count, ids, id) {
   return Array.from({ length: count }, (_, q) => ({
@@ -361,6 +403,10 @@ export const ATTACKS = {
   resetPulls: {
     label: "plain pulls from no cookie, each of every row (60,000)",
     run: (url, until) => pullAttack(url, until),
+  },
+  manyQueries: {
+    label: `a group of ${MANY_QUERIES} queries of nearly every item each, starting over from no cookie`,
+    run: manyQueries,
   },
   wholeTable: {
     label: "a query of every item (20,000 rows, no EXISTS: not paged), a new group each pull",

@@ -53,6 +53,16 @@ export default {
     sameKind: (args) => tagged("kind", "kind", label("LIKE", args[0])),
     allItems: () => ({ table: "item", orderBy: [["id", "asc"]], limit: 10 }),
     everyItem: () => ({ table: "item", orderBy: [["id", "asc"]] }),
+    fromId: ([from]) => ({
+      table: "item",
+      orderBy: [["id", "asc"]],
+      where: {
+        type: "simple",
+        op: ">=",
+        left: { type: "column", name: "id" },
+        right: { type: "literal", value: from },
+      },
+    }),
     byIds: (args) => ({
       table: "item",
       where: {
