@@ -23,7 +23,7 @@
 // its own group's: the lender's rows were built under the same filters and values, so a row no
 // state of which since that cookie passes them is in the query's result at neither end.
 import { ChangeScope, KeyRead } from "../change-keys";
-import { COLUMN_SEPARATOR, execStatement, queryRows, queryStatement, Statement } from "../host";
+import { COLUMN_SEPARATOR, execStatement, queryStatement, Statement } from "../host";
 import { Schema } from "../schema";
 import { firstSeq } from "../state";
 import { params, parseI64 } from "../text";
@@ -31,6 +31,7 @@ import { Visibility } from "../visibility";
 import { affected, touchedTables } from "./affected";
 import { noneDeferred } from "./deferred";
 import { meteredCall } from "./limits";
+import { holdsMoreThan } from "./pending";
 import { readPlan } from "./plan";
 import { StoredQuery } from "./stored";
 
@@ -191,7 +192,7 @@ export class Lending {
     }
     // A metered call copies a large group's rows query by query instead, with the answer's time
     // checked between them (deferred.ts): one statement would hold the thread for all of them.
-    if (meteredCall() && holdsMoreRows(twin, TWIN_COPY_ROWS)) return -1;
+    if (meteredCall() && holdsMoreThan(twin, TWIN_COPY_ROWS, "_weir_query_rows")) return -1;
     const rows = <i64>execStatement(lendStatements().copyQueryRows, params([this.key, twin]));
     execStatement(lendStatements().copyGroupRows, params([this.key, twin]));
     return rows;
@@ -220,15 +221,4 @@ export class Lending {
     this.movedQueries.set(known, moved);
     return moved;
   }
-}
-
-/** Whether the group `groupKey` holds more than `count` query rows (counted up to one more). */
-function holdsMoreRows(groupKey: string, count: i64): bool {
-  const over = (count + 1).toString();
-  return (
-    queryRows(
-      "SELECT count(*) FROM (SELECT 1 FROM _weir_query_rows WHERE group_key = ? LIMIT " + over + ")",
-      params([groupKey]),
-    )[0][0] == over
-  );
 }

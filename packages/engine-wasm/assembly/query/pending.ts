@@ -183,16 +183,16 @@ export function sendHeld(schema: Schema, format: i32, groupKey: string, maxRows:
 }
 
 /**
- * Whether the group holds more than `maxRows` rows: then they cannot all fit under the caps, and
- * `sendHeld` would render `maxRows` of them for nothing. Counts along the group's key, at most
- * `maxRows + 1` entries.
+ * Whether the group holds more than `maxRows` rows (of `table`, by default the group's rows: then
+ * they cannot all fit under the caps, and `sendHeld` would render `maxRows` of them for
+ * nothing). Counts along the group's key, at most `maxRows + 1` entries.
  */
-export function holdsMoreThan(groupKey: string, maxRows: i64): bool {
+export function holdsMoreThan(groupKey: string, maxRows: i64, table: string = "_weir_group_rows"): bool {
   if (maxRows >= I64.MAX_VALUE) return false;
   const over = (maxRows + 1).toString();
   return (
     queryRows(
-      "SELECT count(*) FROM (SELECT 1 FROM _weir_group_rows WHERE group_key = ? LIMIT " + over + ")",
+      "SELECT count(*) FROM (SELECT 1 FROM " + table + " WHERE group_key = ? LIMIT " + over + ")",
       params([groupKey]),
     )[0][0] == over
   );
