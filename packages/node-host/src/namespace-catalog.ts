@@ -32,9 +32,6 @@ interface EntryRow {
  * Several processes may share it (WAL, a busy timeout), and request quotas keep their spends in
  * it too.
  */
-/** How long a catalog statement waits for another connection's lock. */
-const CATALOG_BUSY_MS = 5000;
-
 export class NamespaceCatalog {
   readonly db: Database.Database;
   private readonly select: Database.Statement<[string], EntryRow>;
@@ -55,11 +52,10 @@ export class NamespaceCatalog {
 
   /** Opens (creating) the catalog of `dataDir`, which must exist. */
   static open(dataDir: string): NamespaceCatalog {
-    // Every worker thread opens the catalog: the wait for another's lock is set before the first
-    // statement, as the first to open it turns it to WAL under an exclusive lock.
-    const db = new Database(join(dataDir, CATALOG_FILE), { timeout: CATALOG_BUSY_MS });
+    const db = new Database(join(dataDir, CATALOG_FILE));
     db.pragma("journal_mode = WAL");
     db.pragma("synchronous = NORMAL");
+    db.pragma("busy_timeout = 5000");
     db.exec(`
       CREATE TABLE IF NOT EXISTS namespaces (
         name TEXT PRIMARY KEY,
