@@ -52,21 +52,3 @@ export function deferredQueries(group: string): Array<StoredQuery> {
   );
   return storedRows(rows);
 }
-
-/** The group's deferred queries' hashes (JSON parameters, as storedQueries gives them). */
-export function deferredSet(group: string): Set<string> {
-  const rows = queryRows(
-    "SELECT json_quote(hash) FROM _weir_deferred_queries WHERE group_id = ?",
-    params([group]),
-  );
-  const hashes = new Set<string>();
-  for (let i = 0; i < rows.length; i++) hashes.add(rows[i][0]);
-  return hashes;
-}
-
-/** Whether any of the group's queries waits. */
-export function hasDeferred(group: string): bool {
-  return (
-    queryRows("SELECT 1 FROM _weir_deferred_queries WHERE group_id = ? LIMIT 1", params([group])).length > 0
-  );
-}

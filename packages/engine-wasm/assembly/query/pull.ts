@@ -22,7 +22,7 @@ import { commitVersion, firstSeq, readVersions } from "../state";
 import { extraParam, jsonString, params } from "../text";
 import { Visibility } from "../visibility";
 import { affected, touchedTables } from "./affected";
-import { defer, deferredQueries, deferredSet, hasDeferred, undefer, undeferAll } from "./deferred";
+import { defer, deferredQueries, undefer, undeferAll } from "./deferred";
 import { follow } from "./follow";
 import { ensureIndexes } from "./indexes";
 import { journalCovers, noteMoves, oweMissed, stampMoves } from "./journal";
@@ -201,6 +201,8 @@ export function queryPull(
   membership.lending.readBy(visibility, reads);
   // The group's queries as the answer ends, when read on the way (to name the complete ones).
   let known: Array<StoredQuery> | null = null;
+  // Queries still deferred when the answer ends (deferred.ts): the answer is then a part.
+  let deferredLeft = 0;
   if (full) {
     // Every held row is answered: the group's rows are built anew from its queries.
     membership.full = true;
@@ -220,6 +222,7 @@ export function queryPull(
       for (let q = 0; q < queries.length && !membership.exceeded(); q++) {
         if (!fits) {
           defer(group, queries[q].hash);
+          deferredLeft++;
           continue;
         }
         pace.start();
@@ -229,6 +232,8 @@ export function queryPull(
       }
     }
   } else {
+    // Deferred queries: only a group owed a part of its answer can have them (deferred.ts).
+    let waiting = owed ? deferredQueries(group) : new Array<StoredQuery>(0);
     if (claimsMoved) {
       // The group's rows were filtered under other claims: every query is evaluated whole under
       // these and diffed against what the group holds, so the rows the claims now hide are
@@ -240,6 +245,7 @@ export function queryPull(
         answer.recomputed++;
       }
       undeferAll(group);
+      waiting = new Array<StoredQuery>(0);
     } else if (base < watermark) {
       const touched = touchedTables(base, watermark, scope);
       const fromSeq = firstSeq(base + 1);
@@ -248,12 +254,12 @@ export function queryPull(
       const to = toSeq.toString();
       const queries = storedQueries(group);
       if (!changesQueries(patchText)) known = queries;
-      // A deferred query is evaluated whole when its turn comes, not brought up to date. Only a
-      // group owed a part of its answer can have one (deferred.ts).
-      const waiting = owed ? deferredSet(group) : new Set<string>();
+      // A deferred query is evaluated whole when its turn comes, not brought up to date.
+      const skipped = new Set<string>();
+      for (let q = 0; q < waiting.length; q++) skipped.add(waiting[q].hash);
       for (let q = 0; q < queries.length && !membership.exceeded(); q++) {
         const query = queries[q];
-        if (!query.readsAny(touched) || waiting.has(query.hash)) continue;
+        if (!query.readsAny(touched) || skipped.has(query.hash)) continue;
         const plan = readPlan(query.plan, schema);
         if (!affected(plan, key, query.hash, from, to, touched, scope)) continue;
         // A query whose rows are each held by their own values is brought up to date among the
@@ -265,16 +271,20 @@ export function queryPull(
     }
     answer.refused = applyPatch(schema, membership, group, patchText, true);
     if (answer.refused.length > 0) return answer;
-    // Deferred queries are evaluated afresh, at least one a pull, while the answer has time.
-    const waiting = owed ? deferredQueries(group) : new Array<StoredQuery>(0);
+    // Deferred queries are evaluated afresh, at least one a pull, while the answer has time (the
+    // patch's dels and clear forgot theirs).
+    if (waiting.length > 0 && changesQueries(patchText)) waiting = deferredQueries(group);
     const pace = new AnswerPace();
-    for (let q = 0; q < waiting.length && !membership.exceeded(); q++) {
+    let done = 0;
+    for (; done < waiting.length && !membership.exceeded(); ) {
       pace.start();
-      membership.evaluate(waiting[q].hash, waiting[q].plan, true);
-      undefer(group, waiting[q].hash);
+      membership.evaluate(waiting[done].hash, waiting[done].plan, true);
+      undefer(group, waiting[done].hash);
       answer.recomputed++;
+      done++;
       if (!pace.another()) break;
     }
+    deferredLeft = waiting.length - done;
     membership.settle();
     if (membership.moved) noteMoves(key);
   }
@@ -333,7 +343,7 @@ export function queryPull(
     }
   }
   // The answer is a part while rows are owed or queries wait (deferred.ts).
-  const partial = sent.more || ((full || owed) && hasDeferred(group));
+  const partial = sent.more || deferredLeft > 0;
   answer.included = sent.included;
   answer.more = partial;
   answer.reset = full;
