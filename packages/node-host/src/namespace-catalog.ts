@@ -25,6 +25,41 @@ interface EntryRow {
   closed_mtime_ms: number | null;
 }
 
+/** How long an open refused by another thread's lock keeps trying (ms). */
+const OPEN_RETRY_MS = 5_000;
+
+const sleeper = new Int32Array(new SharedArrayBuffer(4));
+function sleepSync(ms: number): void {
+  Atomics.wait(sleeper, 0, 0, ms);
+}
+
+function isBusy(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === "string" && code.startsWith("SQLITE_BUSY");
+}
+
+/** The catalog's settings and tables (each statement safe to run again). */
+function prepareCatalog(db: Database.Database): void {
+  db.pragma("journal_mode = WAL");
+  db.pragma("synchronous = NORMAL");
+  db.pragma("busy_timeout = 5000");
+  db.exec(`
+    CREATE TABLE IF NOT EXISTS namespaces (
+      name TEXT PRIMARY KEY,
+      created_at INTEGER NOT NULL,
+      created_by TEXT,
+      watermark INTEGER NOT NULL DEFAULT 0,
+      closed_size INTEGER,
+      closed_mtime_ms REAL
+    ) WITHOUT ROWID;
+    CREATE TABLE IF NOT EXISTS quota_spend (
+      key TEXT NOT NULL,
+      win INTEGER NOT NULL,
+      units INTEGER NOT NULL,
+      PRIMARY KEY (key, win)
+    ) WITHOUT ROWID;`);
+}
+
 /**
  * The namespaces a data directory holds, in a small SQLite file beside them, so that a namespace
  * that existed is never silently recreated empty when its file goes missing or is emptied, and
@@ -50,28 +85,27 @@ export class NamespaceCatalog {
     );
   }
 
-  /** Opens (creating) the catalog of `dataDir`, which must exist. */
+  /**
+   * Opens (creating) the catalog of `dataDir`, which must exist. Threads that open it together
+   * may find SQLite refusing one of them at once rather than waiting (two connections turning
+   * the file to WAL would each wait on the other): such an open starts again, for up to
+   * OPEN_RETRY_MS.
+   */
   static open(dataDir: string): NamespaceCatalog {
-    const db = new Database(join(dataDir, CATALOG_FILE));
-    db.pragma("journal_mode = WAL");
-    db.pragma("synchronous = NORMAL");
-    db.pragma("busy_timeout = 5000");
-    db.exec(`
-      CREATE TABLE IF NOT EXISTS namespaces (
-        name TEXT PRIMARY KEY,
-        created_at INTEGER NOT NULL,
-        created_by TEXT,
-        watermark INTEGER NOT NULL DEFAULT 0,
-        closed_size INTEGER,
-        closed_mtime_ms REAL
-      ) WITHOUT ROWID;
-      CREATE TABLE IF NOT EXISTS quota_spend (
-        key TEXT NOT NULL,
-        win INTEGER NOT NULL,
-        units INTEGER NOT NULL,
-        PRIMARY KEY (key, win)
-      ) WITHOUT ROWID;`);
-    return new NamespaceCatalog(db);
+    const file = join(dataDir, CATALOG_FILE);
+    const deadline = Date.now() + OPEN_RETRY_MS;
+    for (let attempt = 1; ; attempt++) {
+      const db = new Database(file);
+      try {
+        prepareCatalog(db);
+        return new NamespaceCatalog(db);
+      } catch (error) {
+        db.close();
+        if (!isBusy(error) || Date.now() >= deadline) throw error;
+        // A few ms, longer each time and never in step with the other thread.
+        sleepSync(Math.min(50, attempt * 2) + Math.random() * 5);
+      }
+    }
   }
 
   entry(name: string): CatalogEntry | undefined {
