@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { expect, it } from "vitest";
 import { tempDir } from "../test/helpers.js";
+import { Checkpointer } from "./checkpointer.js";
 import { fileStorage } from "./storage.js";
 
 async function until(condition: () => boolean, timeoutMs = 10_000): Promise<boolean> {
@@ -30,4 +31,23 @@ it("copies committed pages into the database beside the request thread, and lets
   // The last connection to close checkpoints what is left and removes the WAL: the worker's
   // connection closed too.
   expect(await until(() => !existsSync(`${file}-wal`))).toBe(true);
+});
+
+it("answers every close of a file, also one asked before the worker answered the one before", async () => {
+  // A namespace moving between workers can close, open and close again in the same worker
+  // before its checkpoint thread answered the first close; a close left unanswered held the
+  // server's shutdown for ever.
+  const dataDir = tempDir();
+  const file = join(dataDir, "twice.sqlite");
+  const checkpointer = new Checkpointer(() => {});
+  const store = await fileStorage(dataDir).open("twice");
+  store.transaction(() => store.db.exec("CREATE TABLE t (id INTEGER PRIMARY KEY)", []));
+  store.close();
+  checkpointer.written(file);
+  const answered: string[] = [];
+  const first = checkpointer.close(file).then(() => answered.push("first"));
+  const second = checkpointer.close(file).then(() => answered.push("second"));
+  const timeout = sleep(5_000).then(() => "timed out");
+  expect(await Promise.race([Promise.all([first, second]).then(() => "both"), timeout])).toBe("both");
+  expect(answered).toEqual(["first", "second"]);
 });

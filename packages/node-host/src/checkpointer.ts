@@ -79,7 +79,12 @@ export class Checkpointer {
   readonly #running = new Set<string>();
   /** Files written since their running pass started. */
   readonly #dirty = new Set<string>();
-  readonly #closing = new Map<string, () => void>();
+  /**
+   * Closes awaiting the worker's answer, by file, in the order they were asked: a namespace may
+   * close, open and close again before the worker answered the first, and each close is
+   * answered in turn.
+   */
+  readonly #closing = new Map<string, Array<() => void>>();
   readonly #checks = new Map<number, (integrity: Integrity) => void>();
   #nextCheck = 0;
   readonly #onError: (file: string, error: string) => void;
@@ -100,7 +105,9 @@ export class Checkpointer {
     this.#running.delete(file);
     if (!this.#worker) return Promise.resolve();
     return new Promise((resolve) => {
-      this.#closing.set(file, resolve);
+      const waiting = this.#closing.get(file);
+      if (waiting) waiting.push(resolve);
+      else this.#closing.set(file, [resolve]);
       this.#awaited();
       this.#worker!.postMessage({ kind: "close", file });
     });
@@ -144,7 +151,7 @@ export class Checkpointer {
       // A failed worker is replaced on the next write; SQLite's own checkpoints go on meanwhile.
       this.#worker = undefined;
       this.#running.clear();
-      for (const resolve of this.#closing.values()) resolve();
+      for (const waiting of this.#closing.values()) for (const resolve of waiting) resolve();
       this.#closing.clear();
       for (const resolve of this.#checks.values())
         resolve({ ok: false, problem: `the check failed: ${error}` });
@@ -166,9 +173,11 @@ export class Checkpointer {
       return;
     }
     if (kind === "closed") {
-      this.#closing.get(file)?.();
-      this.#closing.delete(file);
+      const waiting = this.#closing.get(file);
+      const resolve = waiting?.shift();
+      if (waiting?.length === 0) this.#closing.delete(file);
       this.#awaited();
+      resolve?.();
       return;
     }
     if (error !== undefined) this.#onError(file, error);
