@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { ClientRows } from "../test/chat.js";
 import { DATABASES, testEngine } from "../test/databases.js";
 import { Namespace } from "../test/fixtures.js";
-import type { PullInput, QueryPatchOp, Schema } from "./types.js";
+import type { PullInput, QueryPatchOp, Schema, Visibility } from "./types.js";
 
 const schema: Schema = {
   tables: { item: { columns: { id: "string", kind: "string", note: "string" }, primaryKey: ["id"] } },
@@ -241,5 +241,108 @@ describe.each(DATABASES)("a reset's queries deferred past its answer's time on $
     expect(g2.rows).toEqual(all());
     pullAll("g1", g1, [], limits);
     expect(g1.rows).toEqual(all());
+  });
+});
+
+// After writes (or a change of claims), a pull re-evaluates the queries they affect. On a metered
+// pull, once the call has run its answer's time after the first of them, the rest let go of their
+// rows (which could be stale) and are deferred as a reset's are: the client loses their rows
+// until each one's turn, and ends with what one answer would have given it.
+describe.each(DATABASES)("queries a write affects, deferred past the answer's time on $kind", ({ open }) => {
+  const KINDS = ["a", "b", "c"];
+  const timed = { queryBudgetMs: 60_000 };
+  const noTime = { queryBudgetMs: 60_000, answerMs: 0 };
+
+  async function hydrated(visibility?: Visibility) {
+    const ns = new Namespace(await testEngine(), open(), schema);
+    ns.sql(
+      "WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i + 1 < 300) " +
+        "INSERT INTO item SELECT printf('i%05d', i), char(97 + i % 3), 'note ' || i FROM n",
+    );
+    const client = new ClientRows();
+    const parts: Array<{ more: boolean; got: string[]; ids: Record<string, number>; rows: number }> = [];
+    const pullAll = (limits: Partial<PullInput>, patch: QueryPatchOp[] = []) => {
+      parts.length = 0;
+      for (let pulls = 0; ; pulls++) {
+        expect(pulls).toBeLessThan(20);
+        const result = ns.pull({ cookie: client.cookie, queries: { patch }, ...limits });
+        if (result.json.unchanged) return;
+        patch = [];
+        client.apply(result.json as never, schema);
+        const json = result.json as { gotQueries: string[]; lastMutationIDChanges: Record<string, number> };
+        parts.push({
+          more: result.more,
+          got: json.gotQueries,
+          ids: json.lastMutationIDChanges,
+          rows: client.rows.size,
+        });
+      }
+    };
+    pullAll({ ...timed, ...(visibility ? { visibility } : {}) }, KINDS.map(ofKind));
+    expect(client.rows.size).toBe(300);
+    const all = () => new Map(KINDS.flatMap((kind) => [...rowsOfKind(ns, kind)]));
+    return { ns, client, parts, pullAll, all };
+  }
+
+  it("re-evaluates one query a pull, the others letting go of their rows until their turn", async () => {
+    const { ns, client, parts, pullAll, all } = await hydrated();
+    // A mutation changes a row of each query, and moves one of a's out of every query.
+    ns.mutate("g", "c1", (sql) => {
+      sql("UPDATE item SET note = 'changed' WHERE id IN ('i00000', 'i00001', 'i00002')");
+      sql("UPDATE item SET kind = 'd' WHERE id = 'i00003'");
+    });
+    pullAll(noTime);
+    expect(parts.map((p) => p.more)).toEqual([true, true, false]);
+    // The first part brings a up to date; b and c let go of their rows (none of them kept stale).
+    expect(parts[0]!.rows).toBe(99);
+    expect(parts.map((p) => p.got)).toEqual([
+      ["kind-a"],
+      ["kind-a", "kind-b"],
+      ["kind-a", "kind-b", "kind-c"],
+    ]);
+    // The mutation id comes with the last part, once every row it changed is there.
+    expect(parts.map((p) => p.ids)).toEqual([{}, {}, { c1: 1 }]);
+    expect(client.rows).toEqual(all());
+    expect(client.rows.get('item/["i00001"]')).toMatchObject({ note: "changed" });
+    expect(client.rows.has('item/["i00003"]')).toBe(false);
+  });
+
+  it("re-evaluates every affected query in one answer when it has the time", async () => {
+    const { ns, client, parts, pullAll, all } = await hydrated();
+    ns.sql("UPDATE item SET note = 'changed' WHERE id IN ('i00000', 'i00001', 'i00002')");
+    pullAll(timed);
+    expect(parts.map((p) => p.more)).toEqual([false]);
+    expect(client.rows).toEqual(all());
+  });
+
+  it("gives no follower an answer that left queries deferred", async () => {
+    for (const limits of [timed, noTime]) {
+      const { ns, client } = await hydrated();
+      const other = new ClientRows();
+      other.apply(
+        ns.pull({ clientGroupID: "h", cookie: null, queries: { patch: KINDS.map(ofKind) }, ...timed })
+          .json as never,
+        schema,
+      );
+      ns.sql("UPDATE item SET note = 'changed' WHERE id IN ('i00000', 'i00001', 'i00002')");
+      const leader = ns.pull({ cookie: client.cookie, queries: { patch: [] }, followers: ["h"], ...limits });
+      // With time, h (the same queries, at the same cookie) takes g's answer; with none, g's
+      // answer is a part with queries deferred, which h's membership does not share.
+      expect(leader.more).toBe(limits === noTime);
+      expect(leader.followed?.map((f) => f.clientGroupID)).toEqual(limits === noTime ? [] : ["h"]);
+    }
+  });
+
+  it("re-evaluates one query a pull after the caller's claims change, hiding what they hide", async () => {
+    const everything: Visibility = { item: { sql: "note <> ?", params: ["none"] } };
+    const { client, parts, pullAll, all } = await hydrated(everything);
+    // The claims now hide one row of b's: b holds none of it stale meanwhile, and never sends it.
+    const hiding: Visibility = { item: { sql: "id <> ?", params: ["i00001"] } };
+    pullAll({ ...noTime, visibility: hiding });
+    expect(parts.map((p) => p.more)).toEqual([true, true, false]);
+    expect(parts[0]!.rows).toBe(100);
+    const visible = all();
+    visible.delete('item/["i00001"]');
+    expect(client.rows).toEqual(visible);
   });
 });

@@ -2,7 +2,10 @@
 // group, and a group may hold hundreds, each within its own work budget: together they would
 // hold the thread for as long as all of them take. On a metered pull, once the call has run its
 // answer's time (limits.ts, AnswerPace) after its first query, the reset leaves the rest
-// deferred: stored, holding no rows, and named here. The answer is then a part, as one cut by
+// deferred: stored, holding no rows, and named here. So do the writes since a group's cookie,
+// and a change of its claims, once the queries they affect have taken the answer's time: each
+// query left lets go of its rows first (they could be stale), which the client loses until the
+// query's turn comes. The answer is then a part, as one cut by
 // the caps is (rows still to come, no query named complete that is deferred, mutation ids held
 // back), and each pull after it evaluates deferred queries afresh, at least one, until none are
 // left. A deferred query is not re-evaluated for changes meanwhile: it is evaluated whole when

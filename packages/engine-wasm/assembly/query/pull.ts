@@ -238,13 +238,24 @@ export function queryPull(
       // The group's rows were filtered under other claims: every query is evaluated whole under
       // these and diffed against what the group holds, so the rows the claims now hide are
       // deleted and those they now show are put (with the changes since the cookie, as always).
+      // Past the answer's time the rest let go of their rows and wait (deferOutOfTime), the
+      // deferred ones among them staying so.
       const queries = storedQueries(group);
       if (!changesQueries(patchText)) known = queries;
+      const pace = new AnswerPace();
+      let fits = true;
       for (let q = 0; q < queries.length && !membership.exceeded(); q++) {
+        if (!fits) {
+          deferOutOfTime(membership, group, queries[q].hash);
+          deferredLeft++;
+          continue;
+        }
+        pace.start();
         membership.evaluate(queries[q].hash, queries[q].plan);
+        undefer(group, queries[q].hash);
         answer.recomputed++;
+        fits = pace.another();
       }
-      undeferAll(group);
       waiting = new Array<StoredQuery>(0);
     } else if (base < watermark) {
       const touched = touchedTables(base, watermark, scope);
@@ -257,16 +268,25 @@ export function queryPull(
       // A deferred query is evaluated whole when its turn comes, not brought up to date.
       const skipped = new Set<string>();
       for (let q = 0; q < waiting.length; q++) skipped.add(waiting[q].hash);
+      const pace = new AnswerPace();
+      let fits = true;
       for (let q = 0; q < queries.length && !membership.exceeded(); q++) {
         const query = queries[q];
         if (!query.readsAny(touched) || skipped.has(query.hash)) continue;
         const plan = readPlan(query.plan, schema);
         if (!affected(plan, key, query.hash, from, to, touched, scope)) continue;
+        if (!fits) {
+          deferOutOfTime(membership, group, query.hash);
+          deferredLeft++;
+          continue;
+        }
+        pace.start();
         // A query whose rows are each held by their own values is brought up to date among the
         // changed rows alone; any other is evaluated whole and diffed.
         if (changedRowsPlan(plan)) membership.evaluateChanged(query.hash, plan, fromSeq, toSeq, scope);
         else membership.evaluate(query.hash, query.plan);
         answer.recomputed++;
+        fits = pace.another();
       }
     }
     answer.refused = applyPatch(schema, membership, group, patchText, true);
@@ -284,7 +304,7 @@ export function queryPull(
       done++;
       if (!pace.another()) break;
     }
-    deferredLeft = waiting.length - done;
+    deferredLeft += waiting.length - done;
     membership.settle();
     if (membership.moved) noteMoves(key);
   }
@@ -320,7 +340,13 @@ export function queryPull(
       sent.included = count;
       // A whole answer to a group that changed no query: the followers that hold the same state
       // take it too (follow.ts), from the moved rows still in the scratch table.
-      if (followersParam.length > 0 && !owing && cookie < watermark && !changesQueries(patchText)) {
+      if (
+        followersParam.length > 0 &&
+        !owing &&
+        deferredLeft == 0 &&
+        cookie < watermark &&
+        !changesQueries(patchText)
+      ) {
         answer.followed = follow(
           group,
           key,
@@ -398,6 +424,17 @@ export function queryPull(
 }
 
 /** Whether a query patch changes the group's queries (a transform version alone does not). */
+/**
+ * A query the answer has no time left for, after writes or a claims change: it lets go of its
+ * rows, which could be stale (one its result no longer holds, one the user may no longer see),
+ * and waits for the pulls after, holding none, as a reset's deferred queries do (deferred.ts).
+ * Until its turn its client goes without its rows rather than keep them unchecked.
+ */
+function deferOutOfTime(membership: Membership, group: string, hash: string): void {
+  membership.release(hash);
+  defer(group, hash);
+}
+
 function changesQueries(patchText: string): bool {
   if (patchText.length == 0) return false;
   return !(patchText.startsWith(QUERY_OP_VERSION + COLUMN_SEPARATOR) && !patchText.includes(ROW_SEPARATOR));
