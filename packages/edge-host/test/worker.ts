@@ -16,6 +16,8 @@ interface Env {
   UPSTREAM_URL?: string;
   /** The conformance suite's app, which `dp-*` namespaces delegate pushes to. */
   APP_URL?: string;
+  /** The sync objects' `pushSliceMs`, when set. */
+  PUSH_SLICE_MS?: string;
 }
 
 /**
@@ -35,13 +37,15 @@ function devAuthenticate(request: Request) {
 
 const config: EdgeConfig<Env> = { ...conformanceConfig(), authenticate: devAuthenticate };
 /** The conformance app, replicating the suite's upstream in `up-*` namespaces when it runs one. */
-const syncConfig = (env: Env): EdgeConfig<Env> =>
-  env.UPSTREAM_URL
+const syncConfig = (env: Env): EdgeConfig<Env> => {
+  const chosen = env.UPSTREAM_URL
     ? {
         ...conformanceConfig({ upstreamUrl: env.UPSTREAM_URL, appUrl: env.APP_URL }),
         authenticate: devAuthenticate,
       }
     : config;
+  return env.PUSH_SLICE_MS ? { ...chosen, pushSliceMs: Number(env.PUSH_SLICE_MS) } : chosen;
+};
 const BaseSyncObject = createSyncDurableObject(syncConfig);
 
 /** The sync object, telling which instance it is (a new one after an eviction or hibernation). */

@@ -62,8 +62,9 @@ export function recorder(): ZeroSocket & { frames: unknown[][]; saved: ZeroConne
   return socket;
 }
 
+/** One mutation: its push's one slice commits before this returns. */
 export function push(service: NamespaceService, user: string, id: number, todo: string): void {
-  service.push(
+  void service.push(
     "native",
     {
       clientGroupID: `native-${user}`,

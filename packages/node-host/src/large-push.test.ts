@@ -86,6 +86,36 @@ describe("a push of the largest batch the protocol allows", () => {
     expect(pulled.json.lastMutationIDChanges).toEqual({ rc: MAX_MUTATIONS_PER_PUSH });
   });
 
+  it("commits it in slices, answering other requests between them", async () => {
+    // The namespace exists (one mutation of another client) before the large push begins.
+    await post("/big-sliced/push", nativePush("warm", 1));
+    const mutations = async () => {
+      const response = await fetch(`${server.url}/big-sliced/admin/status`, {
+        headers: { "x-admin-key": CONFORMANCE_ADMIN_KEY },
+      });
+      return ((await response.json()) as { counters: { mutations: number } }).counters.mutations;
+    };
+    let answered = false;
+    const pushing = post("/big-sliced/push", nativePush("s", MAX_MUTATIONS_PER_PUSH)).finally(() => {
+      answered = true;
+    });
+    // While the push is out: the mutations its namespace counts, and another namespace's pulls.
+    const counted: number[] = [];
+    const otherPulls: number[] = [];
+    while (!answered) {
+      counted.push(await mutations());
+      otherPulls.push(
+        (await post("/big-bystander/pull", { clientGroupID: "b", clientID: "b", cookie: null })).status,
+      );
+    }
+    expect((await pushing).status).toBe(200);
+    // Some of the push's slices were committed, not all, when the namespace answered a request.
+    expect(counted.some((n) => n > 1 && n < 1 + MAX_MUTATIONS_PER_PUSH)).toBe(true);
+    expect(otherPulls.length).toBeGreaterThan(0);
+    expect(otherPulls.every((status) => status === 200)).toBe(true);
+    expect(await mutations()).toBe(1 + MAX_MUTATIONS_PER_PUSH);
+  });
+
   it("refuses a larger batch up front with 413 and stores nothing", async () => {
     const answer = await post("/big-refused/push", nativePush("c", MAX_MUTATIONS_PER_PUSH + 1));
     expect(answer.status).toBe(413);

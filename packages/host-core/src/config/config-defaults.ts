@@ -12,6 +12,7 @@ export const CONFIG_DEFAULTS = {
   queryBudgetMs: 50,
   querySliceMs: 5,
   queryPageMs: 5,
+  pushSliceMs: 10,
   maxGroupQueries: 1_000,
   maxGroupQueryBytes: 1024 * 1024,
 } as const;

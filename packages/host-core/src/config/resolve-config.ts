@@ -50,6 +50,7 @@ const ConfigShape = v.object({
   querySliceMs: Count(1),
   queryPageMs: Count(0),
   queryAnswerMs: Count(0),
+  pushSliceMs: Count(0),
   maxGroupQueries: Count(1),
   maxGroupQueryBytes: Count(1),
   queryTransformVersion: v.optional(
@@ -87,6 +88,7 @@ export function resolveConfig(config: WeirConfig): ResolvedConfig {
     querySliceMs: config.querySliceMs ?? CONFIG_DEFAULTS.querySliceMs,
     queryPageMs: config.queryPageMs ?? CONFIG_DEFAULTS.queryPageMs,
     queryAnswerMs: config.queryAnswerMs ?? config.queryBudgetMs ?? CONFIG_DEFAULTS.queryBudgetMs,
+    pushSliceMs: config.pushSliceMs ?? CONFIG_DEFAULTS.pushSliceMs,
     maxGroupQueries: config.maxGroupQueries ?? CONFIG_DEFAULTS.maxGroupQueries,
     maxGroupQueryBytes: config.maxGroupQueryBytes ?? CONFIG_DEFAULTS.maxGroupQueryBytes,
   };

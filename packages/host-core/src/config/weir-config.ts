@@ -70,7 +70,7 @@ export interface WeirConfig {
    */
   queryBudgetMs?: number;
   /**
-   * How long one step of a request's query work aims to hold the thread (default 50 ms): a native
+   * How long one step of a request's query work aims to hold the thread (default 5 ms): a native
    * pull whose patch puts more queries than one step evaluates in that time applies it in steps,
    * each its own transaction, and gives other requests their turn between them. Unlike
    * `queryBudgetMs` it refuses nothing.
@@ -78,7 +78,7 @@ export interface WeirConfig {
   querySliceMs?: number;
   /**
    * How long a native query-aware pull holds the thread before other requests get their turn
-   * (default 10 ms): a query whose root's condition holds an EXISTS is evaluated over its root
+   * (default 5 ms): a query whose root's condition holds an EXISTS is evaluated over its root
    * table a page at a time, and once the pull has run this long it is rolled back after the page
    * it is in and run again after a turn of the event loop, going on from the pages it kept (read
    * again should the namespace's version move). `queryBudgetMs` counts every run's time. 0: a
@@ -93,6 +93,14 @@ export interface WeirConfig {
    * 0: one page and one query an answer. On better-sqlite3 and sql.js, where queries are metered.
    */
   queryAnswerMs?: number;
+  /**
+   * How long one slice of a push holds the thread (default 10 ms): a push's mutations are
+   * committed a slice at a time, each slice its own transaction and version, and other requests
+   * get their turn between slices. A slice runs at least 32 mutations (so a push of up to 32 is
+   * always one version) and at most 1,024. Each mutation's writes commit with its id, so a failure
+   * between slices keeps the slices before it. 0: slices of 32.
+   */
+  pushSliceMs?: number;
   /** Queries one client group may hold (default 1,000); a put past it is refused (422). */
   maxGroupQueries?: number;
   /** Bytes of stored arguments one client group's queries may hold (default 1 MiB); likewise. */
@@ -117,6 +125,7 @@ export interface ResolvedConfig extends Omit<WeirConfig, "quotas" | "upstream" |
   querySliceMs: number;
   queryPageMs: number;
   queryAnswerMs: number;
+  pushSliceMs: number;
   maxGroupQueries: number;
   maxGroupQueryBytes: number;
 }

@@ -67,7 +67,7 @@ describe("the admin flow", () => {
   it("prunes at once to a new retention", async () => {
     const { service } = await testService(config);
     for (let i = 0; i < 5; i++)
-      service.push(
+      await service.push(
         "native",
         {
           clientGroupID: "g",

@@ -8,7 +8,10 @@ export const nextTurn = (): Promise<void> => new Promise<void>((resolve) => setT
  * Gives I/O its turn without a timer's wait: an immediate set from another immediate runs after
  * the loop's next poll, so the requests that arrived meanwhile are read first, and timers due
  * fire first too. A pull that stops often (read in pages) pays no timer's millisecond a stop
- * when nothing waits.
+ * when nothing waits. Where there is no `setImmediate` (workerd without Node's APIs), a timer's
+ * turn.
  */
 export const pollTurn = (): Promise<void> =>
-  new Promise<void>((resolve) => setImmediate(() => setImmediate(resolve)));
+  typeof setImmediate === "function"
+    ? new Promise<void>((resolve) => setImmediate(() => setImmediate(resolve)))
+    : nextTurn();

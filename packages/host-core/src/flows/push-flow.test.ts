@@ -45,7 +45,7 @@ describe("the push flow", () => {
   it("keeps the mutations around a refused one, rolls back only its writes, and runs each effect once", async () => {
     effects.length = 0;
     const { service } = await testService(config);
-    const result = service.push(
+    const result = await service.push(
       "native",
       push([
         { id: 1, name: "put", args: { id: "a", text: "A" } },
@@ -70,15 +70,19 @@ describe("the push flow", () => {
     expect(service.contexts.admin.counters).toMatchObject({ pushes: 1, mutations: 2, appErrors: 1 });
     // All three ids advanced, in one version.
     expect(service.engine.state(service.store.db).watermark).toBe(1);
-    const replay = service.push("native", push([{ id: 3, name: "put", args: { id: "c", text: "C" } }]), {
-      userID: "u",
-    });
+    const replay = await service.push(
+      "native",
+      push([{ id: 3, name: "put", args: { id: "c", text: "C" } }]),
+      {
+        userID: "u",
+      },
+    );
     expect(JSON.parse(replay.response.body!).pushResponse.mutations[0].result.error).toBe("alreadyProcessed");
   });
 
   it("needs no second run when the refusing mutator wrote nothing", async () => {
     const { service } = await testService(config);
-    const result = service.push(
+    const result = await service.push(
       "native",
       push([
         { id: 1, name: "refuse" },
@@ -93,7 +97,7 @@ describe("the push flow", () => {
 
   it("stops a native batch at an out-of-order id and skips one in Replicache's dialect", async () => {
     const { service } = await testService(config);
-    const stopped = service.push(
+    const stopped = await service.push(
       "native",
       push([
         { id: 1, name: "put", args: { id: "a", text: "A" } },
@@ -106,7 +110,7 @@ describe("the push flow", () => {
       reason: "oooMutation",
       mutationIDs: [{ clientID: "c", id: 3 }],
     });
-    const replicache = service.push(
+    const replicache = await service.push(
       "replicache",
       {
         pushVersion: 1,
@@ -122,9 +126,9 @@ describe("the push flow", () => {
   it("refuses a push while the writer is disabled, storing nothing", async () => {
     const { service } = await testService(config);
     service.contexts.admin.setKnob("writerEnabled", false);
-    expect(() =>
+    await expect(
       service.push("native", push([{ id: 1, name: "put", args: { id: "a", text: "A" } }]), { userID: "u" }),
-    ).toThrow(expect.objectContaining({ code: "writer_disabled" }));
+    ).rejects.toMatchObject({ code: "writer_disabled" });
     expect(service.store.db.query("SELECT count(*) FROM note", [])).toEqual([[0]]);
   });
 });

@@ -6,6 +6,7 @@ import { runMutator } from "../mutators/run-mutator.js";
 import { elapsedMs } from "../ports/clock.js";
 import { fireFault } from "./fault.js";
 import type { FlowResult, PushContext } from "./flow-context.js";
+import { pollTurn } from "./next-turn.js";
 import {
   alreadyProcessed,
   checkWriter,
@@ -17,49 +18,75 @@ import {
 } from "./push-answers.js";
 
 /**
- * Push in either dialect. The batch runs in one transaction and commits as one version; an
- * application error rolls back only that mutation's writes (see runBatch) while its id still
- * advances with the rest. Nothing is acknowledged before the commit, and deferred effects run
- * only after it.
+ * Push in either dialect. The batch runs in slices: each slice is one transaction and commits
+ * as one version, and holds the thread about `sliceMs` (at least 32 mutations a slice). A batch
+ * that takes longer is committed slice by slice, the event loop having its turn between them, so
+ * a large push does not hold other namespaces' requests for all of it. Every mutation's writes
+ * and the advance of its id commit together, so a failure between slices leaves the slices
+ * before it applied, which the client's push again answers as already processed. An application
+ * error rolls back only that mutation's writes (see runBatch) while its id still advances with
+ * the rest. Nothing is acknowledged before the commit, and deferred effects run only after it.
  */
-export function runPush(
+export async function runPush(
   ctx: PushContext,
   dialect: Dialect,
   body: unknown,
   claims: Claims,
+  sliceMs: number,
   recordWith?: RecordWith,
-): FlowResult {
+  yieldTurn: () => Promise<void> = pollTurn,
+): Promise<FlowResult> {
   const batch = parseBatch(dialect, body);
   if (!("clientGroupID" in batch)) return batch;
   const { knobs, clock } = ctx;
   checkWriter(knobs);
 
-  const started = clock.monotonic();
-  // A group whose owner a committed pull or push showed needs no look in the database.
-  const owned = ctx.caughtUp.knowsOwner(batch.clientGroupID, claims.userID);
-  // Mutators run side by side in the batch's transaction; only when one refuses is the batch
-  // rolled back and run again with each mutation in a nested transaction of its own, so that
-  // the refused one's writes alone are undone. Refusals are rare, and savepoints cost.
-  const outcome =
-    runBatch(ctx, dialect, batch, claims, owned, false, recordWith) ??
-    (runBatch(ctx, dialect, batch, claims, owned, true, recordWith) as BatchOutcome);
-  const { entries, writers, deferred, stoppedAt, applied, appErrors, replays } = outcome;
-  const txMs = elapsedMs(clock, started);
-  ctx.caughtUp.rememberOwner(batch.clientGroupID, claims.userID);
+  const entries: Entry[] = [];
+  let stoppedAt = -1;
+  let txMs = 0;
+  let slices = 0;
+  let idsAdvanced = 0;
+  let appErrors = 0;
+  for (let from = 0; from < batch.mutations.length && stoppedAt < 0; ) {
+    if (slices > 0) await yieldTurn();
+    const started = clock.monotonic();
+    // A group whose owner a committed pull or push showed needs no look in the database.
+    const owned = ctx.caughtUp.knowsOwner(batch.clientGroupID, claims.userID);
+    // Mutators run side by side in the slice's transaction; only when one refuses is the slice
+    // rolled back and run again with each mutation in a nested transaction of its own, so that
+    // the refused one's writes alone are undone. Refusals are rare, and savepoints cost.
+    const slice =
+      runBatch(ctx, dialect, batch, from, sliceMs, claims, owned, false, recordWith) ??
+      (runBatch(ctx, dialect, batch, from, sliceMs, claims, owned, true, recordWith) as BatchOutcome);
+    txMs += elapsedMs(clock, started);
+    slices++;
+    ctx.caughtUp.rememberOwner(batch.clientGroupID, claims.userID);
+    entries.push(...slice.entries);
+    stoppedAt = slice.stoppedAt;
+    from = slice.end;
 
-  const counters = ctx.counters;
-  counters.pushes++;
-  counters.mutations += applied;
-  counters.appErrors += appErrors;
-  counters.replays += replays;
-  if (applied > 0) {
-    ctx.runDeferred(deferred);
-    ctx.committed(writers, { user: claims.userID });
+    const counters = ctx.counters;
+    if (slices === 1) counters.pushes++;
+    counters.mutations += slice.applied;
+    counters.appErrors += slice.appErrors;
+    counters.replays += slice.replays;
+    if (slice.applied > 0) {
+      ctx.runDeferred(slice.deferred);
+      ctx.committed(slice.writers, { user: claims.userID });
+    }
+    if (slice.applied + slice.appErrors > 0) ctx.retention(slice.applied + slice.appErrors);
+    idsAdvanced += slice.applied + slice.appErrors;
+    appErrors += slice.appErrors;
   }
-  if (applied + appErrors > 0) ctx.retention(applied + appErrors);
   fireFault(knobs, "push_after_commit_before_response");
 
-  const log = { mutations: batch.mutations.length, idsAdvanced: applied + appErrors, appErrors, txMs };
+  const log = {
+    mutations: batch.mutations.length,
+    idsAdvanced,
+    appErrors,
+    txMs,
+    ...(slices > 1 ? { pushSlices: slices } : {}),
+  };
   if (knobs.dropNextPushResponse) {
     ctx.setKnob("dropNextPushResponse", false);
     return { response: { ...jsonParts({}), drop: true }, log: { ...log, error: "response_dropped" } };
@@ -75,16 +102,27 @@ interface BatchOutcome {
   deferred: Array<() => void | Promise<void>>;
   /** The index of the native batch's first out-of-order mutation, or -1. */
   stoppedAt: number;
+  /** The index of the first mutation the slice left to the next. */
+  end: number;
   applied: number;
   appErrors: number;
   replays: number;
 }
 
+/**
+ * The fewest and the most mutations one slice runs, whatever they cost: a push of a few
+ * mutations is one version however slow the machine, and a push of cheap ones is not preflighted
+ * whole at every slice.
+ */
+const MIN_SLICE_MUTATIONS = 32;
+const MAX_SLICE_MUTATIONS = 1_024;
+
 /** Thrown through the batch's transaction to roll it back when a mutator refused. */
 const REFUSED = Symbol("a mutator refused");
 
 /**
- * The batch in one transaction. Not `isolated`, a mutator's refusal rolls everything back and
+ * A slice of the batch in one transaction: its mutations from index `from` on, until it has run
+ * `sliceMs` (at least MIN_SLICE_MUTATIONS of them, at most MAX_SLICE_MUTATIONS). Not `isolated`, a mutator's refusal rolls the slice back and
  * answers null; `isolated`, each mutator runs in a nested transaction and a refusal becomes its
  * application error.
  */
@@ -92,17 +130,21 @@ function runBatch(
   ctx: PushContext,
   dialect: Dialect,
   batch: PushBatch,
+  from: number,
+  sliceMs: number,
   claims: Claims,
   owned: boolean,
   isolated: boolean,
   recordWith?: RecordWith,
 ): BatchOutcome | null {
-  const { engine, store, knobs } = ctx;
+  const { engine, store, knobs, clock } = ctx;
+  const until = clock.monotonic() + sliceMs;
   const outcome: BatchOutcome = {
     entries: [],
     writers: new Set(),
     deferred: [],
     stoppedAt: -1,
+    end: from,
     applied: 0,
     appErrors: 0,
     replays: 0,
@@ -110,16 +152,21 @@ function runBatch(
   try {
     store.transaction(() => {
       if (!owned) engine.claimGroup(store.db, batch.clientGroupID, claims.userID);
-      // One preflight and one finalize for the whole batch: the mutations share one version.
+      // One preflight and one finalize for the whole slice: its mutations share one version.
+      // The preflight reads the ids as the slices before left them.
+      const mutations = batch.mutations.slice(from, from + MAX_SLICE_MUTATIONS);
       const preflights = engine.preflightBatch(
         store.db,
         batch.clientGroupID,
-        batch.mutations.map((m) => ({ clientID: m.clientID, mutationID: m.id })),
+        mutations.map((m) => ({ clientID: m.clientID, mutationID: m.id })),
       );
       const processed: { clientID: string; mutationID: number }[] = [];
-      for (const [index, mutation] of batch.mutations.entries()) {
+      for (const [offset, mutation] of mutations.entries()) {
+        if (offset >= MIN_SLICE_MUTATIONS && clock.monotonic() >= until) break;
+        const index = from + offset;
+        outcome.end = index + 1;
         fireFault(knobs, "push_before_mutation");
-        const preflight = preflights[index]!;
+        const preflight = preflights[offset]!;
         if (preflight.status === "replay") {
           outcome.replays++;
           outcome.entries.push(entry(mutation, alreadyProcessed(mutation, preflight.lastMutationID)));

@@ -104,7 +104,7 @@ async function clientAfter(s: Scenario, size: number) {
   };
   for (const round of s.rounds) {
     for (const w of round.writes) {
-      service.push(
+      await service.push(
         "native",
         {
           clientGroupID: "w",

@@ -161,7 +161,7 @@ export class RequestRouter {
         : await service.pullReplicache(body, claims)
       : service.delegates
         ? await service.pushDelegated(dialect, body, claims, request.headers.get("authorization"))
-        : service.push(dialect, body, claims);
+        : await service.push(dialect, body, claims);
     Object.assign(record, result.log);
     // A replica whose ingest stopped goes stale while pulls go on: say so where clients and
     // operators look, until an operator reopens it.

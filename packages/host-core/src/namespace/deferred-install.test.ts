@@ -51,7 +51,7 @@ describe("a namespace nothing was written to", () => {
     expect(() => service.pull("native", pull("g", 0), { userID: "mallory" })).toThrow(
       expect.objectContaining({ code: "forbidden" }),
     );
-    service.push("native", push("other", 1), { userID: "v" });
+    await service.push("native", push("other", 1), { userID: "v" });
     expect(service.pristine).toBe(false);
     expect(tables(store)).toContain("_weir_state");
     // Registered with the install: still refused, and its owner goes on from its cookie.

@@ -46,7 +46,7 @@ describe("NamespaceService", () => {
       },
     };
     const { service } = await testService(config, { store });
-    service.push("native", push(1), { userID: "u" });
+    await service.push("native", push(1), { userID: "u" });
     const pull = (cookie: number | null) =>
       JSON.parse(
         service.pull("native", { clientGroupID: "g", clientID: "c", cookie }, { userID: "u" }).response.body!,
@@ -90,7 +90,7 @@ describe("NamespaceService", () => {
 
   it("prunes the change log as pushes go by", async () => {
     const { service } = await testService(config);
-    for (let id = 1; id <= 6; id++) service.push("native", push(id), { userID: "u" });
+    for (let id = 1; id <= 6; id++) await service.push("native", push(id), { userID: "u" });
     const state = service.engine.state(service.store.db);
     expect(state.floor).toBeGreaterThanOrEqual(state.watermark - 3);
     expect(state.changes).toBeLessThanOrEqual(4);
@@ -111,7 +111,7 @@ describe("NamespaceService", () => {
     });
     service.pull("native", { clientGroupID: "g", clientID: "c", cookie: null }, { userID: "u" });
     expect(stored()).toBeNull();
-    service.push("native", push(1), { userID: "u" });
+    await service.push("native", push(1), { userID: "u" });
     expect(stored()).toMatchObject({ pulls: 1, pushes: 1 });
     service.pull("native", { clientGroupID: "g", clientID: "c", cookie: null }, { userID: "u" });
     expect(stored()).toMatchObject({ pulls: 1 });

@@ -79,6 +79,8 @@ export class NamespaceService {
   private readonly retentionPacer: RetentionPacer;
   /** How many new queries each step of a native pull's query patch evaluates (sliced-pull.ts). */
   private readonly pullSteps: PutSlice;
+  /** How long one slice of a push holds the thread (push-flow.ts). */
+  private readonly pushSliceMs: number;
   private closed = false;
   /** The install a new namespace defers until it is first written; null if it was installed on open. */
   private readonly deferred: DeferredInstall | null;
@@ -97,6 +99,7 @@ export class NamespaceService {
     this.logger = logger;
     this.waitUntil = init.waitUntil;
     this.pullSteps = new PutSlice(MAX_PUTS_PER_STEP, config.querySliceMs);
+    this.pushSliceMs = config.pushSliceMs;
     this.usage = new NamespaceUsage(clock);
     if (!this.deferred) store.transaction(install);
     const control = this.deferred ? ControlStore.fresh(store) : ControlStore.open(store);
@@ -195,31 +198,34 @@ export class NamespaceService {
    * applied in steps, other requests served between them (see runSlicedPull).
    */
   async pullNative(body: unknown, claims: Claims): Promise<PullFlowResult> {
-    return this.pullInTurns(() => runSlicedPull(this.contexts.pull, body, claims, this.pullSteps));
+    return this.inTurns(false, () => runSlicedPull(this.contexts.pull, body, claims, this.pullSteps));
   }
 
   /** A Replicache pull over HTTP: a reset is read in pages, other requests served between them. */
   async pullReplicache(body: unknown, claims: Claims): Promise<PullFlowResult> {
     const ctx = this.contexts.pull;
-    return this.pullInTurns(() =>
+    return this.inTurns(false, () =>
       runPagedPull(ctx, (pages) => runPull(ctx, "replicache", body, claims, undefined, undefined, pages)),
     );
   }
 
-  /** `guard` for a pull that gives other requests turns while it runs. */
-  private async pullInTurns(pull: () => Promise<PullFlowResult>): Promise<PullFlowResult> {
+  /** `guard` for a flow that gives other requests turns while it runs. */
+  private async inTurns<T extends FlowResult>(writes: boolean, flow: () => Promise<T>): Promise<T> {
     try {
-      return await pull();
+      return await flow();
     } catch (error) {
       if (error instanceof FaultError) this.control.disarm(error.point);
       throw error;
     } finally {
-      this.counterFlush.changed(false, this.clock.monotonic());
+      this.counterFlush.changed(writes, this.clock.monotonic());
     }
   }
 
-  push(dialect: Dialect, body: unknown, claims: Claims, recordWith?: RecordWith): FlowResult {
-    return this.guard(true, () => runPush(this.contexts.push, dialect, body, claims, recordWith));
+  /** A push, committed in slices of `pushSliceMs`, other requests served between them (see runPush). */
+  push(dialect: Dialect, body: unknown, claims: Claims, recordWith?: RecordWith): Promise<FlowResult> {
+    return this.inTurns(true, () =>
+      runPush(this.contexts.push, dialect, body, claims, this.pushSliceMs, recordWith),
+    );
   }
 
   admin(action: Exclude<AdminAction, IngestAction>, method: string, body: unknown): FlowResult {

@@ -25,7 +25,7 @@ export interface ZeroNamespace {
   ): PullFlowResult;
   /** Pages for a pull that stops after the server's `queryPageMs` and runs again later. */
   queryPages(): QueryPages;
-  push(dialect: Dialect, body: unknown, claims: Claims, recordWith?: RecordWith): FlowResult;
+  push(dialect: Dialect, body: unknown, claims: Claims, recordWith?: RecordWith): Promise<FlowResult>;
   pushDelegated(
     dialect: Dialect,
     body: unknown,

@@ -70,7 +70,7 @@ async function hydrate(
     args: [{ id: `i${String(i).padStart(3, "0")}`, label }],
   }));
   if (mutations.length > 0)
-    service.push("native", { clientGroupID: "w", pushVersion: 1, mutations }, { userID: "alice" });
+    await service.push("native", { clientGroupID: "w", pushVersion: 1, mutations }, { userID: "alice" });
   const socket = recorder();
   const order: string[] = [];
   const sent = socket.send;

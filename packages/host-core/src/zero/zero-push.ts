@@ -84,7 +84,7 @@ export async function runZeroPush(
   const recordWith: RecordWith = (entries) => ns.zeroStore.addResults(group.id, appErrors(entries));
   const result: FlowResult = ns.delegates
     ? await delegatedPush(ns, body, native, claims, authorization, recordWith)
-    : ns.push("native", native, claims, recordWith);
+    : await ns.push("native", native, claims, recordWith);
   const answer = JSON.parse(result.response.body ?? "{}") as {
     pushResponse?: { mutations?: NativeEntry[] } | NativePushFailed;
   };
