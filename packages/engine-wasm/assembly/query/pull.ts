@@ -22,6 +22,7 @@ import { commitVersion, firstSeq, readVersions } from "../state";
 import { extraParam, jsonString, params } from "../text";
 import { Visibility } from "../visibility";
 import { affected, touchedTables } from "./affected";
+import { collectDead, rekey } from "./dead-keys";
 import { defer, deferredQueries, undefer, undeferAll } from "./deferred";
 import { follow } from "./follow";
 import { ensureIndexes } from "./indexes";
@@ -160,10 +161,10 @@ export function queryPull(
   claimsParam: string = "null",
 ): QueryAnswer {
   const group = jsonString(groupID);
-  const key = groupKey(group);
+  let key = groupKey(group);
   const answer = new QueryAnswer();
-  const membership = new Membership(schema, visibility, group, key, watermark, floor, visibilityParam);
-  membership.budget = maxQueryRows;
+  // Some rows of the keys resets let go of (dead-keys.ts).
+  collectDead();
   // A client that lost the group's last answer, which sent owed rows, resumes where the answer
   // before it ended (resume.ts): the lost rows are owed again, and the group's membership
   // is brought up to date from the cookie it is stored at.
@@ -191,6 +192,12 @@ export function queryPull(
   // The cookie the membership moves on from.
   const base = resumed || caughtUp ? storedCookie : cookie;
   const full = cookie == NULL_COOKIE || cookie < floor || (storedCookie != cookie && !resumed && !caughtUp);
+  // A reset of a group that held rows builds them under a new key: the old key's rows are
+  // deleted by the pulls after it, a few thousand each, not all in this one (dead-keys.ts).
+  const rekeyed = full && storedCookie != NO_MEMBERSHIP;
+  if (rekeyed) key = rekey(group, key);
+  const membership = new Membership(schema, visibility, group, key, watermark, floor, visibilityParam);
+  membership.budget = maxQueryRows;
   // The changes the pull reads: where the visibility filter narrows, only those its keys hold for
   // the caller (change-keys.ts), as the rows of every table a query reads pass that filter. A
   // row no state of which since the cookie the caller may see is in no result at either end, and
@@ -206,7 +213,7 @@ export function queryPull(
   if (full) {
     // Every held row is answered: the group's rows are built anew from its queries.
     membership.full = true;
-    membership.clearRows();
+    if (!rekeyed) membership.clearRows();
     undeferAll(group);
     answer.refused = applyPatch(schema, membership, group, patchText, false);
     if (answer.refused.length > 0) return answer;
@@ -424,6 +431,9 @@ export function queryPull(
 }
 
 /** Whether a query patch changes the group's queries (a transform version alone does not). */
+/** The stored cookie of a group that never pulled with queries (it holds no rows). */
+const NO_MEMBERSHIP: i64 = -2;
+
 /**
  * A query the answer has no time left for, after writes or a claims change: it lets go of its
  * rows, which could be stale (one its result no longer holds, one the user may no longer see),

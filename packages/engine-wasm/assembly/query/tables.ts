@@ -4,6 +4,7 @@
 // tables, and its pulls and retention read none.
 import { exec } from "../host";
 import { QUIET_VERSIONS_TABLE } from "../retention";
+import { deadKeysSql } from "./dead-keys";
 import { deferredSql } from "./deferred";
 import { journalSql } from "./journal";
 import { membershipSql } from "./membership";
@@ -19,5 +20,6 @@ export function createQueryTables(): void {
   execAll(pendingSql());
   execAll(journalSql());
   execAll(deferredSql());
+  execAll(deadKeysSql());
   exec(QUIET_VERSIONS_TABLE);
 }
