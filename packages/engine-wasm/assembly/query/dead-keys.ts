@@ -7,7 +7,7 @@
 // old key at most: one that resets again before its last was collected collects it in full
 // first, as a reset did before. Keys only grow, so no group is ever given a dead one.
 import { exec, queryRows } from "../host";
-import { params } from "../text";
+import { jsonString, params } from "../text";
 
 /** The rows of dead keys one pull deletes, over every table (a few ms). */
 const DEAD_ROWS_A_PULL: i64 = 16_384;
@@ -62,26 +62,41 @@ function collectKey(key: string, budget: i64): i64 {
     const left = budget - deleted;
     const table = keyed[t][0];
     const rest = keyed[t][1];
-    const limit = left == I64.MAX_VALUE ? "" : " LIMIT " + left.toString();
-    const gone = <i64>(
+    // The key's rows up to the `left`-th in key order, found by walking that many and deleted as
+    // a range of the primary key: the work is the rows deleted, not the rows the key holds.
+    const last =
+      left == I64.MAX_VALUE
+        ? new Array<Array<string>>(0)
+        : queryRows(
+            "SELECT json_array(" +
+              rest +
+              ") FROM " +
+              table +
+              " WHERE group_key = ? ORDER BY " +
+              rest +
+              " LIMIT 1 OFFSET " +
+              (left - 1).toString(),
+            params([key]),
+          );
+    if (last.length == 0) {
+      deleted += <i64>exec("DELETE FROM " + table + " WHERE group_key = ?", params([key]));
+      continue;
+    }
+    const columns = rest.split(", ");
+    const bound: string[] = [key];
+    let upTo = "";
+    for (let i = 0; i < columns.length; i++) {
+      upTo += (i > 0 ? ", " : "") + "json_extract(?, '$[" + i.toString() + "]')";
+      bound.push(jsonString(last[0][0]));
+    }
+    deleted += <i64>(
       exec(
-        "DELETE FROM " +
-          table +
-          " WHERE group_key = ? AND (" +
-          rest +
-          ") IN (SELECT " +
-          rest +
-          " FROM " +
-          table +
-          " WHERE group_key = ?" +
-          limit +
-          ")",
-        params([key, key]),
+        "DELETE FROM " + table + " WHERE group_key = ? AND (" + rest + ") <= (" + upTo + ")",
+        params(bound),
       )
     );
-    deleted += gone;
     // The table may hold more: the key is not done.
-    if (gone == left) return deleted;
+    return deleted;
   }
   exec("DELETE FROM _weir_query_journal WHERE group_key = ?", params([key]));
   exec("DELETE FROM _weir_dead_group_keys WHERE group_key = ?", params([key]));
