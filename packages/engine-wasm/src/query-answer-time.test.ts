@@ -307,6 +307,21 @@ describe.each(DATABASES)("queries a write affects, deferred past the answer's ti
     expect(client.rows.has('item/["i00003"]')).toBe(false);
   });
 
+  it("evaluates in place, past the answer's time, a query holding more rows than a deferral spares", async () => {
+    const { ns, client, parts, pullAll, all } = await hydrated();
+    // Each kind now holds 1,100 rows: letting go of them would cost what evaluating them does.
+    ns.sql(
+      "WITH RECURSIVE n(i) AS (SELECT 300 UNION ALL SELECT i + 1 FROM n WHERE i + 1 < 3300) " +
+        "INSERT INTO item SELECT printf('i%05d', i), char(97 + i % 3), 'note ' || i FROM n",
+    );
+    pullAll(timed);
+    expect(client.rows.size).toBe(3300);
+    ns.sql("UPDATE item SET note = 'changed' WHERE id IN ('i00000', 'i00001', 'i00002')");
+    pullAll(noTime);
+    expect(parts.map((p) => p.more)).toEqual([false]);
+    expect(client.rows).toEqual(all());
+  });
+
   it("re-evaluates every affected query in one answer when it has the time", async () => {
     const { ns, client, parts, pullAll, all } = await hydrated();
     ns.sql("UPDATE item SET note = 'changed' WHERE id IN ('i00000', 'i00001', 'i00002')");

@@ -252,7 +252,7 @@ export function queryPull(
       const pace = new AnswerPace();
       let fits = true;
       for (let q = 0; q < queries.length && !membership.exceeded(); q++) {
-        if (!fits) {
+        if (!fits && holdsFew(key, queries[q].hash)) {
           deferOutOfTime(membership, group, queries[q].hash);
           deferredLeft++;
           continue;
@@ -282,7 +282,7 @@ export function queryPull(
         if (!query.readsAny(touched) || skipped.has(query.hash)) continue;
         const plan = readPlan(query.plan, schema);
         if (!affected(plan, key, query.hash, from, to, touched, scope)) continue;
-        if (!fits) {
+        if (!fits && holdsFew(key, query.hash)) {
           deferOutOfTime(membership, group, query.hash);
           deferredLeft++;
           continue;
@@ -438,11 +438,31 @@ const NO_MEMBERSHIP: i64 = -2;
  * A query the answer has no time left for, after writes or a claims change: it lets go of its
  * rows, which could be stale (one its result no longer holds, one the user may no longer see),
  * and waits for the pulls after, holding none, as a reset's deferred queries do (deferred.ts).
- * Until its turn its client goes without its rows rather than keep them unchecked.
+ * Until its turn its client goes without its rows rather than keep them unchecked. Only a query
+ * that `holdsFew` rows is deferred: letting go of a row costs about what evaluating it does, so
+ * one whose cost is its rows (a window of thousands) is evaluated in place, and what a deferral
+ * spares is the work of a query that examines much to hold little.
  */
 function deferOutOfTime(membership: Membership, group: string, hash: string): void {
   membership.release(hash);
   defer(group, hash);
+}
+
+/** The rows a query may hold and still be deferred rather than evaluated past the answer's time. */
+const DEFER_AT_MOST = 1_024;
+
+/** Whether the group's query `hash` (JSON parameters) holds at most DEFER_AT_MOST rows. */
+function holdsFew(key: string, hash: string): bool {
+  return (
+    queryRows(
+      "SELECT count(*) <= " +
+        DEFER_AT_MOST.toString() +
+        " FROM (SELECT 1 FROM _weir_query_rows WHERE group_key = ? AND hash = ? LIMIT " +
+        (DEFER_AT_MOST + 1).toString() +
+        ")",
+      params([key, hash]),
+    )[0][0] == "1"
+  );
 }
 
 function changesQueries(patchText: string): bool {
