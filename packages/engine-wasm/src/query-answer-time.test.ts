@@ -322,6 +322,45 @@ describe.each(DATABASES)("queries a write affects, deferred past the answer's ti
     expect(client.rows).toEqual(all());
   });
 
+  it("evaluates the new queries of a patch one a pull past the answer's time, the rest deferred", async () => {
+    const { ns, all } = await hydrated();
+    const client = new ClientRows();
+    // A group holding one query puts three more in one pull, with no time for its answers.
+    const first = ns.pull({ clientGroupID: "n", cookie: null, queries: { patch: [ofKind("a")] }, ...timed });
+    client.apply(first.json as never, schema);
+    const more = ["b", "c", "d"].map(ofKind);
+    ns.sql("UPDATE item SET kind = 'd' WHERE id IN ('i00003', 'i00006')");
+    const got: string[][] = [];
+    let patch = more;
+    for (let pulls = 0; pulls < 10; pulls++) {
+      const result = ns.pull({ clientGroupID: "n", cookie: client.cookie, queries: { patch }, ...noTime });
+      patch = [];
+      if (result.json.unchanged) break;
+      client.apply(result.json as never, schema);
+      got.push((result.json as { gotQueries: string[] }).gotQueries);
+    }
+    // The first pull's time goes to a, which the write moved a row out of: the puts all wait.
+    expect(got).toEqual([
+      ["kind-a"],
+      ["kind-a", "kind-b"],
+      ["kind-a", "kind-b", "kind-c"],
+      ["kind-a", "kind-b", "kind-c", "kind-d"],
+    ]);
+    expect(client.rows).toEqual(new Map([...all(), ...rowsOfKind(ns, "d")]));
+    // Without the write, the first pull evaluates a new query itself.
+    const other = new ClientRows();
+    other.apply(
+      ns.pull({ clientGroupID: "o", cookie: null, queries: { patch: [ofKind("a")] }, ...timed })
+        .json as never,
+      schema,
+    );
+    const part = ns.pull({ clientGroupID: "o", cookie: other.cookie, queries: { patch: more }, ...noTime });
+    expect([part.more, (part.json as { gotQueries: string[] }).gotQueries]).toEqual([
+      true,
+      ["kind-a", "kind-b"],
+    ]);
+  });
+
   it("re-evaluates every affected query in one answer when it has the time", async () => {
     const { ns, client, parts, pullAll, all } = await hydrated();
     ns.sql("UPDATE item SET note = 'changed' WHERE id IN ('i00000', 'i00001', 'i00002')");

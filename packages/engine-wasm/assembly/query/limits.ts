@@ -40,9 +40,14 @@ export function meteredCall(): bool {
  */
 export class AnswerPace {
   private before: f64 = 0;
+  /** Whether another step fits, as the last step to end said (true before any). */
+  fits: bool = true;
+  /** Steps taken. */
+  steps: i32 = 0;
 
   /** A step begins. */
   start(): void {
+    this.steps++;
     if (metered) this.before = answerLeft();
   }
 
@@ -50,7 +55,8 @@ export class AnswerPace {
   another(): bool {
     if (!metered) return true;
     const left = answerLeft();
-    return left > this.before - left;
+    this.fits = left > this.before - left;
+    return this.fits;
   }
 }
 

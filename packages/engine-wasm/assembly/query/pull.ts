@@ -73,13 +73,18 @@ export class QueryAnswer {
   followed: string = "";
 }
 
-/** Applies the patch; answers "" or why it is refused (a cap of the group's queries). */
+/**
+ * Applies the patch; answers "" or why it is refused (a cap of the group's queries). With
+ * `pace` (an incremental pull: `evaluate`), a new query evaluated once the pull's steps have
+ * run the answer's time is deferred instead (deferred.ts), holding no rows yet.
+ */
 function applyPatch(
   schema: Schema,
   membership: Membership,
   group: string,
   patchText: string,
   evaluate: bool,
+  pace: AnswerPace | null = null,
 ): string {
   if (patchText.length == 0) return "";
   const lines = patchText.split(ROW_SEPARATOR);
@@ -127,7 +132,13 @@ function applyPatch(
     const node: QueryNode = readPlan(plan[0][0], schema);
     ensureIndexes(node, indexed, plan[0][1]);
     if (!evaluate || membership.exceeded()) continue;
+    if (pace != null && !pace.fits) {
+      defer(group, hash);
+      continue;
+    }
+    if (pace != null) pace.start();
     membership.evaluate(hash, plan[0][0], true);
+    if (pace != null) pace.another();
   }
   return "";
 }
@@ -241,6 +252,9 @@ export function queryPull(
   } else {
     // Deferred queries: only a group owed a part of its answer can have them (deferred.ts).
     let waiting = owed ? deferredQueries(group) : new Array<StoredQuery>(0);
+    // The pull's evaluations, one after another: past the answer's time, re-evaluations of few
+    // rows and new queries are deferred (deferOutOfTime, applyPatch).
+    const pace = new AnswerPace();
     if (claimsMoved) {
       // The group's rows were filtered under other claims: every query is evaluated whole under
       // these and diffed against what the group holds, so the rows the claims now hide are
@@ -249,10 +263,8 @@ export function queryPull(
       // deferred ones among them staying so.
       const queries = storedQueries(group);
       if (!changesQueries(patchText)) known = queries;
-      const pace = new AnswerPace();
-      let fits = true;
       for (let q = 0; q < queries.length && !membership.exceeded(); q++) {
-        if (!fits && holdsFew(key, queries[q].hash)) {
+        if (!pace.fits && holdsFew(key, queries[q].hash)) {
           deferOutOfTime(membership, group, queries[q].hash);
           deferredLeft++;
           continue;
@@ -261,7 +273,7 @@ export function queryPull(
         membership.evaluate(queries[q].hash, queries[q].plan);
         undefer(group, queries[q].hash);
         answer.recomputed++;
-        fits = pace.another();
+        pace.another();
       }
       waiting = new Array<StoredQuery>(0);
     } else if (base < watermark) {
@@ -275,14 +287,12 @@ export function queryPull(
       // A deferred query is evaluated whole when its turn comes, not brought up to date.
       const skipped = new Set<string>();
       for (let q = 0; q < waiting.length; q++) skipped.add(waiting[q].hash);
-      const pace = new AnswerPace();
-      let fits = true;
       for (let q = 0; q < queries.length && !membership.exceeded(); q++) {
         const query = queries[q];
         if (!query.readsAny(touched) || skipped.has(query.hash)) continue;
         const plan = readPlan(query.plan, schema);
         if (!affected(plan, key, query.hash, from, to, touched, scope)) continue;
-        if (!fits && holdsFew(key, query.hash)) {
+        if (!pace.fits && holdsFew(key, query.hash)) {
           deferOutOfTime(membership, group, query.hash);
           deferredLeft++;
           continue;
@@ -293,23 +303,24 @@ export function queryPull(
         if (changedRowsPlan(plan)) membership.evaluateChanged(query.hash, plan, fromSeq, toSeq, scope);
         else membership.evaluate(query.hash, query.plan);
         answer.recomputed++;
-        fits = pace.another();
+        pace.another();
       }
     }
-    answer.refused = applyPatch(schema, membership, group, patchText, true);
+    answer.refused = applyPatch(schema, membership, group, patchText, true, pace);
     if (answer.refused.length > 0) return answer;
-    // Deferred queries are evaluated afresh, at least one a pull, while the answer has time (the
-    // patch's dels and clear forgot theirs).
-    if (waiting.length > 0 && changesQueries(patchText)) waiting = deferredQueries(group);
-    const pace = new AnswerPace();
+    // Deferred queries are evaluated afresh while the answer has time, at least one a pull that
+    // evaluated nothing else (the patch's dels and clear forgot theirs; new queries it deferred
+    // are among them).
+    if ((waiting.length > 0 || !pace.fits) && changesQueries(patchText)) waiting = deferredQueries(group);
     let done = 0;
     for (; done < waiting.length && !membership.exceeded(); ) {
+      if (!pace.fits && pace.steps > 0) break;
       pace.start();
       membership.evaluate(waiting[done].hash, waiting[done].plan, true);
       undefer(group, waiting[done].hash);
       answer.recomputed++;
       done++;
-      if (!pace.another()) break;
+      pace.another();
     }
     deferredLeft += waiting.length - done;
     membership.settle();
