@@ -356,6 +356,67 @@ async function manyQueries(url, until) {
   return outcome.counts;
 }
 
+/** The queries the `manyScans` group holds, each a scan of every tag. */
+const SCAN_QUERIES = 40;
+
+/**
+ * One group holding 40 queries that scan every tag (40,000) for a label pattern no index narrows,
+ * to hold one row each, whose client writes that row (a tag whose label matches every pattern)
+ * and pulls until unchanged, again and again. Each write has every query evaluated again.
+ */
+async function manyScans(url, until) {
+  const outcome = tally();
+  const group = freshGroup("s");
+  const patch = Array.from({ length: SCAN_QUERIES }, (_, q) => ({
+    op: "put",
+    hash: `s${q}`,
+    name: "labelled",
+    args: [`%<${q}>%`],
+  }));
+  const label = Array.from({ length: SCAN_QUERIES }, (_, q) => `<${q}>`).join("");
+  const pull = (cookie, ops = []) =>
+    post(url, `${ATTACKER}/pull`, attacker(), {
+      clientGroupID: group,
+      clientID: `${group}-c`,
+      cookie,
+      queries: { patch: ops },
+    });
+  let cookie = null;
+  let ops = patch;
+  for (let id = 1; Date.now() < until; id++) {
+    try {
+      const pushed = await post(url, `${ATTACKER}/push`, attacker(), {
+        clientGroupID: group,
+        pushVersion: 1,
+        mutations: [
+          {
+            type: "custom",
+            id,
+            clientID: `${group}-c`,
+            name: "retag",
+            args: [{ id: `${group}-t`, label: `${label}${id}` }],
+          },
+        ],
+      });
+      outcome.add(`push ${statusLabel(pushed)}`);
+      let parts = 0;
+      let answer;
+      do {
+        answer = await pull(cookie, ops);
+        ops = [];
+        if (answer.status !== 200) break;
+        if (!answer.json.unchanged) cookie = answer.json.cookie;
+        parts++;
+      } while (!answer.json.unchanged && Date.now() < until);
+      outcome.add(statusLabel(answer));
+      outcome.add(`${parts} pulls to unchanged`);
+    } catch (error) {
+      outcome.add(`failed ${error.cause?.code ?? error.message}`);
+    }
+  }
+  return outcome.counts;
+}
+
 /** `count` puts of `byIds`, each of `ids` ids (`id(query, i)`), hashed `<prefix><query>`. */
 function byIdsPatch(prefix, count, ids, id) {
   return Array.from({ length: count }, (_, q) => ({
@@ -407,6 +468,10 @@ export const ATTACKS = {
   manyQueries: {
     label: `a group of ${MANY_QUERIES} queries of nearly every item each, starting over from no cookie`,
     run: manyQueries,
+  },
+  manyScans: {
+    label: `a group of ${SCAN_QUERIES} queries that scan every tag to hold one, each write of its client evaluating them all`,
+    run: manyScans,
   },
   wholeTable: {
     label: "a query of every item (20,000 rows, no EXISTS: not paged), a new group each pull",

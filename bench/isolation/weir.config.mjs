@@ -47,12 +47,19 @@ export default {
     note(tx, { id }) {
       tx.upsert("item", { id, kind: "k" });
     },
+    // A tag of no item, of any label.
+    retag(tx, { id, label }) {
+      tx.upsert("tag", { id, itemId: "none", kind: "k", label });
+    },
   },
   queries: {
     tagged: (args) => tagged("id", "itemId", label("=", args[0])),
     sameKind: (args) => tagged("kind", "kind", label("LIKE", args[0])),
     allItems: () => ({ table: "item", orderBy: [["id", "asc"]], limit: 10 }),
     everyItem: () => ({ table: "item", orderBy: [["id", "asc"]] }),
+    // The first two tags whose label matches a pattern: a scan of every tag when no index narrows
+    // it, which a change to a tag has evaluated again (a window is not brought up to date row by row).
+    labelled: ([pattern]) => ({ table: "tag", orderBy: [["id", "asc"]], limit: 2, where: label("LIKE", pattern) }),
     fromId: ([from]) => ({
       table: "item",
       orderBy: [["id", "asc"]],
