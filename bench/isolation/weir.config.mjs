@@ -59,7 +59,12 @@ export default {
     everyItem: () => ({ table: "item", orderBy: [["id", "asc"]] }),
     // The first two tags whose label matches a pattern: a scan of every tag when no index narrows
     // it, which a change to a tag has evaluated again (a window is not brought up to date row by row).
-    labelled: ([pattern]) => ({ table: "tag", orderBy: [["id", "asc"]], limit: 2, where: label("LIKE", pattern) }),
+    labelled: ([pattern]) => ({
+      table: "tag",
+      orderBy: [["id", "asc"]],
+      limit: 2,
+      where: label("LIKE", pattern),
+    }),
     fromId: ([from]) => ({
       table: "item",
       orderBy: [["id", "asc"]],
