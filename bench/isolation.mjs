@@ -149,13 +149,15 @@ function logHash(namespace) {
 }
 
 /**
- * Which of `namespaces` are in the overflow worker, by the server's log of moves so far, and how
- * long each move held the requests of the namespace it moved (by namespace).
+ * Which of `namespaces` are in the overflow worker, by the server's log of moves so far, how
+ * long each move held the requests of the namespace it moved, and when each move since
+ * `phaseStart` began (by namespace).
  */
-function overflowLog(logFile, namespaces) {
+function overflowLog(logFile, namespaces, phaseStart) {
   const byHash = new Map(namespaces.map((ns) => [logHash(ns), ns]));
   const there = new Set();
   const moveMs = new Map();
+  const movedAfterMs = new Map();
   for (const line of readFileSync(logFile, "utf8").split("\n")) {
     if (!line.includes('"msg":"namespace moved')) continue;
     const entry = JSON.parse(line);
@@ -164,8 +166,12 @@ function overflowLog(logFile, namespaces) {
     if (entry.msg === "namespace moved to the overflow worker") there.add(ns);
     else if (entry.msg === "namespace moved back to its worker") there.delete(ns);
     moveMs.set(ns, [...(moveMs.get(ns) ?? []), entry.moveMs]);
+    // When the move began (it logs once done), from the phase's start.
+    const began = Date.parse(entry.time) - entry.drainMs - entry.moveMs - phaseStart;
+    if (began >= 0)
+      movedAfterMs.set(ns, [...(movedAfterMs.get(ns) ?? []), { afterMs: began, drainMs: entry.drainMs }]);
   }
-  return { there, moveMs };
+  return { there, moveMs, movedAfterMs };
 }
 
 /** A victim's figures over one phase, against its pulls alone. */
@@ -233,7 +239,8 @@ async function main() {
     for (const [name, attack] of Object.entries(ATTACKS)) {
       if (only && !only.includes(name)) continue;
       log(`bench isolation: ${name}: ${attack.label}`);
-      const until = Date.now() + PHASE_MS;
+      const phaseStart = Date.now();
+      const until = phaseStart + PHASE_MS;
       const [victims, attacker] = await Promise.all([
         victimsLoop(url, placements, until),
         inWorker(name, url, until),
@@ -241,15 +248,19 @@ async function main() {
       // The attacker's last request may end after the phase; the victims are measured within it.
       // The log is written in batches at most 50 ms apart.
       await sleep(100);
-      const { there: moved, moveMs } = overflowLog(join(dir, "weir.log"), [
-        ATTACKER,
-        ...Object.values(placements),
-      ]);
+      const {
+        there: moved,
+        moveMs,
+        movedAfterMs,
+      } = overflowLog(join(dir, "weir.log"), [ATTACKER, ...Object.values(placements)], phaseStart);
       result.attacks[name] = {
         ...attacker,
         attackerInOverflow: moved.has(ATTACKER),
         // How long each of the attacker's moves so far held its requests.
         attackerMoveMs: moveMs.get(ATTACKER) ?? [],
+        // When its moves of this phase began, in ms from the phase's start, and how long each
+        // waited for its requests out.
+        attackerMovedAfterMs: movedAfterMs.get(ATTACKER) ?? [],
       };
       for (const ns of Object.values(placements))
         if (moved.has(ns)) log(`bench isolation: victim "${ns}" is in the overflow worker`);
