@@ -141,6 +141,14 @@ export class Engine {
   }
 
   /**
+   * Whether pulls on `db` are metered (its driver lets SQL call back into JavaScript:
+   * better-sqlite3, sql.js): only there do `queryBudgetMs`, `answerMs` and paging hold.
+   */
+  metered(db: SqlAdapter): boolean {
+    return this.core.meter.attach(db);
+  }
+
+  /**
    * The answer to a pull that is caught up (or refused), from one read statement: safe without
    * a transaction. Null when the pull has more to do (changes, a reset, a new client group):
    * then run `pull` in a transaction.

@@ -23,9 +23,14 @@ export interface PullFlowResult extends FlowResult {
 
 /**
  * A pull's caps; a step of a sliced pull before its last also says its answer need not name the
- * group's complete queries (no client sees it: the last step's names them).
+ * group's complete queries (no client sees it: the last step's names them), and a step after the
+ * answer's time is spent says how much is left of it (`answerMs`, in place of the server's
+ * `queryAnswerMs`).
  */
-export type PullStepCaps = PullContext["caps"] & { readonly nameCompleteQueries?: boolean };
+export type PullStepCaps = PullContext["caps"] & {
+  readonly nameCompleteQueries?: boolean;
+  readonly answerMs?: number;
+};
 
 /**
  * Pull in either dialect: changes since the cookie, through the visibility filter of these
@@ -120,7 +125,7 @@ export function runPull(
       : {}),
     maxQueryRows: ctx.maxQueryRows,
     queryBudgetMs: ctx.queryLimits.queryBudgetMs,
-    answerMs: ctx.queryLimits.queryAnswerMs,
+    answerMs: caps.answerMs ?? ctx.queryLimits.queryAnswerMs,
     maxGroupQueries: ctx.queryLimits.maxGroupQueries,
     maxGroupQueryBytes: ctx.queryLimits.maxGroupQueryBytes,
     ...(pages ? { queryPages: pages } : {}),

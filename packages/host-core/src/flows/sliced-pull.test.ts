@@ -71,8 +71,12 @@ afterEach(() => {
 });
 
 /** What a client holds after the rounds, its patches applied in steps of `size` new queries. */
-async function clientAfter(s: Scenario, size: number) {
-  const { service } = await testService({ ...config, maxChangeRows: s.maxChangeRows });
+async function clientAfter(s: Scenario, size: number, queryAnswerMs?: number) {
+  const { service } = await testService({
+    ...config,
+    maxChangeRows: s.maxChangeRows,
+    ...(queryAnswerMs === undefined ? {} : { queryAnswerMs }),
+  });
   services.push(service);
   const claims = { userID: "alice" };
   const rows = new Map<string, unknown>();
@@ -132,6 +136,70 @@ describe("a native pull's query patch applied in steps", () => {
       }),
       { numRuns: 60 },
     );
+  });
+
+  it("leaves the client with the same once the answer's time is spent and the rest of the patch is deferred", async () => {
+    await fc.assert(
+      fc.asyncProperty(scenario, fc.integer({ min: 1, max: 3 }), async (s, size) => {
+        const whole = await clientAfter(s, Number.POSITIVE_INFINITY);
+        expect(await clientAfter(s, size, 0)).toEqual(whole);
+        for (const service of services.splice(0)) service.close();
+      }),
+      { numRuns: 60 },
+    );
+  });
+
+  it("answers a part once the steps spent the answer's time: the first step's query, the rest deferred", async () => {
+    const { service } = await testService({ ...config, queryAnswerMs: 0 });
+    services.push(service);
+    const claims = { userID: "alice" };
+    await service.push(
+      "native",
+      {
+        clientGroupID: "w",
+        pushVersion: 1,
+        mutations: IDS.map((id, i) => ({
+          type: "custom",
+          id: i + 1,
+          clientID: "w-c",
+          name: "set",
+          args: [{ id, n: 1 }],
+        })),
+      },
+      claims,
+    );
+    const patch = IDS.map((id) => ({ op: "put", hash: `one-${id}`, name: "one", args: { id } }));
+    const pull = async (cookie: number | null, ops: unknown[]) => {
+      const result = await runSlicedPull(
+        service.contexts.pull,
+        { clientGroupID: "g", clientID: "c", cookie, queries: { patch: ops } },
+        claims,
+        { size: 1, took() {} },
+        () => Promise.resolve(),
+      );
+      return {
+        more: result.more === true,
+        answer: JSON.parse(result.response.body!) as {
+          cookie: number;
+          unchanged?: true;
+          gotQueries?: string[];
+        },
+      };
+    };
+    // The first step's query (a step of one put), then the last step: one evaluated, three deferred.
+    const first = await pull(null, patch);
+    expect(first.more).toBe(true);
+    expect(first.answer.gotQueries).toEqual(["one-a", "one-b"]);
+    let { cookie } = first.answer;
+    const got: string[][] = [];
+    for (let i = 0; i < 10; i++) {
+      const next = await pull(cookie, []);
+      if (next.answer.unchanged) break;
+      got.push(next.answer.gotQueries ?? []);
+      cookie = next.answer.cookie;
+    }
+    expect(got.at(-1)).toEqual(patch.map((op) => op.hash));
+    expect(got.length).toBeGreaterThanOrEqual(3);
   });
 });
 

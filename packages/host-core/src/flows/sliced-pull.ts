@@ -32,7 +32,12 @@ interface Answer {
  * step's rows in order (from the last `clear`, should a step reset), the mutation ids of all of
  * them, and the last step's cookie and complete queries. What it ends with is what one step
  * would give it. The change caps hold for the answer as a whole (a step after they are spent
- * still sends one row). Any other pull is `runPull`'s at once.
+ * still sends one row). Once the steps held the thread the server's `queryAnswerMs` (where pulls
+ * are metered), the rest of the patch is one last step with no time left: the engine evaluates
+ * its first new query and stores the rest deferred, and the answer is a part (the client pulls
+ * the rest, as after a cut), so one request holds its namespace no longer than an answer's time
+ * and one query (a namespace moving to another worker waits for its requests). Any other pull is
+ * `runPull`'s at once.
  *
  * Each pull (the whole, or a step) reads its queries' roots in pages, other requests served
  * between them too (`runPagedPull`).
@@ -49,8 +54,10 @@ export async function runSlicedPull(
   step: StepSize,
   yieldTurn: () => Promise<void> = pollTurn,
 ): Promise<PullFlowResult> {
-  // A step's time is its runs' (without the turns between them).
-  const timed = async (puts: number, run: (pages: QueryPages) => PullFlowResult) => {
+  // A step's time is its runs' (without the turns between them); `puts` teaches the step's size
+  // (null: a step that defers its queries teaches nothing).
+  let spentMs = 0;
+  const timed = async (puts: number | null, run: (pages: QueryPages) => PullFlowResult) => {
     let ms = 0;
     const result = await runPagedPull(
       ctx,
@@ -64,7 +71,8 @@ export async function runSlicedPull(
       },
       yieldTurn,
     );
-    step.took(puts, ms);
+    spentMs += ms;
+    if (puts !== null) step.took(puts, ms);
     return result;
   };
   // Every pull that puts queries teaches the step's size, whether it is sliced or not.
@@ -88,9 +96,11 @@ export async function runSlicedPull(
   const log = { queryOps: 0, queryRows: 0, puts: 0, dels: 0, idsAdvanced: 0, txMs: 0, reset: false };
   let last: PullFlowResult | null = null;
   let bytes = 0;
+  const metered = ctx.engine.metered(ctx.store.db);
   while (rest.length > 0) {
     if (last !== null) await yieldTurn();
-    const end = stepEnd(rest, step.size);
+    const spent = last !== null && metered && spentMs >= ctx.queryLimits.queryAnswerMs;
+    const end = spent ? rest.length : stepEnd(rest, step.size);
     const ops = rest.slice(0, end);
     rest = rest.slice(end);
     const caps = {
@@ -98,8 +108,9 @@ export async function runSlicedPull(
       maxChangeBytes: Math.max(1, ctx.caps.maxChangeBytes - bytes),
       // Only the last step's answer names the complete queries (mergeAnswers keeps its names).
       nameCompleteQueries: rest.length === 0,
+      ...(spent ? { answerMs: 0 } : {}),
     };
-    const result = await timed(countPuts(ops), (pages) =>
+    const result = await timed(spent ? null : countPuts(ops), (pages) =>
       runPull(ctx, "native", { ...request, cookie, queries: { patch: ops } }, claims, undefined, caps, pages),
     );
     const answer = JSON.parse(result.response.body ?? "{}") as Answer;
@@ -114,6 +125,7 @@ export async function runSlicedPull(
   return {
     response: jsonParts(JSON.stringify(merged)),
     log: { ...last!.log, ...log, cookieIn: request.cookie as number | null },
+    ...(last!.more ? { more: true as const } : {}),
   };
 }
 
