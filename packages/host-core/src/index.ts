@@ -94,6 +94,22 @@ export type { Scheduler } from "./ports/scheduler.js";
 export type { NamespaceStore, OpenContext, Storage, StoreCloseOutcome } from "./ports/storage.js";
 export { TimerScheduler } from "./ports/timer-scheduler.js";
 export type { Wake, WakeTarget } from "./ports/wake.js";
+export {
+  CLOSE_TOO_FAST,
+  type Pace,
+  TOO_FAST_REASON,
+  TokenBucket,
+  userPace,
+  WAKE_PACE,
+  ZERO_PACE,
+} from "./sockets/socket-pace.js";
+export {
+  DEFAULT_MAX_SOCKETS_PER_USER,
+  DEFAULT_USER_MESSAGES_PER_SECOND,
+  TooManySockets,
+  type UserSocketOptions,
+  userSocketProblems,
+} from "./sockets/user-socket-limits.js";
 export { refusedZeroUpgrade } from "./zero/zero-accept.js";
 export {
   parseZeroConnect,

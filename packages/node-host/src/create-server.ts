@@ -9,6 +9,8 @@ import { availableParallelism } from "node:os";
 import type { Duplex } from "node:stream";
 import { fileURLToPath } from "node:url";
 import {
+  DEFAULT_MAX_SOCKETS_PER_USER,
+  DEFAULT_USER_MESSAGES_PER_SECOND,
   errorDetail,
   InFlight,
   internalErrorBody,
@@ -26,11 +28,7 @@ import { defaultMaxOpenNamespaces, defaultMaxSockets } from "./open-file-limit.j
 import { relayRequest, relayUpgrade } from "./routed-request.js";
 import { DEFAULT_MAX_SOCKET_BUFFER_BYTES } from "./slow-reader.js";
 import { type NodeHost, startNodeHost } from "./start-node-host.js";
-import {
-  DEFAULT_MAX_SOCKETS_PER_USER,
-  DEFAULT_USER_MESSAGES_PER_SECOND,
-  UserSockets,
-} from "./user-sockets.js";
+import { UserSockets } from "./user-sockets.js";
 import { WsWake } from "./wake.js";
 import { answerWakeUpgrade } from "./wake-upgrade.js";
 import { WorkerPool } from "./worker-pool.js";

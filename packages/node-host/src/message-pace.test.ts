@@ -1,8 +1,8 @@
 import { connectZero, NativeClient } from "@weir/conformance";
+import { WAKE_PACE, ZERO_PACE } from "@weir/host-core";
 import { afterEach, describe, expect, it } from "vitest";
 import { WebSocket } from "ws";
 import { conformanceServer } from "../test/conformance-server.js";
-import { WAKE_PACE, ZERO_PACE } from "./message-pace.js";
 
 // A socket's messages are taken in at a pace on the thread every namespace shares: a client that
 // floods its socket is paused and then closed with 1008, and another namespace's requests are

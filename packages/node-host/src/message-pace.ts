@@ -1,44 +1,8 @@
+import { CLOSE_TOO_FAST, type Pace, TOO_FAST_REASON, TokenBucket } from "@weir/host-core";
 import { WebSocket } from "ws";
 
-/** The close code of a socket whose client sends faster than its pace allows: 1008 (policy). */
-const CLOSE_TOO_FAST = 1008;
 /** How long a socket closed for its pace has to end its side before it is cut. */
 const CLOSE_GRACE_MS = 1_000;
-
-/** How fast a socket's messages are taken in: a sustained rate, and a burst above it. */
-export interface Pace {
-  perSecond: number;
-  burst: number;
-}
-
-/** A wake socket's client sends `ping` now and then: a few a second at most is generous. */
-export const WAKE_PACE: Pace = { perSecond: 10, burst: 50 };
-/**
- * A Zero client's frames: pushes, changes of its queries and pings, in bursts on connect. The
- * burst stays under the frames a connection may have waiting (1,000), so a flood meets the pace.
- */
-export const ZERO_PACE: Pace = { perSecond: 100, burst: 300 };
-
-/** Messages taken in at a pace: full at first, refilled at `perSecond` up to `burst`. */
-export class TokenBucket {
-  private tokens: number;
-  private last = performance.now();
-
-  constructor(readonly pace: Pace) {
-    this.tokens = pace.burst;
-  }
-
-  /** Whether a message may be taken in now (refilling first). */
-  ready(now: number): boolean {
-    this.tokens = Math.min(this.pace.burst, this.tokens + ((now - this.last) * this.pace.perSecond) / 1000);
-    this.last = now;
-    return this.tokens >= 1;
-  }
-
-  spend(): void {
-    this.tokens -= 1;
-  }
-}
 
 /**
  * Bounds how fast one socket's messages are taken in on the thread every namespace shares: a
@@ -74,7 +38,7 @@ export class MessagePace {
     }
     if (++this.excess > this.pace.burst) {
       if (this.ws.readyState === WebSocket.OPEN) {
-        this.ws.close(CLOSE_TOO_FAST, "messages faster than the server takes them");
+        this.ws.close(CLOSE_TOO_FAST, TOO_FAST_REASON);
         this.closed();
       }
       return false;

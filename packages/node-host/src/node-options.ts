@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { MessagePort } from "node:worker_threads";
-import { ConfigError, type Logger, type WeirConfig } from "@weir/host-core";
+import { ConfigError, type Logger, userSocketProblems, type WeirConfig } from "@weir/host-core";
 import { devAuthenticator, type JwtOptions, jwtAuthenticator } from "./auth.js";
 
 export interface NodeHostOptions extends Omit<WeirConfig, "authenticate"> {
@@ -95,17 +95,10 @@ export function checkNodeOptions(options: NodeHostOptions): void {
   if (buffered !== undefined && !(Number.isSafeInteger(buffered) && buffered >= 1024)) {
     problems.push("maxSocketBufferBytes: expected an integer of at least 1024");
   }
-  const perUser = options.maxSocketsPerUser;
-  if (perUser !== undefined && perUser !== null && !(Number.isSafeInteger(perUser) && perUser >= 1)) {
-    problems.push("maxSocketsPerUser: expected an integer of at least 1, or null for no cap");
-  }
+  problems.push(...userSocketProblems(options));
   const sockets = options.maxSockets;
   if (sockets !== undefined && sockets !== null && !(Number.isSafeInteger(sockets) && sockets >= 1)) {
     problems.push("maxSockets: expected an integer of at least 1, or null for no cap");
-  }
-  const messages = options.userMessagesPerSecond;
-  if (messages !== undefined && !(Number.isSafeInteger(messages) && messages >= 1)) {
-    problems.push("userMessagesPerSecond: expected an integer of at least 1");
   }
   const workers = options.workers;
   if (workers !== undefined && !(Number.isSafeInteger(workers) && workers >= 0 && workers <= 256)) {

@@ -1,32 +1,4 @@
-import { type Pace, TokenBucket } from "./message-pace.js";
-
-/** Wake and Zero sockets one user may hold open at once, by default. */
-export const DEFAULT_MAX_SOCKETS_PER_USER = 100;
-/**
- * Messages a second that all of one user's sockets together are taken in at, by default: twice a
- * Zero socket's own pace, with a burst of five seconds of it.
- */
-export const DEFAULT_USER_MESSAGES_PER_SECOND = 200;
-
-/** A socket refused: its user holds as many as one may (429), or the server does (503). */
-export class TooManySockets extends Error {
-  readonly status: 429 | 503;
-  readonly code: "too_many_sockets" | "server_busy";
-  /** The refusal's headers: a Retry-After when the server is full. */
-  readonly headers: Record<string, string>;
-
-  constructor(max: number, whose: "user" | "server") {
-    const sockets = `${max} socket${max === 1 ? "" : "s"}`;
-    super(
-      whose === "user"
-        ? `this user has ${sockets} open, the most one user may; close one to open another`
-        : `the server holds ${sockets}, as many as it may; try again later`,
-    );
-    this.status = whose === "user" ? 429 : 503;
-    this.code = whose === "user" ? "too_many_sockets" : "server_busy";
-    this.headers = whose === "user" ? {} : { "retry-after": "5" };
-  }
-}
+import { type Pace, TokenBucket, TooManySockets, userPace } from "@weir/host-core";
 
 /** One open socket's share of its user: the pace all their sockets share, and its release. */
 export interface UserShare {
@@ -58,7 +30,7 @@ export class UserSockets {
     messagesPerSecond: number,
     private readonly maxTotal: number | null = null,
   ) {
-    this.pace = { perSecond: messagesPerSecond, burst: messagesPerSecond * 5 };
+    this.pace = userPace(messagesPerSecond);
   }
 
   /**

@@ -1,12 +1,19 @@
 import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import type { AudienceProbe } from "@weir/engine-wasm";
-import { AudienceIndex, type Wake, type WakeAudience, type WakeTarget } from "@weir/host-core";
+import {
+  AudienceIndex,
+  TooManySockets,
+  WAKE_PACE,
+  type Wake,
+  type WakeAudience,
+  type WakeTarget,
+} from "@weir/host-core";
 import { type WebSocket, WebSocketServer } from "ws";
 import { writeRawAnswer } from "./http-bridge.js";
-import { MessagePace, WAKE_PACE } from "./message-pace.js";
+import { MessagePace } from "./message-pace.js";
 import { closedAsSlow } from "./slow-reader.js";
-import { TooManySockets, type UserShare, type UserSockets } from "./user-sockets.js";
+import type { UserShare, UserSockets } from "./user-sockets.js";
 
 interface WakeSocket {
   id: number;
@@ -53,12 +60,7 @@ export class WsWake implements Wake {
       share = this.users.open(target.claims.userID);
     } catch (error) {
       if (!(error instanceof TooManySockets)) throw error;
-      writeRawAnswer(
-        socket,
-        error.status,
-        JSON.stringify({ error: error.code, message: error.message }),
-        error.headers,
-      );
+      writeRawAnswer(socket, error.status, error.body(), error.headers);
       return;
     }
     socket.once("close", share.release);

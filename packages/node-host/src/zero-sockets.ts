@@ -1,10 +1,16 @@
 import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
-import { refusedZeroUpgrade, type ZeroSocketHandler, type ZeroUpgrade } from "@weir/host-core";
+import {
+  refusedZeroUpgrade,
+  TooManySockets,
+  ZERO_PACE,
+  type ZeroSocketHandler,
+  type ZeroUpgrade,
+} from "@weir/host-core";
 import { WebSocket, WebSocketServer } from "ws";
-import { MessagePace, ZERO_PACE } from "./message-pace.js";
+import { MessagePace } from "./message-pace.js";
 import { closedAsSlow } from "./slow-reader.js";
-import { TooManySockets, type UserShare, type UserSockets } from "./user-sockets.js";
+import type { UserShare, UserSockets } from "./user-sockets.js";
 
 interface Open {
   ws: WebSocket;
