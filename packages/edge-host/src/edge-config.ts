@@ -36,6 +36,18 @@ export interface EdgeConfig<Env = unknown> extends WeirConfig {
    * sent every five idle seconds (`"zero"`). The other is answered by the object, which wakes.
    */
   autoResponse?: "wake" | "zero";
+  /**
+   * Wake and Zero sockets one user may hold open in a namespace at once (default 100; `null`: no
+   * cap). One more is refused: a wake upgrade with 429 `too_many_sockets`, a Zero connection with
+   * its `ServerOverloaded` error.
+   */
+  maxSocketsPerUser?: number | null;
+  /**
+   * Messages a second all of one user's sockets in a namespace together are taken in at (default
+   * 200, in bursts of five seconds of it), besides each socket's own pace; a socket that sends its
+   * burst and as many again past the pace (its own, or its user's) is closed with 1008.
+   */
+  userMessagesPerSecond?: number;
 }
 
 /** A config, or a function of the Worker's `env` (for secrets such as the admin key or JWT keys). */

@@ -1,6 +1,7 @@
 import {
   type AuthRequest,
   type Claims,
+  ConfigError,
   type CounterFlushPolicy,
   consoleJsonLogger,
   createWeirHost,
@@ -11,7 +12,10 @@ import {
   partsFromRequest,
   type ResponseParts,
   TimerScheduler,
+  userSocketProblems,
+  WAKE_PACE,
   type WeirHost,
+  ZERO_PACE,
 } from "@weir/host-core";
 import { AlarmSlots } from "./alarm-slots.js";
 import { configFor, type EdgeConfig, type EdgeConfigSource } from "./edge-config.js";
@@ -25,6 +29,7 @@ import {
 import type { EngineFor } from "./load-edge-engine.js";
 import { ObjectBinding } from "./object-binding.js";
 import { durableObjectStorage } from "./storage.js";
+import { EdgeUserSockets } from "./user-sockets.js";
 import { closeQuietly, HibernatableWake, PING, PONG } from "./wake.js";
 import { HibernatableZero, isZeroSocket, ZERO_PING, ZERO_PONG } from "./zero-sockets.js";
 
@@ -60,6 +65,7 @@ export function syncObjectClass<Env>(
     private service: NamespaceService | undefined;
     private readonly wake: HibernatableWake;
     private readonly zero: HibernatableZero;
+    private readonly users: EdgeUserSockets;
     private readonly alarms: AlarmSlots;
 
     constructor(
@@ -70,8 +76,11 @@ export function syncObjectClass<Env>(
       this.logger = this.config.logger ?? consoleJsonLogger;
       this.binding = new ObjectBinding(ctx.storage);
       this.alarms = new AlarmSlots(ctx.storage);
-      this.wake = new HibernatableWake(ctx);
-      this.zero = new HibernatableZero(ctx, this.logger);
+      const problems = userSocketProblems(this.config);
+      if (problems.length > 0) throw new ConfigError(problems);
+      this.users = new EdgeUserSockets(ctx, this.config);
+      this.wake = new HibernatableWake(ctx, this.users);
+      this.zero = new HibernatableZero(ctx, this.logger, this.users);
       // The platform answers a keepalive itself, so it never wakes a sleeping object.
       const zeroPings = this.config.autoResponse === "zero";
       ctx.setWebSocketAutoResponse(
@@ -201,7 +210,13 @@ export function syncObjectClass<Env>(
     }
 
     async webSocketMessage(ws: WebSocket, message: string | ArrayBuffer): Promise<void> {
-      if (isZeroSocket(this.ctx.getTags(ws))) {
+      const zero = isZeroSocket(this.ctx.getTags(ws));
+      if (!this.users.take(ws, zero ? ZERO_PACE : WAKE_PACE)) {
+        if (zero) this.zero.closed(ws);
+        else this.wake.closed(ws);
+        return;
+      }
+      if (zero) {
         const service = await this.openService(this.binding.namespace!);
         this.zero.message(ws, message, service.zero, this.host.config.maxBodyBytes);
         return;
@@ -214,12 +229,14 @@ export function syncObjectClass<Env>(
     webSocketClose(ws: WebSocket, code: number, reason: string): void {
       if (isZeroSocket(this.ctx.getTags(ws))) this.zero.closed(ws);
       else this.wake.closed(ws);
+      this.users.closed(ws);
       this.logCloseFailure(closeQuietly(ws, code, reason), code);
     }
 
     webSocketError(ws: WebSocket): void {
       if (isZeroSocket(this.ctx.getTags(ws))) this.zero.closed(ws);
       else this.wake.closed(ws);
+      this.users.closed(ws);
       this.logCloseFailure(closeQuietly(ws, 1011, ""), 1011);
     }
 

@@ -1,11 +1,14 @@
 import type { AudienceProbe } from "@weir/engine-wasm";
 import {
   AudienceIndex,
+  errorResponse,
   type Subscription,
+  TooManySockets,
   type Wake,
   type WakeAudience,
   type WakeTarget,
 } from "@weir/host-core";
+import { type EdgeUserSockets, userTag } from "./user-sockets.js";
 import { isZeroSocket, ZERO_TAG } from "./zero-sockets.js";
 
 /**
@@ -28,21 +31,36 @@ export const PONG = "pong";
 
 /**
  * Wake sockets on the Hibernation API: the platform holds them while the object sleeps, answers
- * `ping` with `pong` itself, and hands them back (with their tag and attachment) when it wakes.
- * A socket's one tag is its client id (Zero's sockets, which share the object, have two). The
- * object's instance indexes them by subscription (`AudienceIndex`), rebuilt from the
- * attachments the first time a woken instance needs it.
+ * `ping` with `pong` itself, and hands them back (with their tags and attachment) when it wakes.
+ * A socket's tags are its client id and its user's tag (Zero's sockets, which share the object,
+ * start with `ZERO_TAG`). The object's instance indexes them by subscription (`AudienceIndex`),
+ * rebuilt from the attachments the first time a woken instance needs it.
  */
 export class HibernatableWake implements Wake {
   private index: AudienceIndex<WebSocket> | null = null;
   private readonly clientIDs = new WeakMap<WebSocket, string>();
 
-  constructor(private readonly ctx: DurableObjectState) {}
+  constructor(
+    private readonly ctx: DurableObjectState,
+    private readonly users: EdgeUserSockets,
+  ) {}
 
-  /** Accepts the wake socket host-core authenticated: a hibernatable socket, answered with 101. */
-  accept(target: WakeTarget): Response {
+  /**
+   * Accepts the wake socket host-core authenticated: a hibernatable socket, answered with 101,
+   * or 429 `too_many_sockets` when its user holds as many as one may.
+   */
+  async accept(target: WakeTarget): Promise<Response> {
+    const tag = await userTag(target.claims.userID);
+    let release: () => void;
+    try {
+      release = this.users.admit(tag);
+    } catch (error) {
+      if (!(error instanceof TooManySockets)) throw error;
+      return errorResponse(error.status, error.code, error.message, error.headers);
+    }
     const [client, server] = Object.values(new WebSocketPair()) as [WebSocket, WebSocket];
-    this.ctx.acceptWebSocket(server, [target.clientID]);
+    this.ctx.acceptWebSocket(server, [target.clientID, tag]);
+    release();
     const attachment: WakeAttachment = {
       clientID: target.clientID,
       userID: target.claims.userID,

@@ -1,6 +1,8 @@
 import {
   CLOSE_PROTOCOL_ERROR,
   type Logger,
+  refusedZeroUpgrade,
+  TooManySockets,
   type ZeroConnectionState,
   ZeroError,
   type ZeroHub,
@@ -8,10 +10,12 @@ import {
   type ZeroSocketHandler,
   type ZeroUpgrade,
 } from "@weir/host-core";
+import { type EdgeUserSockets, USER_TAG_PREFIX, userTag } from "./user-sockets.js";
 
 /**
- * A Zero socket's first tag; its second is the socket's own key. Wake sockets have one tag (the
- * client id), so two tags tell a Zero socket apart whatever a client id is.
+ * A Zero socket's first tag; its second is the socket's own key, its third its user's tag. A
+ * wake socket's tags are its client id and its user's tag, which tells the two apart whatever a
+ * client id is (sockets accepted before user tags have one tag and two).
  */
 export const ZERO_TAG = "weir:zero";
 
@@ -43,7 +47,8 @@ interface ZeroAttachment {
 
 /** Whether the socket is a Zero socket (and not a wake socket). */
 export function isZeroSocket(tags: readonly string[]): boolean {
-  return tags.length === 2 && tags[0] === ZERO_TAG;
+  if (tags[0] !== ZERO_TAG) return false;
+  return tags.length === 3 || (tags.length === 2 && !tags[1]!.startsWith(USER_TAG_PREFIX));
 }
 
 /**
@@ -62,15 +67,30 @@ export class HibernatableZero {
   constructor(
     private readonly ctx: DurableObjectState,
     private readonly logger: Logger,
+    private readonly users: EdgeUserSockets,
   ) {}
 
   /**
    * Accepts the connection host-core answered, answered with 101. What it sends while opening is
    * held until it is opened: an open connection's socket is then accepted as hibernatable, a
    * refused one's as a plain socket that sends the refusal and closes (a hibernatable socket
-   * closed before its 101 went out lingers until the platform's close timeout).
+   * closed before its 101 went out lingers until the platform's close timeout). A user who holds
+   * as many sockets as one may is refused before the connection opens (`ServerOverloaded`).
    */
-  async accept(upgrade: ZeroUpgrade): Promise<Response> {
+  async accept(offered: ZeroUpgrade): Promise<Response> {
+    let upgrade = offered;
+    let tag: string | null = null;
+    let release = () => {};
+    if (upgrade.userID !== null) {
+      tag = await userTag(upgrade.userID);
+      try {
+        release = this.users.admit(tag);
+      } catch (error) {
+        if (!(error instanceof TooManySockets)) throw error;
+        upgrade = refusedZeroUpgrade(upgrade.protocol, error);
+        tag = null;
+      }
+    }
     const [client, server] = Object.values(new WebSocketPair()) as [WebSocket, WebSocket];
     const live = this.socket(server);
     const held: { frames: string[]; close: { code: number; reason: string } | null; state: unknown } = {
@@ -99,7 +119,7 @@ export class HibernatableZero {
     }
     if (handler && held.close === null) {
       const key = crypto.randomUUID();
-      this.ctx.acceptWebSocket(server, [ZERO_TAG, key]);
+      this.ctx.acceptWebSocket(server, tag === null ? [ZERO_TAG, key] : [ZERO_TAG, key, tag]);
       live.save!(held.state as ZeroConnectionState);
       for (const frame of held.frames) live.send(frame);
       opened = true;
@@ -109,6 +129,7 @@ export class HibernatableZero {
       for (const frame of held.frames) server.send(frame);
       server.close(held.close?.code ?? 1011, held.close?.reason ?? "");
     }
+    release();
     // Zero's client requires its Sec-WebSocket-Protocol echoed.
     const headers: Record<string, string> = upgrade.protocol
       ? { "sec-websocket-protocol": upgrade.protocol }

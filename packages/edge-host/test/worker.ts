@@ -18,6 +18,8 @@ interface Env {
   APP_URL?: string;
   /** The sync objects' `pushSliceMs`, when set. */
   PUSH_SLICE_MS?: string;
+  /** The sync objects' `maxSocketsPerUser`, when set. */
+  MAX_SOCKETS_PER_USER?: string;
 }
 
 /**
@@ -44,7 +46,11 @@ const syncConfig = (env: Env): EdgeConfig<Env> => {
         authenticate: devAuthenticate,
       }
     : config;
-  return env.PUSH_SLICE_MS ? { ...chosen, pushSliceMs: Number(env.PUSH_SLICE_MS) } : chosen;
+  return {
+    ...chosen,
+    ...(env.PUSH_SLICE_MS ? { pushSliceMs: Number(env.PUSH_SLICE_MS) } : {}),
+    ...(env.MAX_SOCKETS_PER_USER ? { maxSocketsPerUser: Number(env.MAX_SOCKETS_PER_USER) } : {}),
+  };
 };
 const BaseSyncObject = createSyncDurableObject(syncConfig);
 

@@ -41,4 +41,9 @@ export class TokenBucket {
   spend(): void {
     this.tokens -= 1;
   }
+
+  /** The messages left to take in now (negative: spent past the pace, by as many). */
+  get level(): number {
+    return this.tokens;
+  }
 }
