@@ -139,6 +139,30 @@ describe("a query-aware answer bounded by queryAnswerMs", () => {
     },
   );
 
+  it("answers a patch of more queries than a step takes in parts past the answer's time, and the client ends with all", async () => {
+    const url = await start({ queryAnswerMs: 0, querySliceMs: 1 });
+    await post(url, "push", {
+      clientGroupID: "g",
+      pushVersion: 1,
+      mutations: [
+        { type: "custom", id: 1, clientID: "g-c", name: "seed", args: [{ items: ITEMS }], timestamp: 1 },
+      ],
+    });
+    // 40 queries (a step takes at most 32), each of a third of the items.
+    const puts = Array.from({ length: 40 }, (_, i) => ({
+      op: "put",
+      hash: `q${i}`,
+      name: "ofKind",
+      args: [KINDS[i % KINDS.length]],
+    }));
+    const synced = await syncFromNothing(url, puts);
+    expect(synced.rows.size).toBe(ITEMS);
+    expect(synced.answers.length).toBeGreaterThan(1);
+    expect(synced.answers[0]!.gotQueries!.length).toBeLessThan(puts.length);
+    expect([...synced.answers.at(-1)!.gotQueries!].sort()).toEqual(puts.map((put) => put.hash).sort());
+    expect(synced.answers.at(-1)!.lastMutationIDChanges).toEqual({ "g-c": 1 });
+  });
+
   it("refuses a negative queryAnswerMs", () => {
     const options = {
       schema,
