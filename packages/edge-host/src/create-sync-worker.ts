@@ -1,5 +1,6 @@
 import {
   authorizeNamespace,
+  ConfigError,
   checkAdmin,
   checkNotify,
   consoleJsonLogger,
@@ -15,6 +16,7 @@ import {
   type Route,
   resolveConfig,
   tooLarge,
+  userSocketProblems,
 } from "@weir/host-core";
 import { readBoundedBody } from "./bounded-body.js";
 import { authenticateAtEdge } from "./edge-auth.js";
@@ -51,6 +53,9 @@ export function createSyncWorker<Env>(source: EdgeConfigSource<Env>): SyncWorker
         let resolved = resolvedConfigs.get(config);
         if (!resolved) {
           resolved = resolveConfig(config);
+          // The edge's own options, checked before any object is woken (each checks them too).
+          const problems = userSocketProblems(config);
+          if (problems.length > 0) throw new ConfigError(problems);
           resolvedConfigs.set(config, resolved);
         }
         const url = new URL(request.url);

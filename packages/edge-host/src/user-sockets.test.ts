@@ -103,3 +103,22 @@ describe("a user's sockets in a namespace's object", () => {
     again.ws.close();
   });
 });
+
+describe("a bad maxSocketsPerUser", () => {
+  let w: Workerd;
+  beforeAll(async () => {
+    w = await startWorkerd({ bindings: { MAX_SOCKETS_PER_USER: "0" } });
+  });
+  afterAll(() => w.dispose());
+
+  it("fails every request with 500, the log saying why", async () => {
+    const pulled = await send(w.url, "/bad-cap/pull", {
+      user: "alice",
+      body: { clientGroupID: "g-alice", clientID: "c-alice", cookie: null },
+    });
+    expect(pulled.status).toBe(500);
+    expect(w.output.text).toContain(
+      "maxSocketsPerUser: expected an integer of at least 1, or null for no cap",
+    );
+  });
+});
