@@ -35,7 +35,7 @@ export {
 export { type AppMisbehaviour, type SuiteApp, startSuiteApp } from "./suite-app.js";
 export { type SuiteUpstream, SuiteUpstreamNamespace, startSuiteUpstream } from "./suite-upstream.js";
 export type { ConformanceTarget } from "./target.js";
-export { Listener, wakeUrl } from "./wake-listener.js";
+export { Listener, type OpenWake, type RefusedWake, wakeSocket, wakeUrl } from "./wake-listener.js";
 export {
   connectZero,
   pokePartsOf,

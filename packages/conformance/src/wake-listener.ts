@@ -51,3 +51,45 @@ export class Listener {
 export function wakeUrl(target: ConformanceTarget, ns: string, clientID: string): string {
   return `${target.url.replace(/^http/, "ws")}/${ns}/wake?clientID=${encodeURIComponent(clientID)}`;
 }
+
+/** An open wake socket, counting the `pong`s it hears. */
+export interface OpenWake {
+  ws: WebSocket;
+  pongs(): number;
+}
+
+/** A refused wake upgrade: its status and body. */
+export interface RefusedWake {
+  status: number;
+  body: string;
+}
+
+/** Opens a wake socket of `user` into `ns` at `url`: open, or the status and body of its refused upgrade. */
+export function wakeSocket(
+  url: string,
+  ns: string,
+  user: string,
+  clientID: string,
+): Promise<OpenWake | RefusedWake> {
+  const ws = new WebSocket(
+    `${url.replace(/^http/, "ws")}/${ns}/wake?clientID=${encodeURIComponent(clientID)}`,
+    {
+      headers: { authorization: user },
+    },
+  );
+  let pongs = 0;
+  ws.on("message", (data) => {
+    if (String(data) === "pong") pongs++;
+  });
+  return new Promise((resolve, reject) => {
+    ws.once("open", () => resolve({ ws, pongs: () => pongs }));
+    ws.once("unexpected-response", (_req, res) => {
+      let body = "";
+      res.on("data", (chunk: Buffer) => {
+        body += chunk.toString();
+      });
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+    ws.once("error", reject);
+  });
+}

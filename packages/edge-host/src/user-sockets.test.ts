@@ -1,4 +1,4 @@
-import { connectZero } from "@weir/conformance";
+import { connectZero, wakeSocket } from "@weir/conformance";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { WebSocket } from "ws";
 import { push, send } from "../test/client.js";
@@ -7,24 +7,6 @@ import { startWorkerd, type Workerd } from "../test/workerd.js";
 // In a namespace's object, as on the Node host: a user holds at most `maxSocketsPerUser` wake and
 // Zero sockets at once, and a socket that floods its messages is closed with 1008, while another
 // user of the namespace is served.
-
-/** A wake socket of `user` into `ns`: open, or the status and body of its refused upgrade. */
-function wakeSocket(url: string, ns: string, user: string, clientID: string) {
-  const ws = new WebSocket(`${url.replace("http", "ws")}/${ns}/wake?clientID=${clientID}`, {
-    headers: { authorization: user },
-  });
-  return new Promise<{ ws: WebSocket } | { status: number; body: string }>((resolve, reject) => {
-    ws.once("open", () => resolve({ ws }));
-    ws.once("unexpected-response", (_req, res) => {
-      let body = "";
-      res.on("data", (chunk: Buffer) => {
-        body += chunk.toString();
-      });
-      res.on("end", () => resolve({ status: res.statusCode ?? 0, body }));
-    });
-    ws.once("error", reject);
-  });
-}
 
 async function openWake(url: string, ns: string, user: string, clientID: string): Promise<WebSocket> {
   const socket = await wakeSocket(url, ns, user, clientID);

@@ -1,5 +1,5 @@
 import { fileURLToPath } from "node:url";
-import { connectZero } from "@weir/conformance";
+import { connectZero, type OpenWake, wakeSocket as wakeSocketOf } from "@weir/conformance";
 import { afterEach, describe, expect, it } from "vitest";
 import { WebSocket } from "ws";
 import { conformanceServer } from "../test/conformance-server.js";
@@ -33,31 +33,11 @@ async function start(options: Partial<NodeHostOptions>, workers: number) {
   return url;
 }
 
-interface Wake {
-  ws: WebSocket;
-  pongs(): number;
-}
+type Wake = OpenWake;
 
 /** A wake socket of `user` into `ns`: open, or the status and body of its refused upgrade. */
-function wakeSocket(url: string, ns: string, user: string): Promise<Wake | { status: number; body: string }> {
-  const ws = new WebSocket(`${url.replace("http", "ws")}/${ns}/wake?clientID=c-${ns}-${user}`, {
-    headers: { authorization: user },
-  });
-  let pongs = 0;
-  ws.on("message", (data) => {
-    if (String(data) === "pong") pongs++;
-  });
-  return new Promise((resolve, reject) => {
-    ws.once("open", () => resolve({ ws, pongs: () => pongs }));
-    ws.once("unexpected-response", (_req, res) => {
-      let body = "";
-      res.on("data", (chunk: Buffer) => {
-        body += chunk.toString();
-      });
-      res.on("end", () => resolve({ status: res.statusCode ?? 0, body }));
-    });
-    ws.once("error", reject);
-  });
+function wakeSocket(url: string, ns: string, user: string) {
+  return wakeSocketOf(url, ns, user, `c-${ns}-${user}`);
 }
 
 async function openWake(url: string, ns: string, user: string): Promise<Wake> {
