@@ -19,7 +19,8 @@ import {
 
 /**
  * Push in either dialect. The batch runs in slices: each slice is one transaction and commits
- * as one version, and holds the thread about `sliceMs` (at least 32 mutations a slice). A batch
+ * as one version, and holds the thread about `sliceMs` (at least 32 mutations a slice, unless
+ * fewer held it 40 ms). A batch
  * that takes longer is committed slice by slice, the event loop having its turn between them, so
  * a large push does not hold other namespaces' requests for all of it. Every mutation's writes
  * and the advance of its id commit together, so a failure between slices leaves the slices
@@ -110,19 +111,25 @@ interface BatchOutcome {
 }
 
 /**
- * The fewest and the most mutations one slice runs, whatever they cost: a push of a few
- * mutations is one version however slow the machine, and a push of cheap ones is not preflighted
- * whole at every slice.
+ * The fewest and the most mutations one slice runs: a push of a few mutations is one version
+ * however slow the machine, and a push of cheap ones is not preflighted whole at every slice.
  */
 const MIN_SLICE_MUTATIONS = 32;
 const MAX_SLICE_MUTATIONS = 1_024;
+/**
+ * How long a slice of fewer than MIN_SLICE_MUTATIONS may hold the thread (or `pushSliceMs`, if
+ * longer): mutations that each write much (an import of a thousand rows a mutation) are sliced
+ * too, so that no slice holds the thread past a step's budget (50 ms on the Node host).
+ */
+const FEW_MUTATIONS_MS = 40;
 
 /** Thrown through the batch's transaction to roll it back when a mutator refused. */
 const REFUSED = Symbol("a mutator refused");
 
 /**
  * A slice of the batch in one transaction: its mutations from index `from` on, until it has run
- * `sliceMs` (at least MIN_SLICE_MUTATIONS of them, at most MAX_SLICE_MUTATIONS). Not `isolated`, a mutator's refusal rolls the slice back and
+ * `sliceMs` (at least MIN_SLICE_MUTATIONS of them unless they ran FEW_MUTATIONS_MS, at least one,
+ * at most MAX_SLICE_MUTATIONS). Not `isolated`, a mutator's refusal rolls the slice back and
  * answers null; `isolated`, each mutator runs in a nested transaction and a refusal becomes its
  * application error.
  */
@@ -138,7 +145,9 @@ function runBatch(
   recordWith?: RecordWith,
 ): BatchOutcome | null {
   const { engine, store, knobs, clock } = ctx;
-  const until = clock.monotonic() + sliceMs;
+  const started = clock.monotonic();
+  const until = started + sliceMs;
+  const fewUntil = started + Math.max(FEW_MUTATIONS_MS, sliceMs);
   const outcome: BatchOutcome = {
     entries: [],
     writers: new Set(),
@@ -162,7 +171,7 @@ function runBatch(
       );
       const processed: { clientID: string; mutationID: number }[] = [];
       for (const [offset, mutation] of mutations.entries()) {
-        if (offset >= MIN_SLICE_MUTATIONS && clock.monotonic() >= until) break;
+        if (offset > 0 && clock.monotonic() >= (offset >= MIN_SLICE_MUTATIONS ? until : fewUntil)) break;
         const index = from + offset;
         outcome.end = index + 1;
         fireFault(knobs, "push_before_mutation");

@@ -21,6 +21,11 @@ const config: WeirConfig = {
       tx.insert("note", { id: args.id, text: "never" });
       throw new MutatorError("no");
     },
+    /** Holds the thread at least 15 ms, as a mutation that writes a thousand rows may. */
+    putSlowly(tx, args: { id: string; text: string }) {
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 15);
+      tx.upsert("note", args);
+    },
     /** Fails the server the first `explosions` times it runs (not an application error). */
     putOrFail(tx, args: { id: string; text: string }) {
       if (explosions-- > 0) throw new Error("the disk went away");
@@ -70,7 +75,20 @@ describe("a push in slices", () => {
     expect(effects).toEqual([...names(1, 39), ...names(41, 70)].map((id) => `put ${id}`));
   });
 
-  it("commits a push of at most 32 mutations as one version, however long it takes", async () => {
+  it("slices a push of few mutations that each hold the thread long, none past 40 ms but its last mutation", async () => {
+    const { service } = await testService({ ...config, pushSliceMs: 10 });
+    // Ten mutations of at least 15 ms each: a slice ends once it ran 40 ms, so at most 3 a slice.
+    const result = await service.push("native", push(puts(1, 10).map((p) => ({ ...p, name: "putSlowly" }))), {
+      userID: "u",
+    });
+    expect(results(result.response.body)).toEqual(Array.from({ length: 10 }, () => ({})));
+    const slices = (result.log as { pushSlices?: number }).pushSlices ?? 1;
+    expect(slices).toBeGreaterThanOrEqual(4);
+    expect(notes(service)).toEqual(names(1, 10));
+    expect(service.engine.state(service.store.db).watermark).toBe(slices);
+  });
+
+  it("commits a push of at most 32 ordinary mutations as one version, however long its slices may be", async () => {
     const { service } = await testService({ ...config, pushSliceMs: 0 });
     const result = await service.push("native", push(puts(1, 32)), { userID: "u" });
     expect(results(result.response.body)).toHaveLength(32);
