@@ -59,8 +59,11 @@ export class HibernatableWake implements Wake {
       return errorResponse(error.status, error.code, error.message, error.headers);
     }
     const [client, server] = Object.values(new WebSocketPair()) as [WebSocket, WebSocket];
-    this.ctx.acceptWebSocket(server, [target.clientID, tag]);
-    release();
+    try {
+      this.ctx.acceptWebSocket(server, [target.clientID, tag]);
+    } finally {
+      release();
+    }
     const attachment: WakeAttachment = {
       clientID: target.clientID,
       userID: target.claims.userID,

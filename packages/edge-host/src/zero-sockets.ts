@@ -91,6 +91,15 @@ export class HibernatableZero {
         tag = null;
       }
     }
+    try {
+      return await this.connect(upgrade, tag);
+    } finally {
+      release();
+    }
+  }
+
+  /** Opens the connection and answers its 101 (see `accept`); `tag`: its user's, if counted. */
+  private async connect(upgrade: ZeroUpgrade, tag: string | null): Promise<Response> {
     const [client, server] = Object.values(new WebSocketPair()) as [WebSocket, WebSocket];
     const live = this.socket(server);
     const held: { frames: string[]; close: { code: number; reason: string } | null; state: unknown } = {
@@ -129,7 +138,6 @@ export class HibernatableZero {
       for (const frame of held.frames) server.send(frame);
       server.close(held.close?.code ?? 1011, held.close?.reason ?? "");
     }
-    release();
     // Zero's client requires its Sec-WebSocket-Protocol echoed.
     const headers: Record<string, string> = upgrade.protocol
       ? { "sec-websocket-protocol": upgrade.protocol }
