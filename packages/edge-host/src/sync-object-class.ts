@@ -210,8 +210,9 @@ export function syncObjectClass<Env>(
     }
 
     async webSocketMessage(ws: WebSocket, message: string | ArrayBuffer): Promise<void> {
-      const zero = isZeroSocket(this.ctx.getTags(ws));
-      if (!this.users.take(ws, zero ? ZERO_PACE : WAKE_PACE)) {
+      const tags = this.ctx.getTags(ws);
+      const zero = isZeroSocket(tags);
+      if (!this.users.take(ws, tags, zero ? ZERO_PACE : WAKE_PACE)) {
         if (zero) this.zero.closed(ws);
         else this.wake.closed(ws);
         return;

@@ -69,12 +69,12 @@ export class EdgeUserSockets {
   }
 
   /**
-   * Takes one message of `ws` in at `pace` (and its user's): false when the socket is closed for
-   * it (the message is dropped), having sent its burst and as many again past the pace.
+   * Takes one message of `ws` (whose tags are `tags`) in at `pace` (and its user's): false when
+   * the socket is closed for it (the message is dropped), having sent its burst and as many again
+   * past the pace.
    */
-  take(ws: WebSocket, pace: Pace): boolean {
+  take(ws: WebSocket, tags: readonly string[], pace: Pace): boolean {
     const now = performance.now();
-    const tags = this.ctx.getTags(ws);
     const key = tags.join("\n");
     let own = this.own.get(key);
     if (!own) {
