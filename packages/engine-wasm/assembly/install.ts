@@ -16,6 +16,7 @@ import { CHANGE_KEYS_SQL, dropKeys, upgradeKeyed } from "./change-keys";
 import { fail } from "./errors";
 import { noQueryEngine, QUERY_ENGINE } from "./features";
 import { exec, queryRows } from "./host";
+import { upgradeDeferred } from "./query/deferred";
 import { groupRowsTable, queryRowsTable } from "./query/membership";
 import { pendingTable } from "./query/pending";
 import { createQueryTables } from "./query/tables";
@@ -304,6 +305,7 @@ function installSchema(schemaText: string, engineVersion: string, fresh: bool, q
     if (QUERY_ENGINE && queries) upgradeQueryGroups();
     upgradeClientGroups();
     if (QUERY_ENGINE && queries) upgradeGroupKeys();
+    if (QUERY_ENGINE && queries) upgradeDeferred();
   }
   let rows: Array<Array<string>> = [];
   if (!fresh) rows = queryRows("SELECT schema FROM _weir_state WHERE id = 1");

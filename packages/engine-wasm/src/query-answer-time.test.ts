@@ -245,9 +245,11 @@ describe.each(DATABASES)("a reset's queries deferred past its answer's time on $
 });
 
 // After writes (or a change of claims), a pull re-evaluates the queries they affect. On a metered
-// pull, once the call has run its answer's time after the first of them, the rest let go of their
-// rows (which could be stale) and are deferred as a reset's are: the client loses their rows
-// until each one's turn, and ends with what one answer would have given it.
+// pull, once the call has run its answer's time after the first of them, the rest are deferred
+// as a reset's are, each until its turn. After writes each keeps the rows they did not change and
+// lets go of the rest (those could be stale), so the client never holds a row as it no longer is;
+// after a change of claims each lets go of every row. The client ends with what one answer would
+// have given it.
 describe.each(DATABASES)("queries a write affects, deferred past the answer's time on $kind", ({ open }) => {
   const KINDS = ["a", "b", "c"];
   const timed = { queryBudgetMs: 60_000 };
@@ -261,10 +263,15 @@ describe.each(DATABASES)("queries a write affects, deferred past the answer's ti
     );
     const client = new ClientRows();
     const parts: Array<{ more: boolean; got: string[]; ids: Record<string, number>; rows: number }> = [];
-    const pullAll = (limits: Partial<PullInput>, patch: QueryPatchOp[] = []) => {
+    /**
+     * Rows the client held after some part with other values than the database's then, or of a
+     * kind none of its queries holds.
+     */
+    const stale: string[] = [];
+    const pullAll = (limits: Partial<PullInput>, patch: QueryPatchOp[] = [], between?: () => void) => {
       parts.length = 0;
       for (let pulls = 0; ; pulls++) {
-        expect(pulls).toBeLessThan(20);
+        expect(pulls).toBeLessThan(40);
         const result = ns.pull({ cookie: client.cookie, queries: { patch }, ...limits });
         if (result.json.unchanged) return;
         patch = [];
@@ -276,16 +283,22 @@ describe.each(DATABASES)("queries a write affects, deferred past the answer's ti
           ids: json.lastMutationIDChanges,
           rows: client.rows.size,
         });
+        const now = new Map(KINDS.concat("d").flatMap((kind) => [...rowsOfKind(ns, kind)]));
+        for (const [key, row] of client.rows) {
+          if (JSON.stringify(row) !== JSON.stringify(now.get(key))) stale.push(key);
+          if (!KINDS.includes((row as { kind: string }).kind)) stale.push(key);
+        }
+        if (result.more) between?.();
       }
     };
     pullAll({ ...timed, ...(visibility ? { visibility } : {}) }, KINDS.map(ofKind));
     expect(client.rows.size).toBe(300);
     const all = () => new Map(KINDS.flatMap((kind) => [...rowsOfKind(ns, kind)]));
-    return { ns, client, parts, pullAll, all };
+    return { ns, client, parts, stale, pullAll, all };
   }
 
-  it("re-evaluates one query a pull, the others letting go of their rows until their turn", async () => {
-    const { ns, client, parts, pullAll, all } = await hydrated();
+  it("re-evaluates one query a pull, the others keeping the rows the write did not change until their turn", async () => {
+    const { ns, client, parts, stale, pullAll, all } = await hydrated();
     // A mutation changes a row of each query, and moves one of a's out of every query.
     ns.mutate("g", "c1", (sql) => {
       sql("UPDATE item SET note = 'changed' WHERE id IN ('i00000', 'i00001', 'i00002')");
@@ -293,8 +306,10 @@ describe.each(DATABASES)("queries a write affects, deferred past the answer's ti
     });
     pullAll(noTime);
     expect(parts.map((p) => p.more)).toEqual([true, true, false]);
-    // The first part brings a up to date; b and c let go of their rows (none of them kept stale).
-    expect(parts[0]!.rows).toBe(99);
+    // The first part brings a up to date (99 rows); b and c let go of the row the write changed
+    // in each, and keep their other 99 (none of them stale).
+    expect(parts[0]!.rows).toBe(297);
+    expect(stale).toEqual([]);
     expect(parts.map((p) => p.got)).toEqual([
       ["kind-a"],
       ["kind-a", "kind-b"],
@@ -307,9 +322,9 @@ describe.each(DATABASES)("queries a write affects, deferred past the answer's ti
     expect(client.rows.has('item/["i00003"]')).toBe(false);
   });
 
-  it("evaluates in place, past the answer's time, a query holding more rows than a deferral spares", async () => {
-    const { ns, client, parts, pullAll, all } = await hydrated();
-    // Each kind now holds 1,100 rows: letting go of them would cost what evaluating them does.
+  it("defers, past the answer's time, a query holding many rows, which lets go of the changed ones alone", async () => {
+    const { ns, client, parts, stale, pullAll, all } = await hydrated();
+    // Each kind now holds 1,100 rows: letting go of them all would cost what evaluating them does.
     ns.sql(
       "WITH RECURSIVE n(i) AS (SELECT 300 UNION ALL SELECT i + 1 FROM n WHERE i + 1 < 3300) " +
         "INSERT INTO item SELECT printf('i%05d', i), char(97 + i % 3), 'note ' || i FROM n",
@@ -318,8 +333,78 @@ describe.each(DATABASES)("queries a write affects, deferred past the answer's ti
     expect(client.rows.size).toBe(3300);
     ns.sql("UPDATE item SET note = 'changed' WHERE id IN ('i00000', 'i00001', 'i00002')");
     pullAll(noTime);
-    expect(parts.map((p) => p.more)).toEqual([false]);
+    expect(parts.map((p) => p.more)).toEqual([true, true, false]);
+    expect(parts.map((p) => p.rows)).toEqual([3298, 3299, 3300]);
+    expect(stale).toEqual([]);
     expect(client.rows).toEqual(all());
+  });
+
+  it("keeps a deferred window's rows that no write changed, across writes between its parts", async () => {
+    const { ns, client, parts, stale, pullAll } = await hydrated();
+    // Three windows: the first 40 rows of each kind by note. A write that moves rows in and out
+    // of each leaves two of them deferred, which more writes reach before their turn.
+    const window = (kind: string): QueryPatchOp => {
+      const put = ofKind(kind) as Extract<QueryPatchOp, { op: "put" }>;
+      return {
+        ...put,
+        hash: `first-${kind}`,
+        name: "firstOfKind",
+        ast: {
+          ...put.ast,
+          orderBy: [
+            ["note", "asc"],
+            ["id", "asc"],
+          ],
+          limit: 40,
+        },
+      };
+    };
+    pullAll(timed, [
+      ...KINDS.map((kind) => ({ op: "del" as const, hash: `kind-${kind}` })),
+      ...KINDS.map(window),
+    ]);
+    const inWindows = () =>
+      new Map(
+        KINDS.flatMap((kind) =>
+          [...rowsOfKind(ns, kind)]
+            .sort(([, a], [, b]) => {
+              const [x, y] = [a as { note: string; id: string }, b as { note: string; id: string }];
+              return x.note < y.note ? -1 : x.note > y.note ? 1 : x.id < y.id ? -1 : 1;
+            })
+            .slice(0, 40),
+        ),
+      );
+    expect(client.rows).toEqual(inWindows());
+    let writes = 0;
+    const write = () => {
+      writes++;
+      // A row enters each window at its front, a held one changes (another each time), and a held
+      // one of b's leaves its kind.
+      const held = (kind: string, nth: number) =>
+        `(SELECT id FROM item WHERE kind = '${kind}' AND note NOT LIKE 'aa%' ORDER BY note, id LIMIT 1 OFFSET ${nth})`;
+      ns.mutate("g", "c1", (sql) => {
+        for (const kind of KINDS) {
+          sql(
+            `UPDATE item SET note = ? WHERE id = (SELECT max(id) FROM item WHERE kind = ? AND note NOT LIKE 'aa%')`,
+            [`aa ${writes}`, kind],
+          );
+          sql(`UPDATE item SET note = note || '!' WHERE id = ${held(kind, writes)}`);
+        }
+        sql(`UPDATE item SET kind = 'd' WHERE id = ${held("b", 10)}`);
+      });
+    };
+    write();
+    pullAll(noTime, [], () => {
+      if (writes < 4) write();
+    });
+    expect(writes).toBe(4);
+    expect(parts.length).toBeGreaterThan(2);
+    expect(parts.slice(0, -1).every((p) => p.more)).toBe(true);
+    // The deferred windows kept rows: no part left the client with fewer than the first's.
+    expect(Math.min(...parts.map((p) => p.rows))).toBeGreaterThan(40);
+    expect(stale).toEqual([]);
+    expect(client.rows).toEqual(inWindows());
+    expect(parts.at(-1)!.ids).toEqual({ c1: 4 });
   });
 
   it("evaluates the new queries of a patch one a pull past the answer's time, the rest deferred", async () => {

@@ -17,8 +17,15 @@ import { StoredQuery, storedRows } from "./stored";
 export function deferredSql(): Array<string> {
   return [
     "CREATE TABLE IF NOT EXISTS _weir_deferred_queries (group_id TEXT NOT NULL, hash TEXT NOT NULL, " +
-      "PRIMARY KEY (group_id, hash)) WITHOUT ROWID",
+      "keeps INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (group_id, hash)) WITHOUT ROWID",
   ];
+}
+
+/** An earlier engine's deferred queries all held no rows. */
+export function upgradeDeferred(): void {
+  const column = queryRows("SELECT 1 FROM pragma_table_info('_weir_deferred_queries') WHERE name = 'keeps'");
+  if (column.length == 0)
+    exec("ALTER TABLE _weir_deferred_queries ADD COLUMN keeps INTEGER NOT NULL DEFAULT 0");
 }
 
 /** The condition that the group at `alias`.group_id has no deferred query. */
@@ -28,11 +35,15 @@ export function noneDeferred(alias: string): string {
   );
 }
 
-/** Leaves the group's query `hash` (a JSON parameter) to a later pull. */
-export function defer(group: string, hash: string): void {
+/**
+ * Leaves the group's query `hash` (a JSON parameter) to a later pull; `keeps`: it holds the rows
+ * no write changed (else none). A query deferred both ways holds none.
+ */
+export function defer(group: string, hash: string, keeps: bool = false): void {
   exec(
-    "INSERT INTO _weir_deferred_queries (group_id, hash) VALUES (?, ?) ON CONFLICT DO NOTHING",
-    params([group, hash]),
+    "INSERT INTO _weir_deferred_queries (group_id, hash, keeps) VALUES (?, ?, ?) " +
+      "ON CONFLICT DO UPDATE SET keeps = min(keeps, excluded.keeps)",
+    params([group, hash, keeps ? "1" : "0"]),
   );
 }
 
@@ -46,11 +57,14 @@ export function undeferAll(group: string): void {
   exec("DELETE FROM _weir_deferred_queries WHERE group_id = ?", params([group]));
 }
 
-/** The group's deferred queries, in hash order (hashes as JSON parameters, as storedQueries gives them). */
+/**
+ * The group's deferred queries, in hash order (hashes as JSON parameters, as storedQueries gives
+ * them), each with whether it `keeps` rows.
+ */
 export function deferredQueries(group: string): Array<StoredQuery> {
   const rows = queryRows(
-    "SELECT json_quote(q.hash), q.plan, q.tables FROM _weir_deferred_queries AS d JOIN _weir_queries AS q ON " +
-      "q.group_id = d.group_id AND q.hash = d.hash WHERE d.group_id = ? ORDER BY d.hash",
+    "SELECT json_quote(q.hash), q.plan, q.tables, d.keeps FROM _weir_deferred_queries AS d JOIN _weir_queries " +
+      "AS q ON q.group_id = d.group_id AND q.hash = d.hash WHERE d.group_id = ? ORDER BY d.hash",
     params([group]),
   );
   return storedRows(rows);

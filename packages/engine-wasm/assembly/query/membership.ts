@@ -232,6 +232,18 @@ export class Membership {
     this.diff(hash, kind, changedScope(plan.table, read), scopeParams);
   }
 
+  /**
+   * Lets go of the query's rows among those of `table` changed in [from, to) (sequence numbers)
+   * that `scope` reads: a deferred query that keeps its rows keeps only those no write changed
+   * (deferred.ts).
+   */
+  releaseChanged(hash: string, table: Table, from: i64, to: i64, scope: ChangeScope): void {
+    const scopeParams: string[] = [];
+    const read = scope.of(table, "_weir_c", from.toString(), to.toString(), scopeParams);
+    // Diffed against an evaluation that holds nothing: every such row is let go of.
+    this.diff(hash, this.nextKind(), changedScope(table, read), scopeParams);
+  }
+
   /** Lets go of every row of the query (its result is empty now). */
   release(hash: string): void {
     // A reset built the group's rows anew: the query holds none.

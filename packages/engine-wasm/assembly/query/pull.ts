@@ -252,8 +252,8 @@ export function queryPull(
   } else {
     // Deferred queries: only a group owed a part of its answer can have them (deferred.ts).
     let waiting = owed ? deferredQueries(group) : new Array<StoredQuery>(0);
-    // The pull's evaluations, one after another: past the answer's time, re-evaluations of few
-    // rows and new queries are deferred (deferOutOfTime, applyPatch).
+    // The pull's evaluations, one after another: past the answer's time, re-evaluations and new
+    // queries are deferred (releaseChanged, deferOutOfTime, applyPatch).
     const pace = new AnswerPace();
     if (claimsMoved) {
       // The group's rows were filtered under other claims: every query is evaluated whole under
@@ -284,16 +284,23 @@ export function queryPull(
       const to = toSeq.toString();
       const queries = storedQueries(group);
       if (!changesQueries(patchText)) known = queries;
-      // A deferred query is evaluated whole when its turn comes, not brought up to date.
-      const skipped = new Set<string>();
-      for (let q = 0; q < waiting.length; q++) skipped.add(waiting[q].hash);
+      // A deferred query is evaluated whole when its turn comes, not brought up to date; one that
+      // keeps its rows lets go of those the writes changed.
+      const skipped = new Map<string, bool>();
+      for (let q = 0; q < waiting.length; q++) skipped.set(waiting[q].hash, waiting[q].keeps);
       for (let q = 0; q < queries.length && !membership.exceeded(); q++) {
         const query = queries[q];
-        if (!query.readsAny(touched) || skipped.has(query.hash)) continue;
+        if (!query.readsAny(touched)) continue;
+        if (skipped.has(query.hash)) {
+          if (skipped.get(query.hash))
+            releaseChanged(schema, membership, query, touched, fromSeq, toSeq, scope);
+          continue;
+        }
         const plan = readPlan(query.plan, schema);
         if (!affected(plan, key, query.hash, from, to, touched, scope)) continue;
-        if (!pace.fits && holdsFew(key, query.hash)) {
-          deferOutOfTime(membership, group, query.hash);
+        if (!pace.fits) {
+          releaseChanged(schema, membership, query, touched, fromSeq, toSeq, scope);
+          defer(group, query.hash, true);
           deferredLeft++;
           continue;
         }
@@ -316,7 +323,7 @@ export function queryPull(
     for (; done < waiting.length && !membership.exceeded(); ) {
       if (!pace.fits && pace.steps > 0) break;
       pace.start();
-      membership.evaluate(waiting[done].hash, waiting[done].plan, true);
+      membership.evaluate(waiting[done].hash, waiting[done].plan, !waiting[done].keeps);
       undefer(group, waiting[done].hash);
       answer.recomputed++;
       done++;
@@ -446,17 +453,38 @@ export function queryPull(
 const NO_MEMBERSHIP: i64 = -2;
 
 /**
- * A query the answer has no time left for, after writes or a claims change: it lets go of its
- * rows, which could be stale (one its result no longer holds, one the user may no longer see),
- * and waits for the pulls after, holding none, as a reset's deferred queries do (deferred.ts).
- * Until its turn its client goes without its rows rather than keep them unchecked. Only a query
- * that `holdsFew` rows is deferred: letting go of a row costs about what evaluating it does, so
- * one whose cost is its rows (a window of thousands) is evaluated in place, and what a deferral
- * spares is the work of a query that examines much to hold little.
+ * A query the answer has no time left for, after a claims change: it lets go of its rows, any of
+ * which the user may no longer see, and waits for the pulls after, holding none, as a reset's
+ * deferred queries do (deferred.ts). Only a query that `holdsFew` rows is deferred: letting go
+ * of a row costs about what evaluating it does, so one whose cost is its rows (a window of
+ * thousands) is evaluated in place, and what a deferral spares is the work of a query that
+ * examines much to hold little. (After writes, a query left keeps the rows they did not change:
+ * `releaseChanged`.)
  */
 function deferOutOfTime(membership: Membership, group: string, hash: string): void {
   membership.release(hash);
   defer(group, hash);
+}
+
+/**
+ * Lets go of the rows of the group's `query` that the changes in [from, to) (sequence numbers;
+ * the tables they touched: `touched`) changed: a query deferred past the answer's time after
+ * writes keeps only the rows they did not change (deferred.ts).
+ */
+function releaseChanged(
+  schema: Schema,
+  membership: Membership,
+  query: StoredQuery,
+  touched: Array<string>,
+  from: i64,
+  to: i64,
+  scope: ChangeScope,
+): void {
+  for (let i = 0; i < touched.length; i++) {
+    if (!query.readsAny([touched[i]])) continue;
+    const table = schema.table(touched[i]);
+    if (table != null) membership.releaseChanged(query.hash, table, from, to, scope);
+  }
 }
 
 /** The rows a query may hold and still be deferred rather than evaluated past the answer's time. */

@@ -8,6 +8,8 @@ export class StoredQuery {
     public hash: string,
     public plan: string,
     public tables: string,
+    /** A deferred query that keeps the rows no write changed (deferred.ts). */
+    public keeps: bool = false,
   ) {}
 
   /** Whether the query reads any of `tables`. */
@@ -28,9 +30,12 @@ export function storedQueries(group: string): Array<StoredQuery> {
   return storedRows(rows);
 }
 
-/** Queries read as (hash, plan, tables) rows. */
+/** Queries read as (hash, plan, tables[, keeps]) rows. */
 export function storedRows(rows: Array<Array<string>>): Array<StoredQuery> {
   const queries: StoredQuery[] = [];
-  for (let i = 0; i < rows.length; i++) queries.push(new StoredQuery(rows[i][0], rows[i][1], rows[i][2]));
+  for (let i = 0; i < rows.length; i++) {
+    const row = rows[i];
+    queries.push(new StoredQuery(row[0], row[1], row[2], row.length > 3 && row[3] == "1"));
+  }
   return queries;
 }
