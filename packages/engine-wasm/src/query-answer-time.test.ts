@@ -446,6 +446,26 @@ describe.each(DATABASES)("queries a write affects, deferred past the answer's ti
     ]);
   });
 
+  it("adds the kept rows' mark to the deferred queries' table an earlier engine created", async () => {
+    const { ns, client, parts, stale, pullAll, all } = await hydrated();
+    ns.db.adapter.exec("DROP TABLE _weir_deferred_queries", []);
+    ns.db.adapter.exec(
+      "CREATE TABLE _weir_deferred_queries (group_id TEXT NOT NULL, hash TEXT NOT NULL, PRIMARY KEY (group_id, hash)) WITHOUT ROWID",
+      [],
+    );
+    ns.db.adapter.exec("INSERT INTO _weir_deferred_queries VALUES ('other', 'q')", []);
+    ns.db.transaction(() => ns.engine.install(ns.db.adapter, schema));
+    // Its rows held none.
+    expect(ns.db.adapter.query("SELECT group_id, hash, keeps FROM _weir_deferred_queries", [])).toEqual([
+      ["other", "q", 0],
+    ]);
+    ns.sql("UPDATE item SET note = 'changed' WHERE id IN ('i00000', 'i00001', 'i00002')");
+    pullAll(noTime);
+    expect(parts.map((p) => p.rows)).toEqual([298, 299, 300]);
+    expect(stale).toEqual([]);
+    expect(client.rows).toEqual(all());
+  });
+
   it("re-evaluates every affected query in one answer when it has the time", async () => {
     const { ns, client, parts, pullAll, all } = await hydrated();
     ns.sql("UPDATE item SET note = 'changed' WHERE id IN ('i00000', 'i00001', 'i00002')");
