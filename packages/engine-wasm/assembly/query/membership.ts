@@ -270,92 +270,109 @@ export class Membership {
     return (-++this.evaluations).toString();
   }
 
-  // The query's stored rows against the evaluated ones (scratch kind `kind`). Before a row's
-  // count moves for the first time in this pull, whether the group held it is noted (scratch
-  // kind 1). The note counts every moved row, noted before or not, so an unchanged result
-  // stops there. `scope` limits the stored rows compared to those the evaluation looked at;
-  // `scopeParams` are its parameters.
+  // The query's stored rows against the evaluated ones (scratch kind `kind`). The rows it no
+  // longer holds and those it holds anew are found once each (scratch kinds GONE and ADDED, a
+  // few rows where a write moved a few), and every step after reads them alone: a query of
+  // thousands of rows is read twice, not once per step. Before a row's count moves for the first
+  // time in this pull, whether the group held it is noted (scratch kind 1). An unchanged result
+  // stops after the two reads. `scope` limits the stored rows compared to those the evaluation
+  // looked at; `scopeParams` are its parameters.
   private diff(
     hash: string,
     kind: string,
-    scope: DiffStatements = membershipStatements().whole,
+    scope: Statement = membershipStatements().whole,
     scopeParams: Array<string> = [] as string[],
   ): void {
+    const sql = membershipStatements();
     // The parameters of `gone`: group, hash, the scope's, kind.
     const goneParams: string[] = [this.key, hash];
     for (let i = 0; i < scopeParams.length; i++) goneParams.push(scopeParams[i]);
     goneParams.push(kind);
-    const moved = execStatement(scope.note, params(goneParams.concat([this.key, kind, this.key, hash])));
+    const moved =
+      execStatement(scope, params(goneParams)) +
+      execStatement(sql.added, params([this.key, kind, this.key, hash]));
     if (moved == 0) return;
     this.scratched = true;
     this.moved = true;
-    execStatement(scope.release, params([this.key].concat(goneParams)));
-    execStatement(scope.forget, params(goneParams));
-    const sql = membershipStatements();
-    execStatement(sql.addRows, params([this.key, kind, this.key, hash]));
-    execStatement(sql.keepRows, params([this.key, hash, kind]));
+    execStatement(sql.note);
+    execStatement(sql.release, params([this.key]));
+    execStatement(sql.forget, params([this.key, hash]));
+    execStatement(sql.addRows, params([this.key]));
+    execStatement(sql.keepRows, params([this.key, hash]));
+    execStatement(sql.clear);
   }
 }
 
-class DiffStatements {
-  /** Notes each moved row (scratch kind 1), answering how many moved. */
-  note: Statement;
-  /** Counts down the rows the query no longer holds... */
-  release: Statement;
-  /** ...and forgets them as the query's. */
-  forget: Statement;
+/** Scratch kinds of one diff's moved rows: those the query no longer holds, and those it holds anew. */
+const GONE = "3";
+const ADDED = "4";
 
-  // `scope`/`scopeDelete`: the condition limiting the stored rows compared, at alias r and in
-  // the DELETE by the table's name.
-  constructor(scope: string, scopeDelete: string) {
-    const gone =
-      " FROM _weir_query_rows AS r WHERE r.group_key = ? AND r.hash = ?" +
+/**
+ * Finds the stored rows of a query that its evaluation no longer holds, among those `scope`
+ * limits them to (a condition at alias r; "" for all), into scratch kind GONE; answers how many.
+ */
+function goneStatement(scope: string): Statement {
+  return new Statement(
+    "INSERT INTO _weir_query_scratch (kind, tbl, pk, was_held) SELECT " +
+      GONE +
+      ", r.tbl, r.pk, 1 FROM _weir_query_rows AS r WHERE r.group_key = ? AND r.hash = ?" +
       scope +
-      " AND NOT EXISTS (SELECT 1 FROM _weir_query_scratch AS e WHERE e.kind = ? AND e.tbl = r.tbl AND e.pk = r.pk)";
-    this.note = new Statement(
-      "INSERT INTO _weir_query_scratch (kind, tbl, pk, was_held) SELECT " +
-        CHANGED +
-        ", r.tbl, r.pk, 1" +
-        gone +
-        " UNION ALL SELECT " +
-        CHANGED +
-        ", e.tbl, e.pk, EXISTS (SELECT 1 FROM _weir_group_rows AS g WHERE g.group_key = ? AND g.tbl = e.tbl " +
-        "AND g.pk = e.pk)" +
-        fresh() +
-        " ON CONFLICT DO UPDATE SET was_held = was_held",
-    );
-    this.release = new Statement(
-      "UPDATE _weir_group_rows SET refs = refs - 1 WHERE group_key = ? AND (tbl, pk) IN (SELECT r.tbl, r.pk" +
-        gone +
-        ")",
-    );
-    this.forget = new Statement(
-      "DELETE FROM _weir_query_rows WHERE group_key = ? AND hash = ?" +
-        scopeDelete +
-        " AND NOT EXISTS (SELECT 1 FROM " +
-        "_weir_query_scratch AS e WHERE e.kind = ? AND e.tbl = _weir_query_rows.tbl AND e.pk = _weir_query_rows.pk)",
-    );
-  }
+      " AND NOT EXISTS (SELECT 1 FROM _weir_query_scratch AS e WHERE e.kind = ? AND e.tbl = r.tbl AND e.pk = r.pk)",
+  );
+}
+
+/** A diff's moved rows (scratch kinds GONE and ADDED) as a subquery of tbl and pk. */
+function movedOf(kind: string): string {
+  return "(SELECT tbl, pk FROM _weir_query_scratch WHERE kind = " + kind + ")";
 }
 
 /**
- * A diff's statements, built once per scope (their text is long: building it and finding its
- * statement by it cost more, each pull, than running some of them), at first use: a build without
- * the query engine (../features.ts) never builds them.
+ * A diff's statements, built once (their text is long: building it and finding its statement by
+ * it cost more, each pull, than running some of them), at first use: a build without the query
+ * engine (../features.ts) never builds them.
  */
 class MembershipStatements {
+  /** The evaluated rows the query did not hold (scratch kind ADDED), with whether the group held each. */
+  readonly added: Statement = new Statement(
+    "INSERT INTO _weir_query_scratch (kind, tbl, pk, was_held) SELECT " +
+      ADDED +
+      ", e.tbl, e.pk, EXISTS (SELECT 1 FROM _weir_group_rows AS g WHERE g.group_key = ? AND g.tbl = e.tbl " +
+      "AND g.pk = e.pk)" +
+      fresh(),
+  );
+  /** Notes each moved row (scratch kind 1), keeping whether the group held it when it first moved. */
+  readonly note: Statement = new Statement(
+    "INSERT INTO _weir_query_scratch (kind, tbl, pk, was_held) SELECT 1, tbl, pk, was_held FROM " +
+      "_weir_query_scratch WHERE kind IN (" +
+      GONE +
+      ", " +
+      ADDED +
+      ") ON CONFLICT DO NOTHING",
+  );
+  /** Counts down the rows the query no longer holds... */
+  readonly release: Statement = new Statement(
+    "UPDATE _weir_group_rows SET refs = refs - 1 WHERE group_key = ? AND (tbl, pk) IN " + movedOf(GONE),
+  );
+  /** ...and forgets them as the query's. */
+  readonly forget: Statement = new Statement(
+    "DELETE FROM _weir_query_rows WHERE group_key = ? AND hash = ? AND (tbl, pk) IN " + movedOf(GONE),
+  );
   readonly addRows: Statement = new Statement(
-    "INSERT INTO _weir_group_rows (group_key, tbl, pk, refs) SELECT ?, e.tbl, e.pk, 1" +
-      fresh() +
-      " ON CONFLICT (group_key, tbl, pk) DO UPDATE SET refs = refs + 1",
+    "INSERT INTO _weir_group_rows (group_key, tbl, pk, refs) SELECT ?, tbl, pk, 1 FROM " +
+      movedOf(ADDED) +
+      " WHERE 1 ON CONFLICT (group_key, tbl, pk) DO UPDATE SET refs = refs + 1",
   );
   readonly keepRows: Statement = new Statement(
-    "INSERT INTO _weir_query_rows (group_key, hash, tbl, pk) SELECT ?, ?, e.tbl, e.pk FROM _weir_query_scratch " +
-      "AS e WHERE e.kind = ? ON CONFLICT DO NOTHING",
+    "INSERT INTO _weir_query_rows (group_key, hash, tbl, pk) SELECT ?, ?, tbl, pk FROM " +
+      movedOf(ADDED) +
+      " WHERE 1 ON CONFLICT DO NOTHING",
+  );
+  readonly clear: Statement = new Statement(
+    "DELETE FROM _weir_query_scratch WHERE kind IN (" + GONE + ", " + ADDED + ")",
   );
   /** Every stored row of the query is compared. */
-  readonly whole: DiffStatements = new DiffStatements("", "");
-  readonly changedScopes: Map<string, DiffStatements> = new Map<string, DiffStatements>();
+  readonly whole: Statement = goneStatement("");
+  readonly changedScopes: Map<string, Statement> = new Map<string, Statement>();
 }
 
 let builtMembershipStatements: MembershipStatements | null = null;
@@ -379,15 +396,11 @@ function fresh(): string {
  * on the log at _weir_c whose parameters are the scope's): the rest stay as they are. Naming the
  * table lets SQLite seek each changed key in the stored rows instead of scanning the query's rows.
  */
-function changedScope(table: Table, read: string): DiffStatements {
+function changedScope(table: Table, read: string): Statement {
   const scopes = membershipStatements().changedScopes;
   if (scopes.has(read)) return scopes.get(read);
   const changed = " IN (SELECT _weir_c.pk FROM _weir_changes AS _weir_c WHERE " + read + ")";
-  const name = literal(table.name);
-  const scope = new DiffStatements(
-    " AND r.tbl = " + name + " AND r.pk" + changed,
-    " AND _weir_query_rows.tbl = " + name + " AND _weir_query_rows.pk" + changed,
-  );
+  const scope = goneStatement(" AND r.tbl = " + literal(table.name) + " AND r.pk" + changed);
   scopes.set(read, scope);
   return scope;
 }
