@@ -339,10 +339,14 @@ describe.each(DATABASES)("queries a write affects, deferred past the answer's ti
     expect(client.rows).toEqual(all());
   });
 
-  it("keeps a deferred window's rows that no write changed, across writes between its parts", async () => {
-    const { ns, client, parts, stale, pullAll } = await hydrated();
-    // Three windows: the first 40 rows of each kind by note. A write that moves rows in and out
-    // of each leaves two of them deferred, which more writes reach before their turn.
+  /**
+   * The client's queries become three windows, the first 40 rows of each kind by note, and
+   * `write()` moves rows in and out of each: a row enters each window at its front, a held one
+   * changes (another each time), and a held one of b's leaves its kind.
+   */
+  async function windowed() {
+    const hydration = await hydrated();
+    const { ns, client, pullAll } = hydration;
     const window = (kind: string): QueryPatchOp => {
       const put = ofKind(kind) as Extract<QueryPatchOp, { op: "put" }>;
       return {
@@ -378,8 +382,6 @@ describe.each(DATABASES)("queries a write affects, deferred past the answer's ti
     let writes = 0;
     const write = () => {
       writes++;
-      // A row enters each window at its front, a held one changes (another each time), and a held
-      // one of b's leaves its kind.
       const held = (kind: string, nth: number) =>
         `(SELECT id FROM item WHERE kind = '${kind}' AND note NOT LIKE 'aa%' ORDER BY note, id LIMIT 1 OFFSET ${nth})`;
       ns.mutate("g", "c1", (sql) => {
@@ -393,11 +395,16 @@ describe.each(DATABASES)("queries a write affects, deferred past the answer's ti
         sql(`UPDATE item SET kind = 'd' WHERE id = ${held("b", 10)}`);
       });
     };
+    return { ...hydration, inWindows, write, writes: () => writes };
+  }
+
+  it("keeps a deferred window's rows that no write changed, across writes between its parts", async () => {
+    const { client, parts, stale, pullAll, inWindows, write, writes } = await windowed();
     write();
     pullAll(noTime, [], () => {
-      if (writes < 4) write();
+      if (writes() < 4) write();
     });
-    expect(writes).toBe(4);
+    expect(writes()).toBe(4);
     expect(parts.length).toBeGreaterThan(2);
     expect(parts.slice(0, -1).every((p) => p.more)).toBe(true);
     // The deferred windows kept rows: no part left the client with fewer than the first's.
@@ -446,6 +453,33 @@ describe.each(DATABASES)("queries a write affects, deferred past the answer's ti
     ]);
   });
 
+  it("gives every deferred query its turn while writes come between every part", async () => {
+    const { ns, client, parts, stale, pullAll, inWindows, write } = await windowed();
+    // A write before every pull: each affects all three windows, and a pull has time for one.
+    // Whichever were evaluated first, the others still take their turns, the longest waiting
+    // first: after a few parts each window holds a row a recent write moved to its front.
+    const turns: string[] = [];
+    let pulls = 0;
+    write();
+    pullAll(noTime, [], () => {
+      pulls++;
+      if (pulls < 12) write();
+      const fronts = KINDS.filter((kind) =>
+        [...client.rows.values()].some((row) => {
+          const { kind: k, note } = row as { kind: string; note: string };
+          return k === kind && note === `aa ${pulls}`;
+        }),
+      );
+      turns.push(fronts.join(""));
+    });
+    expect(parts.slice(0, 11).every((p) => p.more)).toBe(true);
+    // Each kind's window was brought up to date in at least three of the eleven parts.
+    for (const kind of KINDS) expect(turns.filter((t) => t.includes(kind)).length).toBeGreaterThanOrEqual(3);
+    expect(stale).toEqual([]);
+    expect(client.rows).toEqual(inWindows());
+    expect(ns.db.adapter.query("SELECT count(*) FROM _weir_deferred_queries", [])).toEqual([[0]]);
+  });
+
   it("adds the kept rows' mark to the deferred queries' table an earlier engine created", async () => {
     const { ns, client, parts, stale, pullAll, all } = await hydrated();
     ns.db.adapter.exec("DROP TABLE _weir_deferred_queries", []);
@@ -456,9 +490,9 @@ describe.each(DATABASES)("queries a write affects, deferred past the answer's ti
     ns.db.adapter.exec("INSERT INTO _weir_deferred_queries VALUES ('other', 'q')", []);
     ns.db.transaction(() => ns.engine.install(ns.db.adapter, schema));
     // Its rows held none.
-    expect(ns.db.adapter.query("SELECT group_id, hash, keeps FROM _weir_deferred_queries", [])).toEqual([
-      ["other", "q", 0],
-    ]);
+    expect(ns.db.adapter.query("SELECT group_id, hash, keeps, turn FROM _weir_deferred_queries", [])).toEqual(
+      [["other", "q", 0, 0]],
+    );
     ns.sql("UPDATE item SET note = 'changed' WHERE id IN ('i00000', 'i00001', 'i00002')");
     pullAll(noTime);
     expect(parts.map((p) => p.rows)).toEqual([298, 299, 300]);

@@ -7,8 +7,8 @@
 // query left lets go of its rows first (they could be stale), which the client loses until the
 // query's turn comes. The answer is then a part, as one cut by
 // the caps is (rows still to come, no query named complete that is deferred, mutation ids held
-// back), and each pull after it evaluates deferred queries afresh, at least one, until none are
-// left. A deferred query is not re-evaluated for changes meanwhile: it is evaluated whole when
+// back), and each pull after it evaluates deferred queries afresh, at least one, the longest
+// waiting first, until none are left. A deferred query is not re-evaluated for changes meanwhile: it is evaluated whole when
 // its turn comes. A group with deferred queries lends no rows (lend.ts), and follows no other.
 import { exec, queryRows } from "../host";
 import { params } from "../text";
@@ -17,15 +17,19 @@ import { StoredQuery, storedRows } from "./stored";
 export function deferredSql(): Array<string> {
   return [
     "CREATE TABLE IF NOT EXISTS _weir_deferred_queries (group_id TEXT NOT NULL, hash TEXT NOT NULL, " +
-      "keeps INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (group_id, hash)) WITHOUT ROWID",
+      "keeps INTEGER NOT NULL DEFAULT 0, turn INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (group_id, hash)) WITHOUT ROWID",
   ];
 }
 
-/** An earlier engine's deferred queries all held no rows. */
+/** An earlier engine's deferred queries all held no rows, and took their turns in hash order. */
 export function upgradeDeferred(): void {
-  const column = queryRows("SELECT 1 FROM pragma_table_info('_weir_deferred_queries') WHERE name = 'keeps'");
-  if (column.length == 0)
+  const columns = queryRows(
+    "SELECT group_concat(name) FROM pragma_table_info('_weir_deferred_queries')",
+  )[0][0];
+  if (!columns.includes("keeps"))
     exec("ALTER TABLE _weir_deferred_queries ADD COLUMN keeps INTEGER NOT NULL DEFAULT 0");
+  if (!columns.includes("turn"))
+    exec("ALTER TABLE _weir_deferred_queries ADD COLUMN turn INTEGER NOT NULL DEFAULT 0");
 }
 
 /** The condition that the group at `alias`.group_id has no deferred query. */
@@ -36,14 +40,23 @@ export function noneDeferred(alias: string): string {
 }
 
 /**
- * Leaves the group's query `hash` (a JSON parameter) to a later pull; `keeps`: it holds the rows
- * no write changed (else none). A query deferred both ways holds none.
+ * Leaves the group's query `hash` (a JSON parameter) to a later pull, its turn after every query
+ * of the group waiting already; `keeps`: it holds the rows no write changed (else none). A query
+ * deferred again keeps its turn, and one deferred both ways holds none.
  */
 export function defer(group: string, hash: string, keeps: bool = false): void {
   exec(
-    "INSERT INTO _weir_deferred_queries (group_id, hash, keeps) VALUES (?, ?, ?) " +
-      "ON CONFLICT DO UPDATE SET keeps = min(keeps, excluded.keeps)",
-    params([group, hash, keeps ? "1" : "0"]),
+    "INSERT INTO _weir_deferred_queries (group_id, hash, keeps, turn) VALUES (?, ?, ?, (SELECT coalesce(max(turn), 0) " +
+      "+ 1 FROM _weir_deferred_queries WHERE group_id = ?)) ON CONFLICT DO UPDATE SET keeps = min(keeps, excluded.keeps)",
+    params([group, hash, keeps ? "1" : "0", group]),
+  );
+}
+
+/** How many of the group's queries wait. */
+export function countDeferred(group: string): i32 {
+  return I32.parseInt(
+    queryRows("SELECT count(*) FROM _weir_deferred_queries WHERE group_id = ?", params([group]))[0][0],
+    10,
   );
 }
 
@@ -58,13 +71,13 @@ export function undeferAll(group: string): void {
 }
 
 /**
- * The group's deferred queries, in hash order (hashes as JSON parameters, as storedQueries gives
- * them), each with whether it `keeps` rows.
+ * The group's deferred queries, the longest waiting first (hashes as JSON parameters, as
+ * storedQueries gives them), each with whether it `keeps` rows.
  */
 export function deferredQueries(group: string): Array<StoredQuery> {
   const rows = queryRows(
     "SELECT json_quote(q.hash), q.plan, q.tables, d.keeps FROM _weir_deferred_queries AS d JOIN _weir_queries " +
-      "AS q ON q.group_id = d.group_id AND q.hash = d.hash WHERE d.group_id = ? ORDER BY d.hash",
+      "AS q ON q.group_id = d.group_id AND q.hash = d.hash WHERE d.group_id = ? ORDER BY d.turn, d.hash",
     params([group]),
   );
   return storedRows(rows);

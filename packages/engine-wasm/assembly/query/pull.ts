@@ -23,7 +23,7 @@ import { extraParam, jsonString, params } from "../text";
 import { Visibility } from "../visibility";
 import { affected, touchedTables } from "./affected";
 import { collectDead, rekey } from "./dead-keys";
-import { defer, deferredQueries, undefer, undeferAll } from "./deferred";
+import { countDeferred, defer, deferredQueries, undefer, undeferAll } from "./deferred";
 import { follow } from "./follow";
 import { ensureIndexes } from "./indexes";
 import { journalCovers, noteMoves, oweMissed, stampMoves } from "./journal";
@@ -251,7 +251,7 @@ export function queryPull(
     }
   } else {
     // Deferred queries: only a group owed a part of its answer can have them (deferred.ts).
-    let waiting = owed ? deferredQueries(group) : new Array<StoredQuery>(0);
+    const waiting = owed ? deferredQueries(group) : new Array<StoredQuery>(0);
     // The pull's evaluations, one after another: past the answer's time, re-evaluations and new
     // queries are deferred (releaseChanged, deferOutOfTime, applyPatch).
     const pace = new AnswerPace();
@@ -266,7 +266,6 @@ export function queryPull(
       for (let q = 0; q < queries.length && !membership.exceeded(); q++) {
         if (!pace.fits && holdsFew(key, queries[q].hash)) {
           deferOutOfTime(membership, group, queries[q].hash);
-          deferredLeft++;
           continue;
         }
         pace.start();
@@ -275,61 +274,41 @@ export function queryPull(
         answer.recomputed++;
         pace.another();
       }
-      waiting = new Array<StoredQuery>(0);
-    } else if (base < watermark) {
-      const touched = touchedTables(base, watermark, scope);
-      const fromSeq = firstSeq(base + 1);
-      const toSeq = firstSeq(watermark + 1);
-      const from = fromSeq.toString();
-      const to = toSeq.toString();
-      const queries = storedQueries(group);
-      if (!changesQueries(patchText)) known = queries;
-      // A deferred query is evaluated whole when its turn comes, not brought up to date; one that
-      // keeps its rows lets go of those the writes changed.
-      const skipped = new Map<string, bool>();
-      for (let q = 0; q < waiting.length; q++) skipped.set(waiting[q].hash, waiting[q].keeps);
-      for (let q = 0; q < queries.length && !membership.exceeded(); q++) {
-        const query = queries[q];
-        if (!query.readsAny(touched)) continue;
-        if (skipped.has(query.hash)) {
-          if (skipped.get(query.hash))
-            releaseChanged(schema, membership, query, touched, fromSeq, toSeq, scope);
-          continue;
-        }
-        const plan = readPlan(query.plan, schema);
-        if (!affected(plan, key, query.hash, from, to, touched, scope)) continue;
-        if (!pace.fits) {
-          releaseChanged(schema, membership, query, touched, fromSeq, toSeq, scope);
-          defer(group, query.hash, true);
-          deferredLeft++;
-          continue;
-        }
+    } else {
+      // Deferred queries take the pull's first turns, the longest waiting first, at least one a
+      // pull: writes between every pull, each affecting a query evaluated before them, would
+      // otherwise leave them waiting for as long as the writes go on.
+      let done = 0;
+      for (; done < waiting.length && !membership.exceeded(); done++) {
+        if (!pace.fits && pace.steps > 0) break;
         pace.start();
-        // A query whose rows are each held by their own values is brought up to date among the
-        // changed rows alone; any other is evaluated whole and diffed.
-        if (changedRowsPlan(plan)) membership.evaluateChanged(query.hash, plan, fromSeq, toSeq, scope);
-        else membership.evaluate(query.hash, query.plan);
+        membership.evaluate(waiting[done].hash, waiting[done].plan, !waiting[done].keeps);
+        undefer(group, waiting[done].hash);
         answer.recomputed++;
         pace.another();
+      }
+      if (base < watermark) {
+        const queries = storedQueries(group);
+        if (!changesQueries(patchText)) known = queries;
+        answer.recomputed += refresh(
+          schema,
+          membership,
+          group,
+          key,
+          queries,
+          base,
+          watermark,
+          scope,
+          waiting,
+          done,
+          pace,
+        );
       }
     }
     answer.refused = applyPatch(schema, membership, group, patchText, true, pace);
     if (answer.refused.length > 0) return answer;
-    // Deferred queries are evaluated afresh while the answer has time, at least one a pull that
-    // evaluated nothing else (the patch's dels and clear forgot theirs; new queries it deferred
-    // are among them).
-    if ((waiting.length > 0 || !pace.fits) && changesQueries(patchText)) waiting = deferredQueries(group);
-    let done = 0;
-    for (; done < waiting.length && !membership.exceeded(); ) {
-      if (!pace.fits && pace.steps > 0) break;
-      pace.start();
-      membership.evaluate(waiting[done].hash, waiting[done].plan, !waiting[done].keeps);
-      undefer(group, waiting[done].hash);
-      answer.recomputed++;
-      done++;
-      pace.another();
-    }
-    deferredLeft += waiting.length - done;
+    // Only a pull that had queries waiting or ran past its time can leave some waiting.
+    if (waiting.length > 0 || !pace.fits) deferredLeft = countDeferred(group);
     membership.settle();
     if (membership.moved) noteMoves(key);
   }
@@ -451,6 +430,62 @@ export function queryPull(
 /** Whether a query patch changes the group's queries (a transform version alone does not). */
 /** The stored cookie of a group that never pulled with queries (it holds no rows). */
 const NO_MEMBERSHIP: i64 = -2;
+
+/**
+ * Brings the group's `queries` up to date with the changes in (base, watermark] that `scope`
+ * reads: each query they affect is re-evaluated, among the changed rows alone where its plan
+ * allows, while the answer has time (`pace`), and deferred past it. The `waiting` queries from
+ * `done` on are deferred still: each that keeps rows lets go of those the changes reach. Those
+ * before `done` were evaluated whole in this pull. Answers how many queries it re-evaluated.
+ */
+function refresh(
+  schema: Schema,
+  membership: Membership,
+  group: string,
+  key: string,
+  queries: Array<StoredQuery>,
+  base: i64,
+  watermark: i64,
+  scope: ChangeScope,
+  waiting: Array<StoredQuery>,
+  done: i32,
+  pace: AnswerPace,
+): i32 {
+  const touched = touchedTables(base, watermark, scope);
+  const fromSeq = firstSeq(base + 1);
+  const toSeq = firstSeq(watermark + 1);
+  const from = fromSeq.toString();
+  const to = toSeq.toString();
+  // A deferred query is evaluated whole when its turn comes, not brought up to date; one that
+  // keeps its rows lets go of those the writes changed. One whose turn came in this pull is up
+  // to date.
+  const skipped = new Map<string, bool>();
+  for (let q = 0; q < waiting.length; q++) skipped.set(waiting[q].hash, q >= done && waiting[q].keeps);
+  let recomputed = 0;
+  for (let q = 0; q < queries.length && !membership.exceeded(); q++) {
+    const query = queries[q];
+    if (!query.readsAny(touched)) continue;
+    if (skipped.has(query.hash)) {
+      if (skipped.get(query.hash)) releaseChanged(schema, membership, query, touched, fromSeq, toSeq, scope);
+      continue;
+    }
+    const plan = readPlan(query.plan, schema);
+    if (!affected(plan, key, query.hash, from, to, touched, scope)) continue;
+    if (!pace.fits) {
+      releaseChanged(schema, membership, query, touched, fromSeq, toSeq, scope);
+      defer(group, query.hash, true);
+      continue;
+    }
+    pace.start();
+    // A query whose rows are each held by their own values is brought up to date among the
+    // changed rows alone; any other is evaluated whole and diffed.
+    if (changedRowsPlan(plan)) membership.evaluateChanged(query.hash, plan, fromSeq, toSeq, scope);
+    else membership.evaluate(query.hash, query.plan);
+    recomputed++;
+    pace.another();
+  }
+  return recomputed;
+}
 
 /**
  * A query the answer has no time left for, after a claims change: it lets go of its rows, any of
