@@ -16,6 +16,7 @@ const QUERY_TABLES = [
   "_weir_query_moves",
   "_weir_query_partial",
   "_weir_query_pending",
+  "_weir_query_ranges",
   "_weir_query_rows",
   "_weir_query_scratch",
   "_weir_query_sent",

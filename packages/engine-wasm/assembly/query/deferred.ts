@@ -12,6 +12,7 @@
 // its turn comes. A group with deferred queries lends no rows (lend.ts), and follows no other.
 import { exec, queryRows } from "../host";
 import { params } from "../text";
+import { forgetRange, forgetRanges } from "./ranges";
 import { StoredQuery, storedRows } from "./stored";
 
 export function deferredSql(): Array<string> {
@@ -41,10 +42,12 @@ export function noneDeferred(alias: string): string {
 
 /**
  * Leaves the group's query `hash` (a JSON parameter) to a later pull, its turn after every query
- * of the group waiting already; `keeps`: it holds the rows no write changed (else none). A query
- * deferred again keeps its turn, and one deferred both ways holds none.
+ * of the group waiting already; `keeps`: it holds the rows no write changed, or those of its
+ * ranges so far (ranges.ts), else none. A query deferred again keeps its turn, and one deferred
+ * both ways holds none.
  */
 export function defer(group: string, hash: string, keeps: bool = false): void {
+  if (!keeps) forgetRange(group, hash);
   exec(
     "INSERT INTO _weir_deferred_queries (group_id, hash, keeps, turn) VALUES (?, ?, ?, (SELECT coalesce(max(turn), 0) " +
       "+ 1 FROM _weir_deferred_queries WHERE group_id = ?)) ON CONFLICT DO UPDATE SET keeps = min(keeps, excluded.keeps)",
@@ -62,22 +65,25 @@ export function countDeferred(group: string): i32 {
 
 /** The query `hash` is evaluated, or deleted: it waits no more. */
 export function undefer(group: string, hash: string): void {
+  forgetRange(group, hash);
   exec("DELETE FROM _weir_deferred_queries WHERE group_id = ? AND hash = ?", params([group, hash]));
 }
 
 /** None of the group's queries waits (a reset or a clear starts over; claims re-evaluate all). */
 export function undeferAll(group: string): void {
+  forgetRanges(group);
   exec("DELETE FROM _weir_deferred_queries WHERE group_id = ?", params([group]));
 }
 
 /**
  * The group's deferred queries, the longest waiting first (hashes as JSON parameters, as
- * storedQueries gives them), each with whether it `keeps` rows.
+ * storedQueries gives them), each with whether it `keeps` rows and where its ranges stand.
  */
 export function deferredQueries(group: string): Array<StoredQuery> {
   const rows = queryRows(
-    "SELECT json_quote(q.hash), q.plan, q.tables, d.keeps FROM _weir_deferred_queries AS d JOIN _weir_queries " +
-      "AS q ON q.group_id = d.group_id AND q.hash = d.hash WHERE d.group_id = ? ORDER BY d.turn, d.hash",
+    "SELECT json_quote(q.hash), q.plan, q.tables, d.keeps, coalesce(r.after, ''), coalesce(r.held, 0) FROM " +
+      "_weir_deferred_queries AS d JOIN _weir_queries AS q ON q.group_id = d.group_id AND q.hash = d.hash LEFT JOIN " +
+      "_weir_query_ranges AS r ON r.group_id = d.group_id AND r.hash = d.hash WHERE d.group_id = ? ORDER BY d.turn, d.hash",
     params([group]),
   );
   return storedRows(rows);

@@ -10,6 +10,7 @@
 // A query evaluated afresh first asks another group to lend its rows (lend.ts).
 import { ChangeScope } from "../change-keys";
 import { exec, execStatement, queryRows, Statement } from "../host";
+import { pageEnd } from "../keyset-window";
 import { Schema, Table } from "../schema";
 import { jsonString, literal, params } from "../text";
 import { Visibility } from "../visibility";
@@ -17,6 +18,7 @@ import { Lending } from "./lend";
 import { meterQuery } from "./limits";
 import { readRootPages } from "./pages";
 import { QueryNode, readPlan } from "./plan";
+import { RANGE_ROWS } from "./ranges";
 import { QuerySql } from "./sql";
 import { StoredQuery } from "./stored";
 
@@ -84,8 +86,11 @@ export class Membership {
   /** Fresh evaluations whose rows another group lent (counted in `evaluated` too). */
   copied: i64 = 0;
 
+  /** A query read in ranges holds more rows than the budget, its earlier ranges' counted (ranges.ts). */
+  overBudget: bool = false;
+
   exceeded(): bool {
-    return this.evaluated > this.budget;
+    return this.evaluated > this.budget || this.overBudget;
   }
 
   /** Where rows lent to this group come from (lend.ts). */
@@ -162,24 +167,7 @@ export class Membership {
           planText,
         );
       }
-      const gh = params([this.key, hash]);
-      if (!this.full) {
-        this.scratched = true;
-        this.moved = true;
-        exec(
-          "INSERT INTO _weir_query_scratch (kind, tbl, pk, was_held) SELECT " +
-            CHANGED +
-            ", r.tbl, r.pk, EXISTS (SELECT 1 FROM _weir_group_rows AS g WHERE g.group_key = r.group_key AND " +
-            "g.tbl = r.tbl AND g.pk = r.pk) FROM _weir_query_rows AS r WHERE r.group_key = ? AND r.hash = ? " +
-            "ON CONFLICT DO NOTHING",
-          gh,
-        );
-      }
-      exec(
-        "INSERT INTO _weir_group_rows (group_key, tbl, pk, refs) SELECT group_key, tbl, pk, 1 FROM _weir_query_rows " +
-          "WHERE group_key = ? AND hash = ? ON CONFLICT (group_key, tbl, pk) DO UPDATE SET refs = refs + 1",
-        gh,
-      );
+      this.addHeld(hash);
       return;
     }
     const kind = this.nextKind();
@@ -191,6 +179,28 @@ export class Membership {
       planText,
     );
     this.diff(hash, kind);
+  }
+
+  /** Counts the rows the query holds, all new to it, in the group's (noting each moved row). */
+  private addHeld(hash: string): void {
+    const gh = params([this.key, hash]);
+    if (!this.full) {
+      this.scratched = true;
+      this.moved = true;
+      exec(
+        "INSERT INTO _weir_query_scratch (kind, tbl, pk, was_held) SELECT " +
+          CHANGED +
+          ", r.tbl, r.pk, EXISTS (SELECT 1 FROM _weir_group_rows AS g WHERE g.group_key = r.group_key AND " +
+          "g.tbl = r.tbl AND g.pk = r.pk) FROM _weir_query_rows AS r WHERE r.group_key = ? AND r.hash = ? " +
+          "ON CONFLICT DO NOTHING",
+        gh,
+      );
+    }
+    exec(
+      "INSERT INTO _weir_group_rows (group_key, tbl, pk, refs) SELECT group_key, tbl, pk, 1 FROM _weir_query_rows " +
+        "WHERE group_key = ? AND hash = ? ON CONFLICT (group_key, tbl, pk) DO UPDATE SET refs = refs + 1",
+      gh,
+    );
   }
 
   /**
@@ -210,11 +220,19 @@ export class Membership {
   /**
    * Brings the query's rows up to date among the rows of its table changed in [from, to)
    * (sequence numbers) that `scope` reads, for a plan whose other rows cannot have moved
-   * (`changedRowsPlan`).
+   * (`changedRowsPlan`); `through`: only those up to that key (a JSON array), where the query
+   * holds the rows of its ranges so far (ranges.ts).
    */
-  evaluateChanged(hash: string, plan: QueryNode, from: i64, to: i64, scope: ChangeScope): void {
+  evaluateChanged(
+    hash: string,
+    plan: QueryNode,
+    from: i64,
+    to: i64,
+    scope: ChangeScope,
+    through: string = "",
+  ): void {
     const sql = new QuerySql(this.visibility);
-    const rows = sql.changedRows(plan, from, to, scope);
+    const rows = sql.changedRows(plan, from, to, scope, through);
     const kind = this.nextKind();
     this.scratched = true;
     const bound: string[] = [kind];
@@ -242,6 +260,49 @@ export class Membership {
     const read = scope.of(table, "_weir_c", from.toString(), to.toString(), scopeParams);
     // Diffed against an evaluation that holds nothing: every such row is let go of.
     this.diff(hash, this.nextKind(), changedScope(table, read), scopeParams);
+  }
+
+  /**
+   * For a query evaluated afresh in ranges (ranges.ts; a `changedRowsPlan`): asks another group
+   * to lend its rows, before its first range. Answers whether one did (then the query holds them).
+   */
+  lend(hash: string, planText: string): bool {
+    meterQuery(this.group, hash);
+    const lent = this.lending.rows(hash, planText);
+    if (lent <= 0) return false;
+    this.evaluated += lent;
+    this.copied++;
+    this.addHeld(hash);
+    return true;
+  }
+
+  /**
+   * Adds the rows the query holds among those of its table after the key `after` (a JSON array;
+   * "" from the first) and up to RANGE_ROWS rows of it, in key order. Answers the last key the
+   * range read, or "" when the table ended within it (then the query is evaluated whole).
+   */
+  evaluateRange(hash: string, plan: QueryNode, after: string): string {
+    meterQuery(this.group, hash);
+    const endParams: string[] = [];
+    const ends = queryRows(pageEnd(plan.table, after, RANGE_ROWS, endParams), params(endParams));
+    const end = ends.length > 0 ? ends[0][0] : "";
+    const sql = new QuerySql(this.visibility);
+    const rows = sql.rangeRows(plan, after, end);
+    const kind = this.nextKind();
+    this.scratched = true;
+    const bound: string[] = [kind];
+    for (let i = 0; i < sql.params.length; i++) bound.push(sql.params[i]);
+    this.evaluated += <i64>(
+      exec(
+        "INSERT INTO _weir_query_scratch (kind, tbl, pk, was_held) SELECT ?, t, k, 0 FROM (" +
+          rows +
+          ") WHERE 1 ON CONFLICT DO NOTHING",
+        params(bound),
+      )
+    );
+    // No stored row is compared: the range's rows are new to the query.
+    this.diff(hash, kind, membershipStatements().none);
+    return end;
   }
 
   /** Lets go of every row of the query (its result is empty now). */
@@ -294,7 +355,8 @@ export class Membership {
     if (moved == 0) return;
     this.scratched = true;
     this.moved = true;
-    execStatement(sql.note);
+    // A reset answers every held row: which moved need not be noted.
+    if (!this.full) execStatement(sql.note);
     execStatement(sql.release, params([this.key]));
     execStatement(sql.forget, params([this.key, hash]));
     execStatement(sql.addRows, params([this.key]));
@@ -372,6 +434,8 @@ class MembershipStatements {
   );
   /** Every stored row of the query is compared. */
   readonly whole: Statement = goneStatement("");
+  /** None is (an evaluation of rows new to the query). */
+  readonly none: Statement = goneStatement(" AND 0");
   readonly changedScopes: Map<string, Statement> = new Map<string, Statement>();
 }
 

@@ -27,7 +27,7 @@ import { countDeferred, defer, deferredQueries, undefer, undeferAll } from "./de
 import { follow } from "./follow";
 import { ensureIndexes } from "./indexes";
 import { journalCovers, noteMoves, oweMissed, stampMoves } from "./journal";
-import { AnswerPace, GroupCaps, namesCompleteQueries } from "./limits";
+import { AnswerPace, GroupCaps, meteredCall, namesCompleteQueries } from "./limits";
 import { groupKey, Membership } from "./membership";
 import {
   completeQueries,
@@ -43,6 +43,7 @@ import {
   sendOwed,
 } from "./pending";
 import { QueryNode, readPlan } from "./plan";
+import { forgetRange, noteRange } from "./ranges";
 import { forgetSent, NO_RESUME, resumeOwed } from "./resume";
 import { changedRowsPlan } from "./sql";
 import { StoredQuery, storedQueries } from "./stored";
@@ -136,11 +137,54 @@ function applyPatch(
       defer(group, hash);
       continue;
     }
-    if (pace != null) pace.start();
-    membership.evaluate(hash, plan[0][0], true);
-    if (pace != null) pace.another();
+    if (pace == null) membership.evaluate(hash, plan[0][0], true);
+    else evaluateFresh(membership, group, new StoredQuery(hash, plan[0][0], ""), node, pace);
   }
   return "";
+}
+
+/**
+ * Evaluates the group's query afresh while the answer has time (`pace`): in ranges of its root's
+ * key where its plan allows and the call is metered (ranges.ts), going on from where the query's
+ * ranges stand, else whole. Answers whether it is done; if not, it waits deferred, keeping the
+ * rows of its ranges so far.
+ */
+function evaluateFresh(
+  membership: Membership,
+  group: string,
+  query: StoredQuery,
+  plan: QueryNode,
+  pace: AnswerPace,
+): bool {
+  pace.start();
+  if (!meteredCall() || !changedRowsPlan(plan)) {
+    membership.evaluate(query.hash, query.plan, true);
+    pace.another();
+    return true;
+  }
+  let after = query.range.after;
+  if (after.length == 0 && membership.lend(query.hash, query.plan)) {
+    pace.another();
+    return true;
+  }
+  // The rows of its ranges so far count toward the pull's budget with those of the ranges after.
+  let held = query.range.held;
+  for (;;) {
+    const before = membership.evaluated;
+    after = membership.evaluateRange(query.hash, plan, after);
+    held += membership.evaluated - before;
+    if (held > membership.budget) membership.overBudget = true;
+    pace.another();
+    if (after.length == 0 || !pace.fits || membership.exceeded()) break;
+    pace.start();
+  }
+  if (after.length == 0) {
+    forgetRange(group, query.hash);
+    return true;
+  }
+  defer(group, query.hash, true);
+  noteRange(group, query.hash, after, held);
+  return false;
 }
 
 /**
@@ -243,10 +287,10 @@ export function queryPull(
           deferredLeft++;
           continue;
         }
-        pace.start();
-        membership.evaluate(queries[q].hash, queries[q].plan, true);
+        const query = queries[q];
+        if (!evaluateFresh(membership, group, query, readPlan(query.plan, schema), pace)) deferredLeft++;
         answer.recomputed++;
-        fits = pace.another();
+        fits = pace.fits;
       }
     }
   } else {
@@ -275,19 +319,40 @@ export function queryPull(
         pace.another();
       }
     } else {
+      const changes = base < watermark ? new Changes(base, watermark, scope) : null;
+      // A query evaluated in ranges so far holds their rows: the changes reach those first,
+      // before a range adds more (ranges.ts).
+      if (changes != null) {
+        for (let q = 0; q < waiting.length; q++) {
+          const query = waiting[q];
+          if (!query.range.started() || !query.readsAny(changes.touched)) continue;
+          const plan = readPlan(query.plan, schema);
+          membership.evaluateChanged(
+            query.hash,
+            plan,
+            changes.fromSeq,
+            changes.toSeq,
+            scope,
+            query.range.after,
+          );
+        }
+      }
       // Deferred queries take the pull's first turns, the longest waiting first, at least one a
       // pull: writes between every pull, each affecting a query evaluated before them, would
       // otherwise leave them waiting for as long as the writes go on.
       let done = 0;
       for (; done < waiting.length && !membership.exceeded(); done++) {
         if (!pace.fits && pace.steps > 0) break;
-        pace.start();
-        membership.evaluate(waiting[done].hash, waiting[done].plan, !waiting[done].keeps);
-        undefer(group, waiting[done].hash);
+        const query = waiting[done];
+        if (query.keeps && !query.range.started()) {
+          pace.start();
+          membership.evaluate(query.hash, query.plan);
+          pace.another();
+        } else if (!evaluateFresh(membership, group, query, readPlan(query.plan, schema), pace)) break;
+        undefer(group, query.hash);
         answer.recomputed++;
-        pace.another();
       }
-      if (base < watermark) {
+      if (changes != null) {
         const queries = storedQueries(group);
         if (!changesQueries(patchText)) known = queries;
         answer.recomputed += refresh(
@@ -296,8 +361,7 @@ export function queryPull(
           group,
           key,
           queries,
-          base,
-          watermark,
+          changes,
           scope,
           waiting,
           done,
@@ -312,7 +376,7 @@ export function queryPull(
     membership.settle();
     if (membership.moved) noteMoves(key);
   }
-  if (membership.evaluated > maxQueryRows) {
+  if (membership.exceeded()) {
     answer.exceeded = true;
     return answer;
   }
@@ -324,6 +388,8 @@ export function queryPull(
     // group's rows and nothing is owed. Where the call is metered, only as many as one statement
     // renders in a few ms: more are owed and rendered a page at a time (pending.ts).
     if (owed) exec("DELETE FROM _weir_query_pending WHERE group_key = ?", params([key]));
+    // A query read in ranges went through the scratch table (membership.ts).
+    if (membership.scratched) exec("DELETE FROM _weir_query_scratch");
     const count = holdsMoreThan(key, rowsAtOnce(maxRows))
       ? -1
       : sendHeld(schema, format, key, maxRows, maxBytes);
@@ -431,12 +497,26 @@ export function queryPull(
 /** The stored cookie of a group that never pulled with queries (it holds no rows). */
 const NO_MEMBERSHIP: i64 = -2;
 
+/** The changes a pull reads: those with seqs in [fromSeq, toSeq), and the tables they touched. */
+class Changes {
+  touched: Array<string>;
+  fromSeq: i64;
+  toSeq: i64;
+
+  constructor(base: i64, watermark: i64, scope: ChangeScope) {
+    this.touched = touchedTables(base, watermark, scope);
+    this.fromSeq = firstSeq(base + 1);
+    this.toSeq = firstSeq(watermark + 1);
+  }
+}
+
 /**
- * Brings the group's `queries` up to date with the changes in (base, watermark] that `scope`
- * reads: each query they affect is re-evaluated, among the changed rows alone where its plan
- * allows, while the answer has time (`pace`), and deferred past it. The `waiting` queries from
- * `done` on are deferred still: each that keeps rows lets go of those the changes reach. Those
- * before `done` were evaluated whole in this pull. Answers how many queries it re-evaluated.
+ * Brings the group's `queries` up to date with the `changes` that `scope` reads: each query they
+ * affect is re-evaluated while the answer has time (`pace`), among the changed rows alone where
+ * its plan allows (even past that time: the cost is the changed rows, which the answer reads
+ * anyway), and deferred past it otherwise. Of the `waiting` queries, those evaluated in this
+ * pull (before `done`) and those read in ranges are up to date; each other that keeps rows lets
+ * go of those the changes reach. Answers how many queries it re-evaluated.
  */
 function refresh(
   schema: Schema,
@@ -444,42 +524,42 @@ function refresh(
   group: string,
   key: string,
   queries: Array<StoredQuery>,
-  base: i64,
-  watermark: i64,
+  changes: Changes,
   scope: ChangeScope,
   waiting: Array<StoredQuery>,
   done: i32,
   pace: AnswerPace,
 ): i32 {
-  const touched = touchedTables(base, watermark, scope);
-  const fromSeq = firstSeq(base + 1);
-  const toSeq = firstSeq(watermark + 1);
-  const from = fromSeq.toString();
-  const to = toSeq.toString();
-  // A deferred query is evaluated whole when its turn comes, not brought up to date; one that
-  // keeps its rows lets go of those the writes changed. One whose turn came in this pull is up
-  // to date.
+  const touched = changes.touched;
+  const from = changes.fromSeq.toString();
+  const to = changes.toSeq.toString();
+  // A deferred query is evaluated whole when its turn comes, not brought up to date.
   const skipped = new Map<string, bool>();
-  for (let q = 0; q < waiting.length; q++) skipped.set(waiting[q].hash, q >= done && waiting[q].keeps);
+  for (let q = 0; q < waiting.length; q++) {
+    const query = waiting[q];
+    skipped.set(query.hash, q >= done && query.keeps && !query.range.started());
+  }
   let recomputed = 0;
   for (let q = 0; q < queries.length && !membership.exceeded(); q++) {
     const query = queries[q];
     if (!query.readsAny(touched)) continue;
     if (skipped.has(query.hash)) {
-      if (skipped.get(query.hash)) releaseChanged(schema, membership, query, touched, fromSeq, toSeq, scope);
+      if (skipped.get(query.hash))
+        releaseChanged(schema, membership, query, touched, changes.fromSeq, changes.toSeq, scope);
       continue;
     }
     const plan = readPlan(query.plan, schema);
     if (!affected(plan, key, query.hash, from, to, touched, scope)) continue;
-    if (!pace.fits) {
-      releaseChanged(schema, membership, query, touched, fromSeq, toSeq, scope);
+    // A query whose rows are each held by their own values is brought up to date among the
+    // changed rows alone; any other is evaluated whole and diffed, or deferred past the time.
+    const changed = changedRowsPlan(plan);
+    if (!pace.fits && !changed) {
+      releaseChanged(schema, membership, query, touched, changes.fromSeq, changes.toSeq, scope);
       defer(group, query.hash, true);
       continue;
     }
     pace.start();
-    // A query whose rows are each held by their own values is brought up to date among the
-    // changed rows alone; any other is evaluated whole and diffed.
-    if (changedRowsPlan(plan)) membership.evaluateChanged(query.hash, plan, fromSeq, toSeq, scope);
+    if (changed) membership.evaluateChanged(query.hash, plan, changes.fromSeq, changes.toSeq, scope);
     else membership.evaluate(query.hash, query.plan);
     recomputed++;
     pace.another();

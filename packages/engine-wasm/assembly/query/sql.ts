@@ -10,7 +10,7 @@
 // that reads the node's once (`witnessesOf`).
 import { PLAN_COLUMN, PLAN_GLOB, PLAN_NOT_GLOB, PLAN_NULL } from "../../src/abi";
 import { ChangeScope } from "../change-keys";
-import { keyIn } from "../keyset-window";
+import { keyBound, keyIn } from "../keyset-window";
 import { Table } from "../schema";
 import { ident, literal, unionAll } from "../text";
 import { Visibility } from "../visibility";
@@ -286,7 +286,7 @@ export class QuerySql {
    * The rows of a root-only plan among the rows of its table changed in [from, to) (sequence
    * numbers) that `scope` reads, "<table>\t<key>": see `changedRowsPlan`.
    */
-  changedRows(node: QueryNode, from: i64, to: i64, scope: ChangeScope): string {
+  changedRows(node: QueryNode, from: i64, to: i64, scope: ChangeScope, through: string = ""): string {
     const alias = node.alias();
     const key: string[] = [];
     const extracted: string[] = [];
@@ -313,6 +313,35 @@ export class QuerySql {
       " FROM _weir_changes AS _weir_c WHERE " +
       read +
       ") AND ";
+    sql += this.condition(node.where, alias);
+    sql += " AND " + this.startCondition(node, alias);
+    // A query read in ranges holds no row past the last key they read (ranges.ts).
+    if (through.length > 0) sql += " AND " + keyBound(node.table, through, this.params, true);
+    return sql;
+  }
+
+  /**
+   * The rows a root-only plan holds among those of its table with keys after `after` and up to
+   * `through` (JSON arrays; "": from the first, to the last), "<table>\t<key>": see ranges.ts.
+   */
+  rangeRows(node: QueryNode, after: string, through: string): string {
+    const alias = node.alias();
+    // Parameters bind in the order their `?` appear: the source's, the bounds', the condition's.
+    let sql =
+      "SELECT " +
+      literal(node.table.name) +
+      " AS t, " +
+      keyArray(node.table, alias) +
+      " AS k FROM " +
+      this.source(node.table) +
+      " AS " +
+      alias +
+      " WHERE " +
+      workTerm(node, alias) +
+      keyBound(node.table, after, this.params) +
+      " AND " +
+      keyBound(node.table, through, this.params, true) +
+      " AND ";
     sql += this.condition(node.where, alias);
     sql += " AND " + this.startCondition(node, alias);
     return sql;

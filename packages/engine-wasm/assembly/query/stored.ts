@@ -2,14 +2,17 @@
 // a JSON parameter), its plan and the tables the plan reads (",a,b,").
 import { queryRows } from "../host";
 import { params } from "../text";
+import { RangeState, rangeState } from "./ranges";
 
 export class StoredQuery {
   constructor(
     public hash: string,
     public plan: string,
     public tables: string,
-    /** A deferred query that keeps the rows no write changed (deferred.ts). */
+    /** A deferred query that keeps the rows no write changed, or its ranges' (deferred.ts). */
     public keeps: bool = false,
+    /** A deferred query's ranges so far (ranges.ts). */
+    public range: RangeState = new RangeState(),
   ) {}
 
   /** Whether the query reads any of `tables`. */
@@ -30,12 +33,13 @@ export function storedQueries(group: string): Array<StoredQuery> {
   return storedRows(rows);
 }
 
-/** Queries read as (hash, plan, tables[, keeps]) rows. */
+/** Queries read as (hash, plan, tables[, keeps, after, held]) rows. */
 export function storedRows(rows: Array<Array<string>>): Array<StoredQuery> {
   const queries: StoredQuery[] = [];
   for (let i = 0; i < rows.length; i++) {
     const row = rows[i];
-    queries.push(new StoredQuery(row[0], row[1], row[2], row.length > 3 && row[3] == "1"));
+    const range = row.length > 5 ? rangeState(row[4], row[5]) : new RangeState();
+    queries.push(new StoredQuery(row[0], row[1], row[2], row.length > 3 && row[3] == "1", range));
   }
   return queries;
 }

@@ -9,6 +9,7 @@ import { deferredSql } from "./deferred";
 import { journalSql } from "./journal";
 import { membershipSql } from "./membership";
 import { pendingSql } from "./pending";
+import { rangesSql } from "./ranges";
 
 function execAll(statements: Array<string>): void {
   for (let i = 0; i < statements.length; i++) exec(statements[i]);
@@ -21,5 +22,6 @@ export function createQueryTables(): void {
   execAll(journalSql());
   execAll(deferredSql());
   execAll(deadKeysSql());
+  execAll(rangesSql());
   exec(QUIET_VERSIONS_TABLE);
 }

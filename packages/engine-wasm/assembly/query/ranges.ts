@@ -1,0 +1,60 @@
+// A query evaluated afresh in ranges of its root's key. A query whose rows are each held by their
+// own values (sql.ts, `changedRowsPlan`: no limit, relation or EXISTS) holds the rows of its
+// table that pass its conditions, and a range of that table's keys can be evaluated alone. On a
+// metered pull such a query's fresh evaluation (a new query, a reset's, a deferred one's turn)
+// reads its table RANGE_ROWS rows at a time, in key order, each range a step of the answer's
+// pace (limits.ts): once the answer has no time left, the query waits deferred (deferred.ts),
+// keeping the rows of its ranges so far, and its next turn goes on after the last key read. So
+// no query of thousands of rows is one step. Writes before its turn bring its rows up to date up
+// to that key (the rows past it are read when their range comes), and its rows count toward the
+// pull's `maxQueryRows` across its ranges.
+import { exec } from "../host";
+import { jsonString, params, parseI64 } from "../text";
+
+/** Rows of the root's table a range reads. */
+export const RANGE_ROWS: i32 = 2048;
+
+export function rangesSql(): Array<string> {
+  return [
+    // The query's ranges so far: the last key they read (a JSON array) and the rows they held.
+    "CREATE TABLE IF NOT EXISTS _weir_query_ranges (group_id TEXT NOT NULL, hash TEXT NOT NULL, after TEXT NOT NULL, " +
+      "held INTEGER NOT NULL, PRIMARY KEY (group_id, hash)) WITHOUT ROWID",
+  ];
+}
+
+/** Where the group's query `hash` (JSON parameters) goes on: after the key `after`, having held `held` rows. */
+export function noteRange(group: string, hash: string, after: string, held: i64): void {
+  exec(
+    "INSERT INTO _weir_query_ranges (group_id, hash, after, held) VALUES (?, ?, ?, ?) ON CONFLICT DO UPDATE SET " +
+      "after = excluded.after, held = excluded.held",
+    params([group, hash, jsonString(after), held.toString()]),
+  );
+}
+
+/** The query's evaluation in ranges is done, or starts over. */
+export function forgetRange(group: string, hash: string): void {
+  exec("DELETE FROM _weir_query_ranges WHERE group_id = ? AND hash = ?", params([group, hash]));
+}
+
+/** Every query of the group starts over. */
+export function forgetRanges(group: string): void {
+  exec("DELETE FROM _weir_query_ranges WHERE group_id = ?", params([group]));
+}
+
+/** Where a query's ranges stand: the last key read ("" before the first) and the rows held. */
+export class RangeState {
+  constructor(
+    public after: string = "",
+    public held: i64 = 0,
+  ) {}
+
+  /** Whether some of the query's ranges were evaluated (then it holds their rows). */
+  started(): bool {
+    return this.after.length > 0;
+  }
+}
+
+/** The ranges state of a deferred query as `deferredQueries` reads it ("" columns: none). */
+export function rangeState(after: string, held: string): RangeState {
+  return after.length == 0 ? new RangeState() : new RangeState(after, parseI64(held));
+}
