@@ -18,16 +18,16 @@ import { ChangeScope, keyReads } from "../change-keys";
 import { exec, queryRows } from "../host";
 import { noteQuietVersion } from "../retention";
 import { Schema } from "../schema";
-import { commitVersion, firstSeq, readVersions } from "../state";
+import { commitVersion, readVersions } from "../state";
 import { extraParam, jsonString, params } from "../text";
 import { Visibility } from "../visibility";
-import { affected, touchedTables } from "./affected";
 import { collectDead, rekey } from "./dead-keys";
 import { countDeferred, defer, deferredQueries, undefer, undeferAll } from "./deferred";
+import { Changes, deferOutOfTime, evaluateFresh, holdsFew, refresh } from "./evaluations";
 import { follow } from "./follow";
 import { ensureIndexes } from "./indexes";
 import { journalCovers, noteMoves, oweMissed, stampMoves } from "./journal";
-import { AnswerPace, GroupCaps, meteredCall, namesCompleteQueries } from "./limits";
+import { AnswerPace, GroupCaps, namesCompleteQueries } from "./limits";
 import { groupKey, Membership } from "./membership";
 import {
   completeQueries,
@@ -43,9 +43,7 @@ import {
   sendOwed,
 } from "./pending";
 import { QueryNode, readPlan } from "./plan";
-import { forgetRange, noteRange } from "./ranges";
 import { forgetSent, NO_RESUME, resumeOwed } from "./resume";
-import { changedRowsPlan } from "./sql";
 import { StoredQuery, storedQueries } from "./stored";
 
 /** A stored cookie no client holds (-1 is the null cookie, -2 "never pulled with queries"). */
@@ -141,50 +139,6 @@ function applyPatch(
     else evaluateFresh(membership, group, new StoredQuery(hash, plan[0][0], ""), node, pace);
   }
   return "";
-}
-
-/**
- * Evaluates the group's query afresh while the answer has time (`pace`): in ranges of its root's
- * key where its plan allows and the call is metered (ranges.ts), going on from where the query's
- * ranges stand, else whole. Answers whether it is done; if not, it waits deferred, keeping the
- * rows of its ranges so far.
- */
-function evaluateFresh(
-  membership: Membership,
-  group: string,
-  query: StoredQuery,
-  plan: QueryNode,
-  pace: AnswerPace,
-): bool {
-  pace.start();
-  if (!meteredCall() || !changedRowsPlan(plan)) {
-    membership.evaluate(query.hash, query.plan, true);
-    pace.another();
-    return true;
-  }
-  let after = query.range.after;
-  if (after.length == 0 && membership.lend(query.hash, query.plan)) {
-    pace.another();
-    return true;
-  }
-  // The rows of its ranges so far count toward the pull's budget with those of the ranges after.
-  let held = query.range.held;
-  for (;;) {
-    const before = membership.evaluated;
-    after = membership.evaluateRange(query.hash, plan, after);
-    held += membership.evaluated - before;
-    if (held > membership.budget) membership.overBudget = true;
-    pace.another();
-    if (after.length == 0 || !pace.fits || membership.exceeded()) break;
-    pace.start();
-  }
-  if (after.length == 0) {
-    forgetRange(group, query.hash);
-    return true;
-  }
-  defer(group, query.hash, true);
-  noteRange(group, query.hash, after, held);
-  return false;
 }
 
 /**
@@ -493,132 +447,10 @@ export function queryPull(
   return answer;
 }
 
-/** Whether a query patch changes the group's queries (a transform version alone does not). */
 /** The stored cookie of a group that never pulled with queries (it holds no rows). */
 const NO_MEMBERSHIP: i64 = -2;
 
-/** The changes a pull reads: those with seqs in [fromSeq, toSeq), and the tables they touched. */
-class Changes {
-  touched: Array<string>;
-  fromSeq: i64;
-  toSeq: i64;
-
-  constructor(base: i64, watermark: i64, scope: ChangeScope) {
-    this.touched = touchedTables(base, watermark, scope);
-    this.fromSeq = firstSeq(base + 1);
-    this.toSeq = firstSeq(watermark + 1);
-  }
-}
-
-/**
- * Brings the group's `queries` up to date with the `changes` that `scope` reads: each query they
- * affect is re-evaluated while the answer has time (`pace`), among the changed rows alone where
- * its plan allows (even past that time: the cost is the changed rows, which the answer reads
- * anyway), and deferred past it otherwise. Of the `waiting` queries, those evaluated in this
- * pull (before `done`) and those read in ranges are up to date; each other that keeps rows lets
- * go of those the changes reach. Answers how many queries it re-evaluated.
- */
-function refresh(
-  schema: Schema,
-  membership: Membership,
-  group: string,
-  key: string,
-  queries: Array<StoredQuery>,
-  changes: Changes,
-  scope: ChangeScope,
-  waiting: Array<StoredQuery>,
-  done: i32,
-  pace: AnswerPace,
-): i32 {
-  const touched = changes.touched;
-  const from = changes.fromSeq.toString();
-  const to = changes.toSeq.toString();
-  // A deferred query is evaluated whole when its turn comes, not brought up to date.
-  const skipped = new Map<string, bool>();
-  for (let q = 0; q < waiting.length; q++) {
-    const query = waiting[q];
-    skipped.set(query.hash, q >= done && query.keeps && !query.range.started());
-  }
-  let recomputed = 0;
-  for (let q = 0; q < queries.length && !membership.exceeded(); q++) {
-    const query = queries[q];
-    if (!query.readsAny(touched)) continue;
-    if (skipped.has(query.hash)) {
-      if (skipped.get(query.hash))
-        releaseChanged(schema, membership, query, touched, changes.fromSeq, changes.toSeq, scope);
-      continue;
-    }
-    const plan = readPlan(query.plan, schema);
-    if (!affected(plan, key, query.hash, from, to, touched, scope)) continue;
-    // A query whose rows are each held by their own values is brought up to date among the
-    // changed rows alone; any other is evaluated whole and diffed, or deferred past the time.
-    const changed = changedRowsPlan(plan);
-    if (!pace.fits && !changed) {
-      releaseChanged(schema, membership, query, touched, changes.fromSeq, changes.toSeq, scope);
-      defer(group, query.hash, true);
-      continue;
-    }
-    pace.start();
-    if (changed) membership.evaluateChanged(query.hash, plan, changes.fromSeq, changes.toSeq, scope);
-    else membership.evaluate(query.hash, query.plan);
-    recomputed++;
-    pace.another();
-  }
-  return recomputed;
-}
-
-/**
- * A query the answer has no time left for, after a claims change: it lets go of its rows, any of
- * which the user may no longer see, and waits for the pulls after, holding none, as a reset's
- * deferred queries do (deferred.ts). Only a query that `holdsFew` rows is deferred: letting go
- * of a row costs about what evaluating it does, so one whose cost is its rows (a window of
- * thousands) is evaluated in place, and what a deferral spares is the work of a query that
- * examines much to hold little. (After writes, a query left keeps the rows they did not change:
- * `releaseChanged`.)
- */
-function deferOutOfTime(membership: Membership, group: string, hash: string): void {
-  membership.release(hash);
-  defer(group, hash);
-}
-
-/**
- * Lets go of the rows of the group's `query` that the changes in [from, to) (sequence numbers;
- * the tables they touched: `touched`) changed: a query deferred past the answer's time after
- * writes keeps only the rows they did not change (deferred.ts).
- */
-function releaseChanged(
-  schema: Schema,
-  membership: Membership,
-  query: StoredQuery,
-  touched: Array<string>,
-  from: i64,
-  to: i64,
-  scope: ChangeScope,
-): void {
-  for (let i = 0; i < touched.length; i++) {
-    if (!query.readsAny([touched[i]])) continue;
-    const table = schema.table(touched[i]);
-    if (table != null) membership.releaseChanged(query.hash, table, from, to, scope);
-  }
-}
-
-/** The rows a query may hold and still be deferred rather than evaluated past the answer's time. */
-const DEFER_AT_MOST = 1_024;
-
-/** Whether the group's query `hash` (JSON parameters) holds at most DEFER_AT_MOST rows. */
-function holdsFew(key: string, hash: string): bool {
-  return (
-    queryRows(
-      "SELECT count(*) <= " +
-        DEFER_AT_MOST.toString() +
-        " FROM (SELECT 1 FROM _weir_query_rows WHERE group_key = ? AND hash = ? LIMIT " +
-        (DEFER_AT_MOST + 1).toString() +
-        ")",
-      params([key, hash]),
-    )[0][0] == "1"
-  );
-}
-
+/** Whether a query patch changes the group's queries (a transform version alone does not). */
 function changesQueries(patchText: string): bool {
   if (patchText.length == 0) return false;
   return !(patchText.startsWith(QUERY_OP_VERSION + COLUMN_SEPARATOR) && !patchText.includes(ROW_SEPARATOR));
