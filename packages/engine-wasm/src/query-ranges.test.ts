@@ -169,6 +169,20 @@ describe.each(DATABASES)("a query evaluated in ranges of its root's key on $kind
     );
   });
 
+  it("goes on in ranges to the end on a pull that is not metered, counting each row once", async () => {
+    const { ns, client, parts, pullAll, ofA } = await items();
+    const first = ns.pull({ cookie: client.cookie, queries: { patch: [ofKind("a")] }, ...noTime });
+    client.apply(first.json as never, schema);
+    expect(first.more).toBe(true);
+    pullAll({});
+    expect(parts.at(-1)).toMatchObject({ more: false, got: ["kind-a"] });
+    expect(client.rows).toEqual(ofA());
+    // Each row is held once: deleting the query lets go of every one.
+    pullAll({}, [{ op: "del", hash: "kind-a" }]);
+    expect(client.rows.size).toBe(0);
+    expect(ns.db.adapter.query("SELECT count(*) FROM _weir_group_rows", [])).toEqual([[0]]);
+  });
+
   it("counts the rows of its earlier ranges toward the pull's rows budget", async () => {
     const { ns, client } = await items();
     const limits = { ...noTime, maxQueryRows: 2000 };
@@ -185,5 +199,33 @@ describe.each(DATABASES)("a query evaluated in ranges of its root's key on $kind
     }
     // Each range holds 1,024 rows: the second passes 2,000 with the first's.
     expect(refused).toMatchObject({ code: "query_budget_exceeded" });
+    // The query stays, and refuses every pull that reaches its turn, but not one that deletes it.
+    expect(() => ns.pull({ cookie: client.cookie, queries: { patch: [] }, ...limits })).toThrow(
+      expect.objectContaining({ code: "query_budget_exceeded" }),
+    );
+    let ops: QueryPatchOp[] = [{ op: "del", hash: "kind-a" }];
+    for (let pulls = 0; pulls < 10; pulls++) {
+      const result = ns.pull({ cookie: client.cookie, queries: { patch: ops }, ...limits });
+      ops = [];
+      if (result.json.unchanged) break;
+      client.apply(result.json as never, schema);
+    }
+    expect(client.rows.size).toBe(0);
+    expect(ns.db.adapter.query("SELECT count(*) FROM _weir_query_ranges", [])).toEqual([[0]]);
+  });
+
+  it("counts the time of its earlier ranges toward the query's work budget", async () => {
+    const { ns, client } = await items();
+    const spent = () => ns.db.adapter.query("SELECT spent FROM _weir_query_ranges", [])[0]?.[0] as number;
+    let patch = [ofKind("a")];
+    const pull = () => {
+      client.apply(ns.pull({ cookie: client.cookie, queries: { patch }, ...noTime }).json as never, schema);
+      patch = [];
+    };
+    pull();
+    const first = spent();
+    pull();
+    expect(first).toBeGreaterThan(0);
+    expect(spent()).toBeGreaterThan(first);
   });
 });

@@ -14,8 +14,9 @@ export interface MeteredQuery {
 
 /**
  * Meters a pull's query evaluations while SQLite runs them, through two SQL functions the engine
- * writes into its statements: `_weir_query(hash, name)` before each evaluation (its budget starts
- * anew) and `_weir_work(column)` as the first term of every EXISTS probe (and of the root of a
+ * writes into its statements: `_weir_query(hash, name, spent)` before each evaluation (its budget starts
+ * anew, less the ms `spent` in earlier calls: a query evaluated in ranges over several pulls, whose
+ * total the engine reads back by `_weir_query_spent()`) and `_weir_work(column)` as the first term of every EXISTS probe (and of the root of a
  * query without one), for each row it examines. Past the budget the function throws, which fails the statement at once: a query is
  * refused after its budget, not run to its end. Only drivers that let SQL call back into
  * JavaScript (better-sqlite3, sql.js; `SqlAdapter.defineFunction`) are metered.
@@ -41,7 +42,8 @@ export class WorkMeter {
     if (!db.defineFunction) return false;
     // Declared with the arity the SQL calls them with (sql.js takes a function's length as it).
     db.defineFunction("_weir_work", (_row) => this.tick());
-    db.defineFunction("_weir_query", (hash, name) => this.query(hash, name));
+    db.defineFunction("_weir_query", (hash, name, spent) => this.query(hash, name, Number(spent)));
+    db.defineFunction("_weir_query_spent", () => performance.now() - this.startedAt);
     // The ms the call's answer has left (negative past it; a large number for no limit).
     db.defineFunction("_weir_answer_left", () =>
       Math.min(ANSWER_UNLIMITED_MS, this.answerMs - (performance.now() - this.callStartedAt)),
@@ -106,10 +108,10 @@ export class WorkMeter {
     this.current = null;
   }
 
-  private query(hash: SqlValue, name: SqlValue): number {
+  private query(hash: SqlValue, name: SqlValue, spent: number): number {
     this.spend();
     this.current = { hash: String(hash), name: name === null ? null : String(name) };
-    this.startedAt = performance.now() - (this.pages?.spent.get(this.current.hash) ?? 0);
+    this.startedAt = performance.now() - (this.pages?.spent.get(this.current.hash) ?? 0) - spent;
     return 1;
   }
 

@@ -197,9 +197,18 @@ describe("query work is bounded", () => {
     const { target } = await start({ queryBudgetMs: 1 });
     await seeded(target, "a", 40_000);
     const client = await victim(target);
-    const scan = [{ op: "put" as const, hash: "s1", name: "labelled", args: ["%zzz%"] }];
-    const [attack, victimPull] = await Promise.all([queryPull(target, "a", "g1", null, scan), client.pull()]);
-    expect(victimPull.status).toBe(200);
+    // Its table is read in ranges, a part a pull: the pull whose range takes the query's work
+    // past its budget, its earlier ranges' counted, is refused.
+    let cookie: number | null = null;
+    let attack = await queryPull(target, "a", "g1", cookie, [
+      { op: "put", hash: "s1", name: "labelled", args: ["%zzz%"] },
+    ]);
+    for (let pulls = 0; attack.status === 200 && pulls < 40; pulls++) {
+      cookie = attack.json.cookie as number;
+      const [next, victimPull] = await Promise.all([queryPull(target, "a", "g1", cookie, []), client.pull()]);
+      expect(victimPull.status).toBe(200);
+      attack = next;
+    }
     expect(attack.status).toBe(422);
     expect(attack.json).toMatchObject({
       error: "query_budget_exceeded",
@@ -207,6 +216,9 @@ describe("query work is bounded", () => {
         /^query labelled \(s1\) passed its work budget of 1 ms \(\d+ rows examined\)/,
       ),
     });
+    // The query stays stored, but a pull that deletes it is answered.
+    const deleted = await queryPull(target, "a", "g1", cookie, [{ op: "del", hash: "s1" }]);
+    expect(deleted.status).toBe(200);
     // A query whose root examines few rows stays within the same budget.
     const few = await queryPull(target, "a", "g2", null, [
       { op: "put", hash: "s2", name: "allItems", args: [] },

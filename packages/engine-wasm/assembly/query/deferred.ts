@@ -43,14 +43,14 @@ export function noneDeferred(alias: string): string {
 /**
  * Leaves the group's query `hash` (a JSON parameter) to a later pull, its turn after every query
  * of the group waiting already; `keeps`: it holds the rows no write changed, or those of its
- * ranges so far (ranges.ts), else none. A query deferred again keeps its turn, and one deferred
- * both ways holds none.
+ * ranges so far (ranges.ts), else none. A query deferred again keeps its turn, and holds what
+ * the last deferral says.
  */
 export function defer(group: string, hash: string, keeps: bool = false): void {
   if (!keeps) forgetRange(group, hash);
   exec(
     "INSERT INTO _weir_deferred_queries (group_id, hash, keeps, turn) VALUES (?, ?, ?, (SELECT coalesce(max(turn), 0) " +
-      "+ 1 FROM _weir_deferred_queries WHERE group_id = ?)) ON CONFLICT DO UPDATE SET keeps = min(keeps, excluded.keeps)",
+      "+ 1 FROM _weir_deferred_queries WHERE group_id = ?)) ON CONFLICT DO UPDATE SET keeps = excluded.keeps",
     params([group, hash, keeps ? "1" : "0", group]),
   );
 }
@@ -81,7 +81,8 @@ export function undeferAll(group: string): void {
  */
 export function deferredQueries(group: string): Array<StoredQuery> {
   const rows = queryRows(
-    "SELECT json_quote(q.hash), q.plan, q.tables, d.keeps, coalesce(r.after, ''), coalesce(r.held, 0) FROM " +
+    "SELECT json_quote(q.hash), q.plan, q.tables, d.keeps, coalesce(r.after, ''), coalesce(r.held, 0), " +
+      "coalesce(r.spent, 0) FROM " +
       "_weir_deferred_queries AS d JOIN _weir_queries AS q ON q.group_id = d.group_id AND q.hash = d.hash LEFT JOIN " +
       "_weir_query_ranges AS r ON r.group_id = d.group_id AND r.hash = d.hash WHERE d.group_id = ? ORDER BY d.turn, d.hash",
     params([group]),

@@ -10,8 +10,9 @@ import { firstSeq } from "../state";
 import { params } from "../text";
 import { affected, touchedTables } from "./affected";
 import { defer } from "./deferred";
-import { AnswerPace, meteredCall } from "./limits";
+import { AnswerPace, meteredCall, querySpent } from "./limits";
 import { Membership } from "./membership";
+import { Drops } from "./patch-drops";
 import { QueryNode, readPlan } from "./plan";
 import { forgetRange, noteRange } from "./ranges";
 import { changedRowsPlan } from "./sql";
@@ -20,8 +21,8 @@ import { StoredQuery } from "./stored";
 /**
  * Evaluates the group's query afresh while the answer has time (`pace`): in ranges of its root's
  * key where its plan allows and the call is metered (ranges.ts), going on from where the query's
- * ranges stand, else whole. Answers whether it is done; if not, it waits deferred, keeping the
- * rows of its ranges so far.
+ * ranges stand (an unmetered call too, then to the end), else whole. Answers whether it is done;
+ * if not, it waits deferred, keeping the rows of its ranges so far.
  */
 export function evaluateFresh(
   membership: Membership,
@@ -31,7 +32,7 @@ export function evaluateFresh(
   pace: AnswerPace,
 ): bool {
   pace.start();
-  if (!meteredCall() || !changedRowsPlan(plan)) {
+  if (!changedRowsPlan(plan) || (!meteredCall() && !query.range.started())) {
     membership.evaluate(query.hash, query.plan, true);
     pace.another();
     return true;
@@ -42,10 +43,13 @@ export function evaluateFresh(
     return true;
   }
   // The rows of its ranges so far count toward the pull's budget with those of the ranges after.
+  // So do their ms toward its work budget.
   let held = query.range.held;
+  let spent = query.range.spent;
   for (;;) {
     const before = membership.evaluated;
-    after = membership.evaluateRange(query.hash, plan, after);
+    after = membership.evaluateRange(query.hash, plan, after, spent);
+    spent = querySpent();
     held += membership.evaluated - before;
     if (held > membership.budget) membership.overBudget = true;
     pace.another();
@@ -57,7 +61,7 @@ export function evaluateFresh(
     return true;
   }
   defer(group, query.hash, true);
-  noteRange(group, query.hash, after, held);
+  noteRange(group, query.hash, after, held, spent);
   return false;
 }
 
@@ -80,7 +84,8 @@ export class Changes {
  * its plan allows (even past that time: the cost is the changed rows, which the answer reads
  * anyway), and deferred past it otherwise. Of the `waiting` queries, those evaluated in this
  * pull (before `done`) and those read in ranges are up to date; each other that keeps rows lets
- * go of those the changes reach. Answers how many queries it re-evaluated.
+ * go of those the changes reach. The queries the pull's patch deletes (`drops`) are passed over.
+ * Answers how many queries it re-evaluated.
  */
 export function refresh(
   schema: Schema,
@@ -93,6 +98,7 @@ export function refresh(
   waiting: Array<StoredQuery>,
   done: i32,
   pace: AnswerPace,
+  drops: Drops,
 ): i32 {
   const touched = changes.touched;
   const from = changes.fromSeq.toString();
@@ -106,7 +112,7 @@ export function refresh(
   let recomputed = 0;
   for (let q = 0; q < queries.length && !membership.exceeded(); q++) {
     const query = queries[q];
-    if (!query.readsAny(touched)) continue;
+    if (!query.readsAny(touched) || drops.has(query.hash)) continue;
     if (skipped.has(query.hash)) {
       if (skipped.get(query.hash))
         releaseChanged(schema, membership, query, touched, changes.fromSeq, changes.toSeq, scope);

@@ -79,14 +79,21 @@ export function workTerm(node: QueryNode, alias: string): string {
 
 /**
  * Tells the host which query the next statements evaluate (`group`, `hash`: JSON parameters):
- * its budget starts anew, and a refusal names it.
+ * its budget starts anew, less the ms it `spent` in earlier pulls (a query evaluated in ranges:
+ * ranges.ts), and a refusal names it.
  */
-export function meterQuery(group: string, hash: string): void {
+export function meterQuery(group: string, hash: string, spent: f64 = 0): void {
   if (!metered) return;
   queryRows(
-    "SELECT _weir_query(?, (SELECT name FROM _weir_queries WHERE group_id = ? AND hash = ?))",
-    params([hash, group, hash]),
+    "SELECT _weir_query(?, (SELECT name FROM _weir_queries WHERE group_id = ? AND hash = ?), ?)",
+    params([hash, group, hash, spent.toString()]),
   );
+}
+
+/** The ms the query being evaluated has spent, its earlier pulls' included (0 where unmetered). */
+export function querySpent(): f64 {
+  if (!metered) return 0;
+  return F64.parseFloat(queryRows("SELECT _weir_query_spent()")[0][0]);
 }
 
 /**

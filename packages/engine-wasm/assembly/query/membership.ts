@@ -279,10 +279,11 @@ export class Membership {
   /**
    * Adds the rows the query holds among those of its table after the key `after` (a JSON array;
    * "" from the first) and up to RANGE_ROWS rows of it, in key order. Answers the last key the
-   * range read, or "" when the table ended within it (then the query is evaluated whole).
+   * range read, or "" when the table ended within it (then the query is evaluated whole). Its
+   * work budget counts the ms its earlier ranges `spent` too.
    */
-  evaluateRange(hash: string, plan: QueryNode, after: string): string {
-    meterQuery(this.group, hash);
+  evaluateRange(hash: string, plan: QueryNode, after: string, spent: f64): string {
+    meterQuery(this.group, hash, spent);
     const endParams: string[] = [];
     const ends = queryRows(pageEnd(plan.table, after, RANGE_ROWS, endParams), params(endParams));
     const end = ends.length > 0 ? ends[0][0] : "";

@@ -29,6 +29,7 @@ import { ensureIndexes } from "./indexes";
 import { journalCovers, noteMoves, oweMissed, stampMoves } from "./journal";
 import { AnswerPace, GroupCaps, namesCompleteQueries } from "./limits";
 import { groupKey, Membership } from "./membership";
+import { Drops } from "./patch-drops";
 import {
   completeQueries,
   holdsMoreThan,
@@ -276,10 +277,13 @@ export function queryPull(
       const changes = base < watermark ? new Changes(base, watermark, scope) : null;
       // A query evaluated in ranges so far holds their rows: the changes reach those first,
       // before a range adds more (ranges.ts).
+      // The queries the patch deletes are not evaluated first: a client can always delete one
+      // whose evaluation would refuse its pulls.
+      const drops = new Drops(patchText);
       if (changes != null) {
         for (let q = 0; q < waiting.length; q++) {
           const query = waiting[q];
-          if (!query.range.started() || !query.readsAny(changes.touched)) continue;
+          if (!query.range.started() || !query.readsAny(changes.touched) || drops.has(query.hash)) continue;
           const plan = readPlan(query.plan, schema);
           membership.evaluateChanged(
             query.hash,
@@ -298,6 +302,7 @@ export function queryPull(
       for (; done < waiting.length && !membership.exceeded(); done++) {
         if (!pace.fits && pace.steps > 0) break;
         const query = waiting[done];
+        if (drops.has(query.hash)) continue;
         if (query.keeps && !query.range.started()) {
           pace.start();
           membership.evaluate(query.hash, query.plan);
@@ -320,6 +325,7 @@ export function queryPull(
           waiting,
           done,
           pace,
+          drops,
         );
       }
     }

@@ -7,7 +7,8 @@
 // keeping the rows of its ranges so far, and its next turn goes on after the last key read. So
 // no query of thousands of rows is one step. Writes before its turn bring its rows up to date up
 // to that key (the rows past it are read when their range comes), and its rows count toward the
-// pull's `maxQueryRows` across its ranges.
+// pull's `maxQueryRows` across its ranges, and their time toward its work budget (`spent`: the
+// pull whose range passes it is refused).
 import { exec } from "../host";
 import { jsonString, params, parseI64 } from "../text";
 
@@ -16,18 +17,22 @@ export const RANGE_ROWS: i32 = 2048;
 
 export function rangesSql(): Array<string> {
   return [
-    // The query's ranges so far: the last key they read (a JSON array) and the rows they held.
+    // The query's ranges so far: the last key they read (a JSON array), the rows they held and
+    // the ms their evaluations took (its work budget counts them all).
     "CREATE TABLE IF NOT EXISTS _weir_query_ranges (group_id TEXT NOT NULL, hash TEXT NOT NULL, after TEXT NOT NULL, " +
-      "held INTEGER NOT NULL, PRIMARY KEY (group_id, hash)) WITHOUT ROWID",
+      "held INTEGER NOT NULL, spent REAL NOT NULL, PRIMARY KEY (group_id, hash)) WITHOUT ROWID",
   ];
 }
 
-/** Where the group's query `hash` (JSON parameters) goes on: after the key `after`, having held `held` rows. */
-export function noteRange(group: string, hash: string, after: string, held: i64): void {
+/**
+ * Where the group's query `hash` (JSON parameters) goes on: after the key `after`, having held
+ * `held` rows in `spent` ms.
+ */
+export function noteRange(group: string, hash: string, after: string, held: i64, spent: f64): void {
   exec(
-    "INSERT INTO _weir_query_ranges (group_id, hash, after, held) VALUES (?, ?, ?, ?) ON CONFLICT DO UPDATE SET " +
-      "after = excluded.after, held = excluded.held",
-    params([group, hash, jsonString(after), held.toString()]),
+    "INSERT INTO _weir_query_ranges (group_id, hash, after, held, spent) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO " +
+      "UPDATE SET after = excluded.after, held = excluded.held, spent = excluded.spent",
+    params([group, hash, jsonString(after), held.toString(), spent.toString()]),
   );
 }
 
@@ -41,11 +46,12 @@ export function forgetRanges(group: string): void {
   exec("DELETE FROM _weir_query_ranges WHERE group_id = ?", params([group]));
 }
 
-/** Where a query's ranges stand: the last key read ("" before the first) and the rows held. */
+/** Where a query's ranges stand: the last key read ("" before the first), the rows held, the ms spent. */
 export class RangeState {
   constructor(
     public after: string = "",
     public held: i64 = 0,
+    public spent: f64 = 0,
   ) {}
 
   /** Whether some of the query's ranges were evaluated (then it holds their rows). */
@@ -55,6 +61,6 @@ export class RangeState {
 }
 
 /** The ranges state of a deferred query as `deferredQueries` reads it ("" columns: none). */
-export function rangeState(after: string, held: string): RangeState {
-  return after.length == 0 ? new RangeState() : new RangeState(after, parseI64(held));
+export function rangeState(after: string, held: string, spent: string): RangeState {
+  return after.length == 0 ? new RangeState() : new RangeState(after, parseI64(held), F64.parseFloat(spent));
 }

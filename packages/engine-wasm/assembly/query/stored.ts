@@ -33,12 +33,12 @@ export function storedQueries(group: string): Array<StoredQuery> {
   return storedRows(rows);
 }
 
-/** Queries read as (hash, plan, tables[, keeps, after, held]) rows. */
+/** Queries read as (hash, plan, tables[, keeps, after, held, spent]) rows. */
 export function storedRows(rows: Array<Array<string>>): Array<StoredQuery> {
   const queries: StoredQuery[] = [];
   for (let i = 0; i < rows.length; i++) {
     const row = rows[i];
-    const range = row.length > 5 ? rangeState(row[4], row[5]) : new RangeState();
+    const range = row.length > 6 ? rangeState(row[4], row[5], row[6]) : new RangeState();
     queries.push(new StoredQuery(row[0], row[1], row[2], row.length > 3 && row[3] == "1", range));
   }
   return queries;
