@@ -334,7 +334,9 @@ export function queryPull(
     // Only a pull that had queries waiting or ran past its time can leave some waiting.
     if (waiting.length > 0 || !pace.fits) deferredLeft = countDeferred(group);
     membership.settle();
-    if (membership.moved) noteMoves(key);
+    // An answer that continues a part, or is one, starts the journal again (journal.ts): no
+    // move of it need be noted.
+    if (membership.moved && !owed && !resumed && deferredLeft == 0) noteMoves(key);
   }
   if (membership.exceeded()) {
     answer.exceeded = true;
