@@ -293,7 +293,7 @@ export class Membership {
     this.scratched = true;
     const bound: string[] = [kind];
     for (let i = 0; i < sql.params.length; i++) bound.push(sql.params[i]);
-    this.evaluated += <i64>(
+    const found = <i64>(
       exec(
         "INSERT INTO _weir_query_scratch (kind, tbl, pk, was_held) SELECT ?, t, k, 0 FROM (" +
           rows +
@@ -301,8 +301,15 @@ export class Membership {
         params(bound),
       )
     );
-    // No stored row is compared: the range's rows are new to the query.
-    this.diff(hash, kind, membershipStatements().none);
+    this.evaluated += found;
+    if (found == 0) return end;
+    // The range's rows are new to the query: its ranges never overlap, and the rows it holds are
+    // those of its ranges so far (ranges.ts). So they are added as they are, without a diff.
+    this.moved = true;
+    const statements = membershipStatements();
+    if (!this.full) execStatement(statements.noteFound, params([this.key, kind]));
+    execStatement(statements.keepFound, params([this.key, hash, kind]));
+    execStatement(statements.countFound, params([this.key, kind]));
     return end;
   }
 
@@ -435,8 +442,23 @@ class MembershipStatements {
   );
   /** Every stored row of the query is compared. */
   readonly whole: Statement = goneStatement("");
-  /** None is (an evaluation of rows new to the query). */
-  readonly none: Statement = goneStatement(" AND 0");
+  /** A range's rows (scratch kind `?`), new to the query: noted as moved... */
+  readonly noteFound: Statement = new Statement(
+    "INSERT INTO _weir_query_scratch (kind, tbl, pk, was_held) SELECT " +
+      CHANGED +
+      ", e.tbl, e.pk, EXISTS (SELECT 1 FROM _weir_group_rows AS g WHERE g.group_key = ? AND g.tbl = e.tbl " +
+      "AND g.pk = e.pk) FROM _weir_query_scratch AS e WHERE e.kind = ? ON CONFLICT DO NOTHING",
+  );
+  /** ...kept as the query's... */
+  readonly keepFound: Statement = new Statement(
+    "INSERT INTO _weir_query_rows (group_key, hash, tbl, pk) SELECT ?, ?, tbl, pk FROM _weir_query_scratch " +
+      "WHERE kind = ? ON CONFLICT DO NOTHING",
+  );
+  /** ...and counted in the group's. */
+  readonly countFound: Statement = new Statement(
+    "INSERT INTO _weir_group_rows (group_key, tbl, pk, refs) SELECT ?, tbl, pk, 1 FROM _weir_query_scratch " +
+      "WHERE kind = ? ON CONFLICT (group_key, tbl, pk) DO UPDATE SET refs = refs + 1",
+  );
   readonly changedScopes: Map<string, Statement> = new Map<string, Statement>();
 }
 
