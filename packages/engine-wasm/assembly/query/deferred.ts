@@ -1,15 +1,24 @@
-// Queries a group holds whose rows are not built yet. A reset evaluates every query of the
-// group, and a group may hold hundreds, each within its own work budget: together they would
-// hold the thread for as long as all of them take. On a metered pull, once the call has run its
-// answer's time (limits.ts, AnswerPace) after its first query, the reset leaves the rest
-// deferred: stored, holding no rows, and named here. So do the writes since a group's cookie,
-// and a change of its claims, once the queries they affect have taken the answer's time: each
-// query left lets go of its rows first (they could be stale), which the client loses until the
-// query's turn comes. The answer is then a part, as one cut by
-// the caps is (rows still to come, no query named complete that is deferred, mutation ids held
-// back), and each pull after it evaluates deferred queries afresh, at least one, the longest
-// waiting first, until none are left. A deferred query is not re-evaluated for changes meanwhile: it is evaluated whole when
-// its turn comes. A group with deferred queries lends no rows (lend.ts), and follows no other.
+// Queries a group holds whose rows are not built yet, or not up to date. A reset evaluates every
+// query of the group, and a group may hold hundreds, each within its own work budget: together
+// they would hold the thread for as long as all of them take. On a metered pull, once the call
+// has run its answer's time (limits.ts, AnswerPace) after its first query, the reset leaves the
+// rest deferred: stored, holding no rows, and named here. So do the new queries of a patch past
+// that time, and a query read in ranges (ranges.ts) whose ranges it cut, which keeps their rows.
+// The answer is then a part, as one cut by the caps is (rows still to come, no query named
+// complete that is deferred, mutation ids held back), and each pull after it evaluates deferred
+// queries before anything else, at least one, the longest waiting first (`turn`), until none are
+// left. A deferred query is not re-evaluated for changes meanwhile: it is evaluated whole when its
+// turn comes (a query read in ranges goes on from its last range, its rows brought up to date).
+// A group with deferred queries lends no rows (lend.ts), and follows no other.
+//
+// A query that writes since the group's cookie leave out of the answer's time is deferred keeping
+// its rows (`keeps`), but only those no write since has changed: each held row a write changes is
+// let go of at once, by the write's pull and by every pull after it until the query's turn.
+// Letting go of every row would cost what evaluating the query does (a window of thousands), and
+// keeping a changed row could send values the user may no longer see. An unchanged row is one the
+// client holds already, as it was when the query last held it, so keeping it sends nothing; the
+// query's turn diffs it against what the query holds then. After a change of claims a query left
+// lets go of every row instead (any could be one the new claims hide).
 import { exec, queryRows } from "../host";
 import { params } from "../text";
 import { forgetRange, forgetRanges } from "./ranges";
