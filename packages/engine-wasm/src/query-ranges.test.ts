@@ -86,7 +86,9 @@ describe.each(DATABASES)("a query evaluated in ranges of its root's key on $kind
     // rows; each answer sends a page of the rows so far, and the query is named complete in the
     // last part alone.
     expect(work.slice(0, 3)).toEqual([
-      { examined: 2048, held: 1024 },
+      // The first also read the query whole until it found more rows than a range reads (2,049
+      // of kind a, in 4,097 rows), to tell it needs ranges.
+      { examined: 4097 + 2048, held: 1024 },
       { examined: 2048, held: 1024 },
       { examined: 904, held: 452 },
     ]);
@@ -96,6 +98,32 @@ describe.each(DATABASES)("a query evaluated in ranges of its root's key on $kind
     expect(wrong).toEqual([]);
     expect(client.rows).toEqual(ofA());
     expect(client.rows.size).toBe(ITEMS / 2);
+  });
+
+  it("evaluates whole, in one step, a query of fewer rows than a range reads", async () => {
+    const { ns, client, parts, work, pullAll } = await items();
+    const some: QueryPatchOp = {
+      op: "put",
+      hash: "some",
+      name: "some",
+      args: [],
+      ast: {
+        table: "item",
+        orderBy: [["id", "asc"]],
+        where: {
+          type: "simple",
+          op: "IN",
+          left: { type: "column", name: "id" },
+          right: { type: "literal", value: ["i00010", "i04990"] },
+        },
+      },
+    };
+    pullAll(noTime, [some]);
+    // Two rows found by their keys, not every range of the table read.
+    expect(parts).toEqual([{ more: false, got: ["some"], rows: 2 }]);
+    expect(work[0]!.examined).toBeLessThan(10);
+    expect(client.keys()).toEqual(['item/["i00010"]', 'item/["i04990"]']);
+    expect(ns.db.adapter.query("SELECT count(*) FROM _weir_query_ranges", [])).toEqual([[0]]);
   });
 
   it("evaluates it whole where the pull has the time or is not metered", async () => {

@@ -287,9 +287,32 @@ export class Membership {
     const endParams: string[] = [];
     const ends = queryRows(pageEnd(plan.table, after, RANGE_ROWS, endParams), params(endParams));
     const end = ends.length > 0 ? ends[0][0] : "";
-    const sql = new QuerySql(this.visibility);
-    const rows = sql.rangeRows(plan, after, end);
     const kind = this.nextKind();
+    this.addFound(hash, kind, this.findRows(plan, after, end, "", kind));
+    return end;
+  }
+
+  /**
+   * Evaluates a root-only plan afresh whole when it holds at most `most` rows, adding them;
+   * answers whether it did (else it holds none yet: it is read in ranges, ranges.ts).
+   */
+  evaluateUpTo(hash: string, plan: QueryNode, most: i32): bool {
+    meterQuery(this.group, hash);
+    const kind = this.nextKind();
+    const found = this.findRows(plan, "", "", " LIMIT " + (most + 1).toString(), kind);
+    if (found > <i64>most) {
+      this.evaluated -= found;
+      exec("DELETE FROM _weir_query_scratch WHERE kind = ?", params([kind]));
+      return false;
+    }
+    this.addFound(hash, kind, found);
+    return true;
+  }
+
+  /** Puts the plan's rows between the keys `after` and `through` (ranges.ts) in scratch kind `kind`; answers how many. */
+  private findRows(plan: QueryNode, after: string, through: string, limit: string, kind: string): i64 {
+    const sql = new QuerySql(this.visibility);
+    const rows = sql.rangeRows(plan, after, through);
     this.scratched = true;
     const bound: string[] = [kind];
     for (let i = 0; i < sql.params.length; i++) bound.push(sql.params[i]);
@@ -297,20 +320,27 @@ export class Membership {
       exec(
         "INSERT INTO _weir_query_scratch (kind, tbl, pk, was_held) SELECT ?, t, k, 0 FROM (" +
           rows +
+          limit +
           ") WHERE 1 ON CONFLICT DO NOTHING",
         params(bound),
       )
     );
     this.evaluated += found;
-    if (found == 0) return end;
-    // The range's rows are new to the query: its ranges never overlap, and the rows it holds are
-    // those of its ranges so far (ranges.ts). So they are added as they are, without a diff.
+    return found;
+  }
+
+  /**
+   * Adds the `found` rows of scratch kind `kind` to the query's. They are new to it: a query's
+   * ranges never overlap, and the rows it holds are those of its ranges so far (ranges.ts). So
+   * they are added as they are, without a diff.
+   */
+  private addFound(hash: string, kind: string, found: i64): void {
+    if (found == 0) return;
     this.moved = true;
     const statements = membershipStatements();
     if (!this.full) execStatement(statements.noteFound, params([this.key, kind]));
     execStatement(statements.keepFound, params([this.key, hash, kind]));
     execStatement(statements.countFound, params([this.key, kind]));
-    return end;
   }
 
   /** Lets go of every row of the query (its result is empty now). */

@@ -3,7 +3,10 @@
 // table that pass its conditions, and a range of that table's keys can be evaluated alone. On a
 // metered pull such a query's fresh evaluation (a new query, a reset's, a deferred one's turn)
 // reads its table RANGE_ROWS rows at a time, in key order, each range a step of the answer's
-// pace (limits.ts): once the answer has no time left, the query waits deferred (deferred.ts),
+// pace (limits.ts), unless it holds at most RANGE_ROWS rows: it is first read whole until more are
+// found (a query of a few rows of a large table would otherwise read every range of it; 100
+// point queries of a 20,000-row table took 316 ms so, 49 to 72 ms read whole). Once the answer
+// has no time left, the query waits deferred (deferred.ts),
 // keeping the rows of its ranges so far, and its next turn goes on after the last key read. So
 // no query of thousands of rows is one step. Writes before its turn bring its rows up to date up
 // to that key (the rows past it are read when their range comes), and its rows count toward the
