@@ -259,7 +259,7 @@ describe.each(DATABASES)("queries a write affects, deferred past the answer's ti
    */
   const windowOfKind = (kind: string): QueryPatchOp => {
     const put = ofKind(kind) as Extract<QueryPatchOp, { op: "put" }>;
-    return { ...put, ast: { ...put.ast, limit: 5000 } };
+    return { ...put, ast: { ...(put.ast as Record<string, unknown>), limit: 5000 } };
   };
   const timed = { queryBudgetMs: 60_000 };
   const noTime = { queryBudgetMs: 60_000, answerMs: 0 };
@@ -363,7 +363,7 @@ describe.each(DATABASES)("queries a write affects, deferred past the answer's ti
         hash: `first-${kind}`,
         name: "firstOfKind",
         ast: {
-          ...put.ast,
+          ...(put.ast as Record<string, unknown>),
           orderBy: [
             ["note", "asc"],
             ["id", "asc"],
