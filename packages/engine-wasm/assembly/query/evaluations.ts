@@ -10,7 +10,7 @@ import { firstSeq } from "../state";
 import { params } from "../text";
 import { affected, touchedTables } from "./affected";
 import { defer } from "./deferred";
-import { AnswerPace, meteredCall, querySpent } from "./limits";
+import { AnswerPace, meteredCall } from "./limits";
 import { Membership } from "./membership";
 import { Drops } from "./patch-drops";
 import { QueryNode, readPlan } from "./plan";
@@ -54,7 +54,7 @@ export function evaluateFresh(
   for (;;) {
     const before = membership.evaluated;
     after = membership.evaluateRange(query.hash, plan, after, spent);
-    spent = querySpent();
+    spent = membership.spent;
     held += membership.evaluated - before;
     if (held > membership.budget) membership.overBudget = true;
     pace.another();

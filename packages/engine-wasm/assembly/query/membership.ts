@@ -15,7 +15,7 @@ import { Schema, Table } from "../schema";
 import { jsonString, literal, params } from "../text";
 import { Visibility } from "../visibility";
 import { Lending } from "./lend";
-import { meterQuery } from "./limits";
+import { meterQuery, querySpent } from "./limits";
 import { readRootPages } from "./pages";
 import { QueryNode, readPlan } from "./plan";
 import { RANGE_ROWS } from "./ranges";
@@ -283,14 +283,20 @@ export class Membership {
    * work budget counts the ms its earlier ranges `spent` too.
    */
   evaluateRange(hash: string, plan: QueryNode, after: string, spent: f64): string {
-    meterQuery(this.group, hash, spent);
     const endParams: string[] = [];
     const ends = queryRows(pageEnd(plan.table, after, RANGE_ROWS, endParams), params(endParams));
     const end = ends.length > 0 ? ends[0][0] : "";
     const kind = this.nextKind();
-    this.addFound(hash, kind, this.findRows(plan, after, end, "", kind));
+    // Its work budget counts the statement that evaluates it, as a whole evaluation's does.
+    meterQuery(this.group, hash, spent);
+    const found = this.findRows(plan, after, end, "", kind);
+    this.spent = querySpent();
+    this.addFound(hash, kind, found);
     return end;
   }
+
+  /** The ms a query read in ranges has spent in its evaluations, its last range's included. */
+  spent: f64 = 0;
 
   /**
    * Evaluates a root-only plan afresh whole when it holds at most `most` rows, adding them;
