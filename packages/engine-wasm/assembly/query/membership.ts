@@ -3,19 +3,20 @@
 // group's queries hold it. A row is sent when the first query holds it and deleted when the last
 // one lets go. Every step is set-based SQL: rows never cross into the engine.
 //
-// The scratch table holds, during one pull, the rows of the query being evaluated (kind 0) and
-// each row whose count changed with whether the group held it before the pull (kind 1); the
-// pull empties it before it answers, inside its transaction.
+// The scratch table holds, during one pull, the rows of each evaluation and each row whose count
+// changed, with whether the group held it before the pull (its kinds: membership-statements.ts);
+// the pull empties it before it answers, inside its transaction.
 //
 // A query evaluated afresh first asks another group to lend its rows (lend.ts).
 import { ChangeScope } from "../change-keys";
 import { exec, execStatement, queryRows, Statement } from "../host";
 import { pageEnd } from "../keyset-window";
 import { Schema, Table } from "../schema";
-import { jsonString, literal, params } from "../text";
+import { jsonString, params } from "../text";
 import { Visibility } from "../visibility";
 import { Lending } from "./lend";
 import { meterQuery, querySpent } from "./limits";
+import { CHANGED, changedScope, membershipStatements } from "./membership-statements";
 import { readRootPages } from "./pages";
 import { QueryNode, readPlan } from "./plan";
 import { RANGE_ROWS } from "./ranges";
@@ -61,8 +62,6 @@ export function membershipSql(): Array<string> {
       "was_held INTEGER NOT NULL, PRIMARY KEY (kind, tbl, pk)) WITHOUT ROWID",
   ];
 }
-
-const CHANGED = "1";
 
 // Scratch kinds below 0 hold the rows of one evaluation each (the n-th of the pull: -n).
 
@@ -407,123 +406,4 @@ export class Membership {
     execStatement(sql.keepRows, params([this.key, hash]));
     execStatement(sql.clear);
   }
-}
-
-/** Scratch kinds of one diff's moved rows: those the query no longer holds, and those it holds anew. */
-const GONE = "3";
-const ADDED = "4";
-
-/**
- * Finds the stored rows of a query that its evaluation no longer holds, among those `scope`
- * limits them to (a condition at alias r; "" for all), into scratch kind GONE; answers how many.
- */
-function goneStatement(scope: string): Statement {
-  return new Statement(
-    "INSERT INTO _weir_query_scratch (kind, tbl, pk, was_held) SELECT " +
-      GONE +
-      ", r.tbl, r.pk, 1 FROM _weir_query_rows AS r WHERE r.group_key = ? AND r.hash = ?" +
-      scope +
-      " AND NOT EXISTS (SELECT 1 FROM _weir_query_scratch AS e WHERE e.kind = ? AND e.tbl = r.tbl AND e.pk = r.pk)",
-  );
-}
-
-/** A diff's moved rows (scratch kinds GONE and ADDED) as a subquery of tbl and pk. */
-function movedOf(kind: string): string {
-  return "(SELECT tbl, pk FROM _weir_query_scratch WHERE kind = " + kind + ")";
-}
-
-/**
- * A diff's statements, built once (their text is long: building it and finding its statement by
- * it cost more, each pull, than running some of them), at first use: a build without the query
- * engine (../features.ts) never builds them.
- */
-class MembershipStatements {
-  /** The evaluated rows the query did not hold (scratch kind ADDED), with whether the group held each. */
-  readonly added: Statement = new Statement(
-    "INSERT INTO _weir_query_scratch (kind, tbl, pk, was_held) SELECT " +
-      ADDED +
-      ", e.tbl, e.pk, EXISTS (SELECT 1 FROM _weir_group_rows AS g WHERE g.group_key = ? AND g.tbl = e.tbl " +
-      "AND g.pk = e.pk)" +
-      fresh(),
-  );
-  /** Notes each moved row (scratch kind 1), keeping whether the group held it when it first moved. */
-  readonly note: Statement = new Statement(
-    "INSERT INTO _weir_query_scratch (kind, tbl, pk, was_held) SELECT 1, tbl, pk, was_held FROM " +
-      "_weir_query_scratch WHERE kind IN (" +
-      GONE +
-      ", " +
-      ADDED +
-      ") ON CONFLICT DO NOTHING",
-  );
-  /** Counts down the rows the query no longer holds... */
-  readonly release: Statement = new Statement(
-    "UPDATE _weir_group_rows SET refs = refs - 1 WHERE group_key = ? AND (tbl, pk) IN " + movedOf(GONE),
-  );
-  /** ...and forgets them as the query's. */
-  readonly forget: Statement = new Statement(
-    "DELETE FROM _weir_query_rows WHERE group_key = ? AND hash = ? AND (tbl, pk) IN " + movedOf(GONE),
-  );
-  readonly addRows: Statement = new Statement(
-    "INSERT INTO _weir_group_rows (group_key, tbl, pk, refs) SELECT ?, tbl, pk, 1 FROM " +
-      movedOf(ADDED) +
-      " WHERE 1 ON CONFLICT (group_key, tbl, pk) DO UPDATE SET refs = refs + 1",
-  );
-  readonly keepRows: Statement = new Statement(
-    "INSERT INTO _weir_query_rows (group_key, hash, tbl, pk) SELECT ?, ?, tbl, pk FROM " +
-      movedOf(ADDED) +
-      " WHERE 1 ON CONFLICT DO NOTHING",
-  );
-  readonly clear: Statement = new Statement(
-    "DELETE FROM _weir_query_scratch WHERE kind IN (" + GONE + ", " + ADDED + ")",
-  );
-  /** Every stored row of the query is compared. */
-  readonly whole: Statement = goneStatement("");
-  /** A range's rows (scratch kind `?`), new to the query: noted as moved... */
-  readonly noteFound: Statement = new Statement(
-    "INSERT INTO _weir_query_scratch (kind, tbl, pk, was_held) SELECT " +
-      CHANGED +
-      ", e.tbl, e.pk, EXISTS (SELECT 1 FROM _weir_group_rows AS g WHERE g.group_key = ? AND g.tbl = e.tbl " +
-      "AND g.pk = e.pk) FROM _weir_query_scratch AS e WHERE e.kind = ? ON CONFLICT DO NOTHING",
-  );
-  /** ...kept as the query's... */
-  readonly keepFound: Statement = new Statement(
-    "INSERT INTO _weir_query_rows (group_key, hash, tbl, pk) SELECT ?, ?, tbl, pk FROM _weir_query_scratch " +
-      "WHERE kind = ? ON CONFLICT DO NOTHING",
-  );
-  /** ...and counted in the group's. */
-  readonly countFound: Statement = new Statement(
-    "INSERT INTO _weir_group_rows (group_key, tbl, pk, refs) SELECT ?, tbl, pk, 1 FROM _weir_query_scratch " +
-      "WHERE kind = ? ON CONFLICT (group_key, tbl, pk) DO UPDATE SET refs = refs + 1",
-  );
-  readonly changedScopes: Map<string, Statement> = new Map<string, Statement>();
-}
-
-let builtMembershipStatements: MembershipStatements | null = null;
-
-function membershipStatements(): MembershipStatements {
-  let built = builtMembershipStatements;
-  if (built == null) builtMembershipStatements = built = new MembershipStatements();
-  return built;
-}
-
-/** The scratch rows a query holds that it did not hold before. */
-function fresh(): string {
-  return (
-    " FROM _weir_query_scratch AS e WHERE e.kind = ? AND NOT EXISTS (SELECT 1 FROM _weir_query_rows AS r " +
-    "WHERE r.group_key = ? AND r.hash = ? AND r.tbl = e.tbl AND r.pk = e.pk)"
-  );
-}
-
-/**
- * Only the stored rows among those of `table` changed by the changes read (`read`, a condition
- * on the log at _weir_c whose parameters are the scope's): the rest stay as they are. Naming the
- * table lets SQLite seek each changed key in the stored rows instead of scanning the query's rows.
- */
-function changedScope(table: Table, read: string): Statement {
-  const scopes = membershipStatements().changedScopes;
-  if (scopes.has(read)) return scopes.get(read);
-  const changed = " IN (SELECT _weir_c.pk FROM _weir_changes AS _weir_c WHERE " + read + ")";
-  const scope = goneStatement(" AND r.tbl = " + literal(table.name) + " AND r.pk" + changed);
-  scopes.set(read, scope);
-  return scope;
 }
