@@ -2,36 +2,12 @@ import { describe, expect, it } from "vitest";
 import { ClientRows } from "../test/chat.js";
 import { DATABASES, testEngine } from "../test/databases.js";
 import { Namespace } from "../test/fixtures.js";
-import type { PullInput, QueryPatchOp, Schema, Visibility } from "./types.js";
+import { itemSchema, ofKind, rowsOfKind } from "../test/items.js";
+import type { PullInput, QueryPatchOp, Visibility } from "./types.js";
 
-const schema: Schema = {
-  tables: { item: { columns: { id: "string", kind: "string", note: "string" }, primaryKey: ["id"] } },
-};
+const schema = itemSchema;
 
 const ITEMS = 3000;
-
-const ofKind = (kind: string): QueryPatchOp => ({
-  op: "put",
-  hash: `kind-${kind}`,
-  name: "ofKind",
-  args: [kind],
-  ast: {
-    table: "item",
-    orderBy: [["id", "asc"]],
-    where: {
-      type: "simple",
-      op: "=",
-      left: { type: "column", name: "kind" },
-      right: { type: "literal", value: kind },
-    },
-  },
-});
-
-/** The rows of `kind` now, as a client keys them. */
-function rowsOfKind(ns: Namespace, kind: string): Map<string, unknown> {
-  const rows = ns.db.adapter.query("SELECT id, kind, note FROM item WHERE kind = ? ORDER BY id", [kind]);
-  return new Map(rows.map(([id, k, note]) => [`item/${JSON.stringify([id])}`, { id, kind: k, note }]));
-}
 
 // A metered pull (one with queryBudgetMs) renders a large answer a page of rows at a time, and
 // cuts it between pages once it has run `answerMs`: the rest stay owed, as when maxChangeRows

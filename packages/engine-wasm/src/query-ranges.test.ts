@@ -2,31 +2,13 @@ import { describe, expect, it } from "vitest";
 import { ClientRows } from "../test/chat.js";
 import { DATABASES, testEngine } from "../test/databases.js";
 import { Namespace } from "../test/fixtures.js";
-import type { PullInput, QueryPatchOp, Schema } from "./types.js";
+import { itemSchema, ofKind, rowsOfKind } from "../test/items.js";
+import type { PullInput, QueryPatchOp } from "./types.js";
 
-const schema: Schema = {
-  tables: { item: { columns: { id: "string", kind: "string", note: "string" }, primaryKey: ["id"] } },
-};
+const schema = itemSchema;
 
 /** Items i00000 to i04999, kind "a" for even ones and "b" for odd ones. */
 const ITEMS = 5000;
-
-const ofKind = (kind: string): QueryPatchOp => ({
-  op: "put",
-  hash: `kind-${kind}`,
-  name: "ofKind",
-  args: [kind],
-  ast: {
-    table: "item",
-    orderBy: [["id", "asc"]],
-    where: {
-      type: "simple",
-      op: "=",
-      left: { type: "column", name: "kind" },
-      right: { type: "literal", value: kind },
-    },
-  },
-});
 
 const timed = { queryBudgetMs: 60_000 };
 const noTime = { queryBudgetMs: 60_000, answerMs: 0 };
@@ -50,10 +32,7 @@ describe.each(DATABASES)("a query evaluated in ranges of its root's key on $kind
     const work: Array<{ examined: number; held: number }> = [];
     /** Rows the client held after some part that the database then held otherwise, or not as of kind a. */
     const wrong: string[] = [];
-    const ofA = () => {
-      const rows = ns.db.adapter.query("SELECT id, kind, note FROM item WHERE kind = 'a' ORDER BY id", []);
-      return new Map(rows.map(([id, kind, note]) => [`item/${JSON.stringify([id])}`, { id, kind, note }]));
-    };
+    const ofA = () => rowsOfKind(ns, "a");
     const pullAll = (limits: Partial<PullInput>, patch: QueryPatchOp[] = [], between?: () => void) => {
       parts.length = 0;
       work.length = 0;
