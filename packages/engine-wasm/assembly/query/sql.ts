@@ -284,7 +284,8 @@ export class QuerySql {
 
   /**
    * The rows of a root-only plan among the rows of its table changed in [from, to) (sequence
-   * numbers) that `scope` reads, "<table>\t<key>": see `changedRowsPlan`.
+   * numbers) that `scope` reads, "<table>\t<key>": see `changedRowsPlan`; `through`: only those
+   * up to that key, where a query read in ranges holds the rows of its ranges so far (ranges.ts).
    */
   changedRows(node: QueryNode, from: i64, to: i64, scope: ChangeScope, through: string = ""): string {
     const alias = node.alias();
@@ -294,30 +295,19 @@ export class QuerySql {
       key.push(alias + "." + ident(node.table.primaryKey[i].name));
       extracted.push("json_extract(_weir_c.pk, '$[" + i.toString() + "]')");
     }
-    // Parameters bind in the order their `?` appear: the source's, the changes read, the condition's.
-    const source = this.source(node.table);
+    // Parameters bind in the order their `?` appear: the source's, the changes read, the bound's,
+    // the condition's.
+    let sql = this.rootRows(node, alias);
     const read = scope.of(node.table, "_weir_c", from.toString(), to.toString(), this.params);
-    let sql =
-      "SELECT " +
-      literal(node.table.name) +
-      " AS t, " +
-      keyArray(node.table, alias) +
-      " AS k FROM " +
-      source +
-      " AS " +
-      alias +
-      " WHERE " +
+    sql +=
       (key.length == 1 ? key[0] : "(" + key.join(", ") + ")") +
       " IN (SELECT " +
       extracted.join(", ") +
       " FROM _weir_changes AS _weir_c WHERE " +
       read +
       ") AND ";
-    sql += this.condition(node.where, alias);
-    sql += " AND " + this.startCondition(node, alias);
-    // A query read in ranges holds no row past the last key they read (ranges.ts).
-    if (through.length > 0) sql += " AND " + keyBound(node.table, through, this.params, true);
-    return sql;
+    if (through.length > 0) sql += keyBound(node.table, through, this.params, true) + " AND ";
+    return sql + this.rootConditions(node, alias);
   }
 
   /**
@@ -327,7 +317,15 @@ export class QuerySql {
   rangeRows(node: QueryNode, after: string, through: string): string {
     const alias = node.alias();
     // Parameters bind in the order their `?` appear: the source's, the bounds', the condition's.
-    let sql =
+    let sql = this.rootRows(node, alias) + workTerm(node, alias);
+    sql += keyBound(node.table, after, this.params) + " AND ";
+    sql += keyBound(node.table, through, this.params, true) + " AND ";
+    return sql + this.rootConditions(node, alias);
+  }
+
+  /** "SELECT <table> AS t, <key> AS k FROM <source> AS <alias> WHERE ": a root's rows, as held. */
+  private rootRows(node: QueryNode, alias: string): string {
+    return (
       "SELECT " +
       literal(node.table.name) +
       " AS t, " +
@@ -336,15 +334,14 @@ export class QuerySql {
       this.source(node.table) +
       " AS " +
       alias +
-      " WHERE " +
-      workTerm(node, alias) +
-      keyBound(node.table, after, this.params) +
-      " AND " +
-      keyBound(node.table, through, this.params, true) +
-      " AND ";
-    sql += this.condition(node.where, alias);
-    sql += " AND " + this.startCondition(node, alias);
-    return sql;
+      " WHERE "
+    );
+  }
+
+  /** The root's condition and start, which every row it holds passes. */
+  private rootConditions(node: QueryNode, alias: string): string {
+    const condition = this.condition(node.where, alias);
+    return condition + " AND " + this.startCondition(node, alias);
   }
 
   /**
