@@ -11,6 +11,7 @@ const QUERY_TABLES = [
   "_weir_group_keys",
   "_weir_group_rows",
   "_weir_queries",
+  "_weir_query_bounds",
   "_weir_query_groups",
   "_weir_query_journal",
   "_weir_query_moves",

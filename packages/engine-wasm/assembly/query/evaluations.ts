@@ -15,8 +15,9 @@ import { Membership } from "./membership";
 import { Drops } from "./patch-drops";
 import { QueryNode, readPlan } from "./plan";
 import { forgetRange, noteRange, RANGE_ROWS } from "./ranges";
-import { changedRowsPlan } from "./sql";
+import { changedRowsPlan, pagedWindowPlan } from "./sql";
 import { StoredQuery } from "./stored";
+import { WindowBound } from "./window-bound";
 
 /**
  * Evaluates the group's query afresh while the answer has time (`pace`): in ranges of its root's
@@ -32,11 +33,13 @@ export function evaluateFresh(
   pace: AnswerPace,
 ): bool {
   pace.start();
-  if (!changedRowsPlan(plan) || (!meteredCall() && !query.range.started())) {
+  const window = pagedWindowPlan(plan, RANGE_ROWS);
+  if (!(window || changedRowsPlan(plan)) || (!meteredCall() && !query.range.started())) {
     membership.evaluate(query.hash, query.plan, true);
     pace.another();
     return true;
   }
+  if (window) return evaluatePages(membership, group, query, plan, pace);
   let after = query.range.after;
   // A query lent whole, or holding fewer rows than a range reads, is done in one step (a query
   // of a few rows of a large table would otherwise read every range of it).
@@ -61,13 +64,67 @@ export function evaluateFresh(
     if (after.length == 0 || !pace.fits || membership.exceeded()) break;
     pace.start();
   }
-  if (after.length == 0) {
-    forgetRange(group, query.hash);
+  return leave(group, query.hash, after.length == 0, after, held, spent);
+}
+
+/**
+ * Ends a turn of a query read in ranges or pages: forgets where they stand when it is `done`,
+ * else defers it, keeping their rows and noting where the next goes on. Answers `done`.
+ */
+function leave(group: string, hash: string, done: bool, after: string, held: i64, spent: f64): bool {
+  if (done) {
+    forgetRange(group, hash);
     return true;
   }
-  defer(group, query.hash, true);
-  noteRange(group, query.hash, after, held, spent);
+  defer(group, hash, true);
+  noteRange(group, hash, after, held, spent);
   return false;
+}
+
+/**
+ * Evaluates a window afresh in pages of its order (window-bound.ts) while the answer has time,
+ * going on after its bound; as `evaluateFresh`.
+ */
+function evaluatePages(
+  membership: Membership,
+  group: string,
+  query: StoredQuery,
+  plan: QueryNode,
+  pace: AnswerPace,
+): bool {
+  const started = query.range.started();
+  if (!started && membership.lend(query.hash, query.plan)) {
+    pace.another();
+    return true;
+  }
+  const limit = I64.parseInt(plan.limit, 10);
+  const bound = new WindowBound(group, query.hash);
+  // The rows its pages so far hold, brought up to date with the writes since (pull.ts).
+  let held = started ? membership.heldRows(query.hash) : 0;
+  let spent = query.range.spent;
+  let first = !started;
+  let done = false;
+  for (;;) {
+    if (held >= limit) {
+      // Writes between its pages put more rows before its bound than the window holds: it is
+      // evaluated whole, once.
+      if (held > limit) membership.evaluate(query.hash, query.plan);
+      done = true;
+    } else {
+      const most = <i32>min<i64>(<i64>RANGE_ROWS, limit - held);
+      const found = membership.evaluatePage(query.hash, plan, bound, first, most, spent);
+      first = false;
+      spent = membership.spent;
+      held += found;
+      if (held > membership.budget) membership.overBudget = true;
+      done = found < <i64>most || held == limit;
+    }
+    pace.another();
+    if (done || !pace.fits || membership.exceeded()) break;
+    pace.start();
+  }
+  // A window's pages go on after its bound, not a key: "[]".
+  return leave(group, query.hash, done, "[]", held, spent);
 }
 
 /** The changes a pull reads: those with seqs in [fromSeq, toSeq), and the tables they touched. */
@@ -80,6 +137,38 @@ export class Changes {
     this.touched = touchedTables(base, watermark, scope);
     this.fromSeq = firstSeq(base + 1);
     this.toSeq = firstSeq(watermark + 1);
+  }
+}
+
+/**
+ * Brings the rows of the group's `waiting` queries read in ranges so far up to date with the
+ * `changes` that `scope` reads, before a range adds more: those up to the last key their ranges
+ * read (ranges.ts), or a window's bound (window-bound.ts). The queries the pull's patch deletes
+ * (`drops`) are passed over.
+ */
+export function catchUp(
+  schema: Schema,
+  membership: Membership,
+  group: string,
+  waiting: Array<StoredQuery>,
+  changes: Changes,
+  scope: ChangeScope,
+  drops: Drops,
+): void {
+  for (let q = 0; q < waiting.length; q++) {
+    const query = waiting[q];
+    if (!query.range.started() || !query.readsAny(changes.touched) || drops.has(query.hash)) continue;
+    const plan = readPlan(query.plan, schema);
+    const window = pagedWindowPlan(plan, RANGE_ROWS);
+    membership.evaluateChanged(
+      query.hash,
+      plan,
+      changes.fromSeq,
+      changes.toSeq,
+      scope,
+      window ? "" : query.range.after,
+      window ? new WindowBound(group, query.hash) : null,
+    );
   }
 }
 

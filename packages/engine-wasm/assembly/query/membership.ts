@@ -22,6 +22,7 @@ import { QueryNode, readPlan } from "./plan";
 import { RANGE_ROWS } from "./ranges";
 import { QuerySql } from "./sql";
 import { StoredQuery } from "./stored";
+import { WindowBound } from "./window-bound";
 
 /** The rows each query holds (a function: a build without the query engine, ../features.ts, holds none of its text). */
 export function queryRowsTable(): string {
@@ -229,21 +230,11 @@ export class Membership {
     to: i64,
     scope: ChangeScope,
     through: string = "",
+    bound: WindowBound | null = null,
   ): void {
     const sql = new QuerySql(this.visibility);
-    const rows = sql.changedRows(plan, from, to, scope, through);
     const kind = this.nextKind();
-    this.scratched = true;
-    const bound: string[] = [kind];
-    for (let i = 0; i < sql.params.length; i++) bound.push(sql.params[i]);
-    this.evaluated += <i64>(
-      exec(
-        "INSERT INTO _weir_query_scratch (kind, tbl, pk, was_held) SELECT ?, t, k, 0 FROM (" +
-          rows +
-          ") WHERE 1 ON CONFLICT DO NOTHING",
-        params(bound),
-      )
-    );
+    this.scratchRows(sql.changedRows(plan, from, to, scope, through, bound), sql.params, kind);
     const scopeParams: string[] = [];
     const read = scope.of(plan.table, "_weir_c", from.toString(), to.toString(), scopeParams);
     this.diff(hash, kind, changedScope(plan.table, read), scopeParams);
@@ -317,15 +308,50 @@ export class Membership {
   /** Puts the plan's rows between the keys `after` and `through` (ranges.ts) in scratch kind `kind`; answers how many. */
   private findRows(plan: QueryNode, after: string, through: string, limit: string, kind: string): i64 {
     const sql = new QuerySql(this.visibility);
-    const rows = sql.rangeRows(plan, after, through);
+    return this.scratchRows(sql.rangeRows(plan, after, through) + limit, sql.params, kind);
+  }
+
+  /**
+   * Adds the rows a window holds after its `bound` (window-bound.ts; from its first when `first`),
+   * `most` of them at most, in its order, and moves the bound to the last. Answers how many it
+   * added: fewer than `most` when the window's rows ended. Its work budget counts the ms its
+   * earlier pages `spent` too.
+   */
+  evaluatePage(hash: string, plan: QueryNode, bound: WindowBound, first: bool, most: i32, spent: f64): i64 {
+    const kind = this.nextKind();
+    meterQuery(this.group, hash, spent);
+    const sql = new QuerySql(this.visibility);
+    const rows = sql.windowRows(plan, first ? null : bound) + " LIMIT " + most.toString();
+    const found = this.scratchRows(rows, sql.params, kind);
+    if (found == <i64>most) {
+      const end = new QuerySql(this.visibility);
+      bound.moveTo(plan, end.windowEnd(plan, first ? null : bound, most - 1), end.params);
+    }
+    this.spent = querySpent();
+    this.addFound(hash, kind, found);
+    return found;
+  }
+
+  /** How many rows the query holds. */
+  heldRows(hash: string): i64 {
+    return I64.parseInt(
+      queryRows(
+        "SELECT count(*) FROM _weir_query_rows WHERE group_key = ? AND hash = ?",
+        params([this.key, hash]),
+      )[0][0],
+      10,
+    );
+  }
+
+  /** Puts `rows` (columns t, k; `rowParams` its parameters) in scratch kind `kind`; answers how many. */
+  private scratchRows(rows: string, rowParams: Array<string>, kind: string): i64 {
     this.scratched = true;
     const bound: string[] = [kind];
-    for (let i = 0; i < sql.params.length; i++) bound.push(sql.params[i]);
+    for (let i = 0; i < rowParams.length; i++) bound.push(rowParams[i]);
     const found = <i64>(
       exec(
         "INSERT INTO _weir_query_scratch (kind, tbl, pk, was_held) SELECT ?, t, k, 0 FROM (" +
           rows +
-          limit +
           ") WHERE 1 ON CONFLICT DO NOTHING",
         params(bound),
       )

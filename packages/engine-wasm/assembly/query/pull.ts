@@ -23,7 +23,7 @@ import { extraParam, jsonString, params } from "../text";
 import { Visibility } from "../visibility";
 import { collectDead, rekey } from "./dead-keys";
 import { countDeferred, defer, deferredQueries, undefer, undeferAll } from "./deferred";
-import { Changes, deferOutOfTime, evaluateFresh, holdsFew, refresh } from "./evaluations";
+import { Changes, catchUp, deferOutOfTime, evaluateFresh, holdsFew, refresh } from "./evaluations";
 import { follow } from "./follow";
 import { ensureIndexes } from "./indexes";
 import { journalCovers, noteMoves, oweMissed, stampMoves } from "./journal";
@@ -275,26 +275,10 @@ export function queryPull(
       }
     } else {
       const changes = base < watermark ? new Changes(base, watermark, scope) : null;
-      // A query evaluated in ranges so far holds their rows: the changes reach those first,
-      // before a range adds more (ranges.ts).
       // The queries the patch deletes are not evaluated first: a client can always delete one
       // whose evaluation would refuse its pulls.
       const drops = new Drops(patchText);
-      if (changes != null) {
-        for (let q = 0; q < waiting.length; q++) {
-          const query = waiting[q];
-          if (!query.range.started() || !query.readsAny(changes.touched) || drops.has(query.hash)) continue;
-          const plan = readPlan(query.plan, schema);
-          membership.evaluateChanged(
-            query.hash,
-            plan,
-            changes.fromSeq,
-            changes.toSeq,
-            scope,
-            query.range.after,
-          );
-        }
-      }
+      if (changes != null) catchUp(schema, membership, group, waiting, changes, scope, drops);
       // Deferred queries take the pull's first turns, the longest waiting first, at least one a
       // pull: writes between every pull, each affecting a query evaluated before them, would
       // otherwise leave them waiting for as long as the writes go on.

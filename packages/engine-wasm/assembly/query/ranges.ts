@@ -12,8 +12,13 @@
 // to that key (the rows past it are read when their range comes), and its rows count toward the
 // pull's `maxQueryRows` across its ranges, and their time toward its work budget (`spent`: the
 // pull whose range passes it is refused).
+//
+// A window of more than RANGE_ROWS rows (a limit, no relation or EXISTS) is read alike in pages of
+// its order (window-bound.ts): its state here is the same but for `after`, "[]", as it goes on
+// after its bound.
 import { exec } from "../host";
 import { jsonString, params, parseI64 } from "../text";
+import { windowBoundsSql } from "./window-bound";
 
 /** Rows of the root's table a range reads. */
 export const RANGE_ROWS: i32 = 2048;
@@ -24,6 +29,8 @@ export function rangesSql(): Array<string> {
     // the ms their evaluations took (its work budget counts them all).
     "CREATE TABLE IF NOT EXISTS _weir_query_ranges (group_id TEXT NOT NULL, hash TEXT NOT NULL, after TEXT NOT NULL, " +
       "held INTEGER NOT NULL, spent REAL NOT NULL, PRIMARY KEY (group_id, hash)) WITHOUT ROWID",
+    // A window read in pages of its order goes on after its bound (window-bound.ts).
+    windowBoundsSql(),
   ];
 }
 
@@ -42,11 +49,13 @@ export function noteRange(group: string, hash: string, after: string, held: i64,
 /** The query's evaluation in ranges is done, or starts over. */
 export function forgetRange(group: string, hash: string): void {
   exec("DELETE FROM _weir_query_ranges WHERE group_id = ? AND hash = ?", params([group, hash]));
+  exec("DELETE FROM _weir_query_bounds WHERE group_id = ? AND hash = ?", params([group, hash]));
 }
 
 /** Every query of the group starts over. */
 export function forgetRanges(group: string): void {
   exec("DELETE FROM _weir_query_ranges WHERE group_id = ?", params([group]));
+  exec("DELETE FROM _weir_query_bounds WHERE group_id = ?", params([group]));
 }
 
 /** Where a query's ranges stand: the last key read ("" before the first), the rows held, the ms spent. */

@@ -24,6 +24,7 @@ import {
   QueryNode,
 } from "./plan";
 import { columnList, correlated, keyArray, limitValue, ordering } from "./sql-terms";
+import { orderValues, WindowBound } from "./window-bound";
 
 export class QuerySql {
   params: Array<string> = [] as string[];
@@ -287,7 +288,14 @@ export class QuerySql {
    * numbers) that `scope` reads, "<table>\t<key>": see `changedRowsPlan`; `through`: only those
    * up to that key, where a query read in ranges holds the rows of its ranges so far (ranges.ts).
    */
-  changedRows(node: QueryNode, from: i64, to: i64, scope: ChangeScope, through: string = ""): string {
+  changedRows(
+    node: QueryNode,
+    from: i64,
+    to: i64,
+    scope: ChangeScope,
+    through: string = "",
+    bound: WindowBound | null = null,
+  ): string {
     const alias = node.alias();
     const key: string[] = [];
     const extracted: string[] = [];
@@ -306,8 +314,41 @@ export class QuerySql {
       " FROM _weir_changes AS _weir_c WHERE " +
       read +
       ") AND ";
-    if (through.length > 0) sql += keyBound(node.table, through, this.params, true) + " AND ";
+    if (bound != null) sql += bound.through(node, alias, this.params) + " AND ";
+    else if (through.length > 0) sql += keyBound(node.table, through, this.params, true) + " AND ";
     return sql + this.rootConditions(node, alias);
+  }
+
+  /**
+   * The rows a window holds after its `bound` (null: from its first), in its order
+   * (window-bound.ts), "<table>\t<key>"; the caller ends it with a LIMIT.
+   */
+  windowRows(node: QueryNode, bound: WindowBound | null): string {
+    const alias = node.alias();
+    return this.rootRows(node, alias) + workTerm(node, alias) + this.windowTail(node, alias, bound);
+  }
+
+  /** The order's values (v0, v1, ...) of the window's `offset`-th row after its `bound` (null: from its first). */
+  windowEnd(node: QueryNode, bound: WindowBound | null, offset: i32): string {
+    const alias = node.alias();
+    return (
+      "SELECT " +
+      orderValues(node, alias) +
+      " FROM " +
+      this.source(node.table) +
+      " AS " +
+      alias +
+      " WHERE " +
+      this.windowTail(node, alias, bound) +
+      " LIMIT 1 OFFSET " +
+      offset.toString()
+    );
+  }
+
+  private windowTail(node: QueryNode, alias: string, bound: WindowBound | null): string {
+    // Parameters bind in the order their `?` appear: the bound's, the condition's.
+    const after = bound != null ? bound.after(node, alias, this.params) + " AND " : "";
+    return after + this.rootConditions(node, alias) + " ORDER BY " + ordering(node, alias);
   }
 
   /**
@@ -369,6 +410,19 @@ export class QuerySql {
  */
 export function changedRowsPlan(node: QueryNode): bool {
   return node.related.length == 0 && node.limit.length == 0 && !hasExists(node.where);
+}
+
+/**
+ * Whether a plan is a window read in pages of its order (window-bound.ts): a root without
+ * related subqueries or EXISTS conditions whose limit is more than `rows`.
+ */
+export function pagedWindowPlan(node: QueryNode, rows: i32): bool {
+  return (
+    node.related.length == 0 &&
+    node.limit.length > 0 &&
+    I64.parseInt(node.limit, 10) > <i64>rows &&
+    !hasExists(node.where)
+  );
 }
 
 export function hasExists(condition: Condition | null): bool {

@@ -1,0 +1,113 @@
+// The bound of a window read in pages of its order (ranges.ts): a root with a limit larger than
+// a range reads, and no relation or EXISTS, holds the first `limit` rows of its table that pass
+// its conditions, in its order (which ends with the key, so no two rows tie). Read a page at a
+// time, it holds every such row up to its bound, the order's values of the last row its pages
+// read, and the next page reads the rows after it. A write between pages reaches the rows up to
+// the bound alone, as they are now: those it moved past the bound are let go of, and read again
+// when their page comes.
+//
+// The bound's values are kept in a table as SQLite holds them (a column without a type keeps any
+// value as it is): a JSON text would round a REAL and lose a BLOB. Each is read back by a scalar
+// subquery, which SQLite evaluates once a statement.
+import { exec } from "../host";
+import { ident, params } from "../text";
+import { QueryNode } from "./plan";
+
+export function windowBoundsSql(): string {
+  return (
+    "CREATE TABLE IF NOT EXISTS _weir_query_bounds (group_id TEXT NOT NULL, hash TEXT NOT NULL, " +
+    "i INTEGER NOT NULL, value, PRIMARY KEY (group_id, hash, i)) WITHOUT ROWID"
+  );
+}
+
+/** The bound of the group's query `hash` (both JSON parameters), as SQL terms on the rows at `alias`. */
+export class WindowBound {
+  constructor(
+    public group: string,
+    public hash: string,
+  ) {}
+
+  /** The bound's `i`-th value (its parameters pushed to `bound`). */
+  private value(i: i32, bound: Array<string>): string {
+    bound.push(this.group);
+    bound.push(this.hash);
+    return (
+      "(SELECT value FROM _weir_query_bounds WHERE group_id = ? AND hash = ? AND i = " + i.toString() + ")"
+    );
+  }
+
+  /**
+   * That the row comes after the bound in the node's order (SQLite's, and Zero's: NULL before any
+   * value, after every value descending). NULL only where it is false. Where the order's first
+   * column holds no NULL, a range on it comes first, so an index in the order is read from the
+   * bound on, not from its first row.
+   */
+  after(node: QueryNode, alias: string, bound: Array<string>): string {
+    const columns = node.orderColumns;
+    const alternatives: string[] = [];
+    let lead = "";
+    for (let i = 0; i < columns.length; i++) {
+      const name = columns[i].substring(1);
+      const column = alias + "." + ident(name);
+      const nullable = node.table.column(name)!.nullable;
+      const descending = node.orderDescending[i];
+      if (i == 0 && !nullable)
+        lead = column + (descending ? " <= " : " >= ") + this.value(0, bound) + " AND ";
+      const terms: string[] = [];
+      for (let j = 0; j < i; j++)
+        terms.push(alias + "." + ident(columns[j].substring(1)) + " IS " + this.value(j, bound));
+      const value = this.value(i, bound);
+      if (!nullable) terms.push(column + (descending ? " < " : " > ") + value);
+      else if (!descending) {
+        const again = this.value(i, bound);
+        terms.push(
+          "((" + value + " IS NULL AND " + column + " IS NOT NULL) OR " + column + " > " + again + ")",
+        );
+      } else {
+        const again = this.value(i, bound);
+        terms.push(
+          "(" + value + " IS NOT NULL AND (" + column + " < " + again + " OR " + column + " IS NULL))",
+        );
+      }
+      alternatives.push("(" + terms.join(" AND ") + ")");
+    }
+    return "(" + lead + "(" + alternatives.join(" OR ") + "))";
+  }
+
+  /** That the row comes at or before the bound in the node's order. */
+  through(node: QueryNode, alias: string, bound: Array<string>): string {
+    return "coalesce(" + this.after(node, alias, bound) + ", 0) = 0";
+  }
+
+  /**
+   * The statement that moves the bound to the order's values of `end`, a SELECT of the row it
+   * moves to (its columns aliased v0, v1, ...; `endParams` its parameters), when there is one.
+   */
+  moveTo(node: QueryNode, end: string, endParams: Array<string>): void {
+    const values: string[] = [];
+    for (let i = 0; i < node.orderColumns.length; i++) {
+      values.push("SELECT " + i.toString() + " AS i, v" + i.toString() + " AS value FROM _weir_end");
+    }
+    const bound: string[] = [];
+    for (let i = 0; i < endParams.length; i++) bound.push(endParams[i]);
+    bound.push(this.group);
+    bound.push(this.hash);
+    exec(
+      "WITH _weir_end AS MATERIALIZED (" +
+        end +
+        ") INSERT INTO _weir_query_bounds (group_id, hash, i, value) SELECT ?, ?, i, value FROM (" +
+        values.join(" UNION ALL ") +
+        ") WHERE 1 ON CONFLICT DO UPDATE SET value = excluded.value",
+      params(bound),
+    );
+  }
+}
+
+/** The order's values of the node's row at `alias`, as v0, v1, ... */
+export function orderValues(node: QueryNode, alias: string): string {
+  const columns: string[] = [];
+  for (let i = 0; i < node.orderColumns.length; i++) {
+    columns.push(alias + "." + ident(node.orderColumns[i].substring(1)) + " AS v" + i.toString());
+  }
+  return columns.join(", ");
+}

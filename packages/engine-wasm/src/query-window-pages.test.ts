@@ -1,0 +1,284 @@
+import { describe, expect, it } from "vitest";
+import { ClientRows } from "../test/chat.js";
+import { DATABASES, testEngine } from "../test/databases.js";
+import { Namespace } from "../test/fixtures.js";
+import type { PullInput, QueryPatchOp, Schema } from "./types.js";
+
+/** Items with a rank that ties often, is NULL in one of seven and a fraction in some. */
+const schema: Schema = {
+  tables: {
+    item: {
+      columns: { id: "string", kind: "string", rank: { type: "number", nullable: true }, note: "string" },
+      primaryKey: ["id"],
+    },
+  },
+};
+
+/** Items i00000 to i09999, kind "a" for even ones and "b" for odd ones: 5,000 of kind a. */
+const ITEMS = 10_000;
+/** More rows than two pages read (2,048 each), fewer than the window's kind holds. */
+const LIMIT = 4500;
+
+const timed = { queryBudgetMs: 60_000 };
+const noTime = { queryBudgetMs: 60_000, answerMs: 0 };
+
+type Order = [string, "asc" | "desc"][];
+
+/** The first LIMIT items of kind a in `order`, which the engine ends with the key. */
+const windowOf = (order: Order, hash = "window"): QueryPatchOp => ({
+  op: "put",
+  hash,
+  name: "window",
+  args: [],
+  ast: {
+    table: "item",
+    orderBy: order,
+    limit: LIMIT,
+    where: {
+      type: "simple",
+      op: "=",
+      left: { type: "column", name: "kind" },
+      right: { type: "literal", value: "a" },
+    },
+  },
+});
+
+const ORDERS: Array<{ name: string; order: Order; sql: string }> = [
+  { name: "a nullable rank ascending", order: [["rank", "asc"]], sql: "rank ASC, id ASC" },
+  { name: "a nullable rank descending", order: [["rank", "desc"]], sql: "rank DESC, id ASC" },
+  { name: "the key descending", order: [["id", "desc"]], sql: "id DESC" },
+];
+
+// A window of more rows than a range reads (a root with a limit, no relation or EXISTS) is
+// evaluated afresh, on a metered pull, a page of its order at a time, each page a step of the
+// answer's pace: with no time left it waits, holding its pages' rows, and the next pull reads on
+// after the last row they read (its bound). Writes meanwhile reach the rows up to the bound.
+describe.each(DATABASES)("a window read in pages of its order on $kind", ({ open }) => {
+  async function items() {
+    const ns = new Namespace(await testEngine(), open(), schema);
+    ns.sql(
+      "WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i + 1 < ?) " +
+        "INSERT INTO item SELECT printf('i%05d', i), char(97 + i % 2), " +
+        "CASE WHEN i % 7 = 0 THEN NULL WHEN i % 5 = 0 THEN (i * 37) % 400 + 0.5 ELSE (i * 37) % 400 END, " +
+        "'note ' || i FROM n",
+      [ITEMS],
+    );
+    const client = new ClientRows();
+    const parts: Array<{ more: boolean; got: string[]; rows: number; held: number }> = [];
+    /**
+     * Rows the client held after some part with other values than the database's then, or not of
+     * kind a, and not owed to it (the rows a write changes are owed; a later part sends them).
+     */
+    const wrong: string[] = [];
+    const now = () => {
+      const rows = ns.db.adapter.query("SELECT id, kind, rank, note FROM item", []);
+      return new Map(
+        rows.map(([id, kind, rank, note]) => [`item/${JSON.stringify([id])}`, { id, kind, rank, note }]),
+      );
+    };
+    const windowNow = (sql: string) => {
+      const rows = ns.db.adapter.query(
+        `SELECT id, kind, rank, note FROM item WHERE kind = 'a' ORDER BY ${sql} LIMIT ${LIMIT}`,
+        [],
+      );
+      return new Map(
+        rows.map(([id, kind, rank, note]) => [`item/${JSON.stringify([id])}`, { id, kind, rank, note }]),
+      );
+    };
+    const pullAll = (limits: Partial<PullInput>, patch: QueryPatchOp[] = [], between?: () => void) => {
+      parts.length = 0;
+      for (let pulls = 0; ; pulls++) {
+        expect(pulls).toBeLessThan(40);
+        const result = ns.pull({ cookie: client.cookie, queries: { patch }, ...limits });
+        if (result.json.unchanged) return;
+        patch = [];
+        client.apply(result.json as never, schema);
+        parts.push({
+          more: result.more,
+          got: (result.json as { gotQueries: string[] }).gotQueries,
+          rows: client.rows.size,
+          held: result.queryRowsExamined,
+        });
+        const rows = now();
+        const owed = new Set(
+          ns.db.adapter.query("SELECT pk FROM _weir_query_pending", []).map(([pk]) => `item/${pk}`),
+        );
+        for (const [key, row] of client.rows) {
+          const held = rows.get(key) as { kind: string } | undefined;
+          if ((JSON.stringify(row) !== JSON.stringify(held) || held?.kind !== "a") && !owed.has(key))
+            wrong.push(key);
+        }
+        if (result.more) between?.();
+      }
+    };
+    return { ns, client, parts, wrong, pullAll, windowNow };
+  }
+
+  it.each(ORDERS)("reads a window in $name a page a pull with no time", async ({ order, sql }) => {
+    const { ns, client, parts, wrong, pullAll, windowNow } = await items();
+    pullAll(noTime, [windowOf(order)]);
+    // Three pages: 2,048 rows twice, then the 404 left of the window. Each answer sends a page of
+    // the rows so far, and the window is named complete in the last alone.
+    expect(parts.map((p) => p.held).filter((held) => held > 0)).toEqual([2048, 2048, 404]);
+    expect(parts.slice(0, -1).every((p) => p.more && p.got.length === 0)).toBe(true);
+    expect(parts.at(-1)).toMatchObject({ more: false, got: ["window"] });
+    expect(wrong).toEqual([]);
+    expect(client.rows).toEqual(windowNow(sql));
+    // Its bound is forgotten once it is read.
+    expect(ns.db.adapter.query("SELECT count(*) FROM _weir_query_bounds", [])).toEqual([[0]]);
+  });
+
+  it.each([
+    { name: "a NULL", ranks: "UPDATE item SET rank = NULL WHERE kind = 'a' AND id < 'i04200'", type: "null" },
+    {
+      name: "a REAL a JSON text would round",
+      ranks: "UPDATE item SET rank = CAST(substr(id, 2) AS INTEGER) / 3.0",
+      type: "real",
+    },
+  ])("keeps a bound of $name as SQLite holds it, and goes on after it", async ({ ranks, type }) => {
+    const { ns, client, wrong, pullAll, windowNow } = await items();
+    ns.sql(ranks);
+    const first = ns.pull({
+      cookie: client.cookie,
+      queries: { patch: [windowOf([["rank", "asc"]])] },
+      ...noTime,
+    });
+    client.apply(first.json as never, schema);
+    expect(first.more).toBe(true);
+    // The first page's last row, as the table holds it.
+    const [rank, id] = ns.db.adapter.query(
+      "SELECT rank, id FROM item WHERE kind = 'a' ORDER BY rank ASC, id ASC LIMIT 1 OFFSET 2047",
+      [],
+    )[0]!;
+    expect(
+      ns.db.adapter.query("SELECT i, typeof(value), value FROM _weir_query_bounds ORDER BY i", []),
+    ).toEqual([
+      [0, type, rank],
+      [1, "text", id],
+    ]);
+    pullAll(noTime);
+    expect(wrong).toEqual([]);
+    expect(client.rows).toEqual(windowNow("rank ASC, id ASC"));
+    // No row was read twice: deleting the window lets go of every one.
+    pullAll(timed, [{ op: "del", hash: "window" }]);
+    expect(ns.db.adapter.query("SELECT count(*) FROM _weir_group_rows", [])).toEqual([[0]]);
+  });
+
+  it("evaluates it whole where the pull has the time or is not metered", async () => {
+    for (const limits of [timed, {}]) {
+      const { client, parts, pullAll, windowNow } = await items();
+      pullAll(limits, [windowOf(ORDERS[0]!.order)]);
+      expect(parts).toEqual([{ more: false, got: ["window"], rows: LIMIT, held: LIMIT }]);
+      expect(client.rows).toEqual(windowNow(ORDERS[0]!.sql));
+    }
+  });
+
+  it.each(ORDERS)(
+    "brings the rows of its pages in $name up to date with writes between them",
+    async ({ order, sql }) => {
+      const { ns, client, parts, wrong, pullAll, windowNow } = await items();
+      let writes = 0;
+      // Writes while its pages are under way alone: once the window is read, a write has it
+      // evaluated whole, which would hide what its pages got wrong.
+      const paging = () =>
+        (ns.db.adapter.query("SELECT count(*) FROM _weir_query_bounds", [])[0]![0] as number) > 0;
+      pullAll(noTime, [windowOf(order)], () => {
+        if (!paging()) return;
+        writes++;
+        ns.mutate("g", "c1", (run) => {
+          // Held rows change, leave the kind, move to either end of the order or to NULL; rows
+          // outside it enter at either end; a row is deleted.
+          const held = [...client.rows.keys()].map((key) => JSON.parse(key.slice(5))[0] as string).sort();
+          run("UPDATE item SET note = 'changed' WHERE id = ?", [held[10]!]);
+          run("UPDATE item SET kind = 'b' WHERE id = ?", [held[20]!]);
+          run("UPDATE item SET rank = 100000 WHERE id = ?", [held[30]!]);
+          run("UPDATE item SET rank = -1 WHERE id = ?", [held[40]!]);
+          run("UPDATE item SET rank = NULL WHERE id = ?", [held[50]!]);
+          run("DELETE FROM item WHERE id = ?", [held[60]!]);
+          run("UPDATE item SET kind = 'a', rank = -2 WHERE id = ?", [`i0${1001 + writes * 2}`]);
+          run("UPDATE item SET kind = 'a', rank = 100001 WHERE id = ?", [`i0${3001 + writes * 2}`]);
+          run("UPDATE item SET kind = 'a', rank = NULL WHERE id = ?", [`i0${5001 + writes * 2}`]);
+        });
+      });
+      expect(writes).toBeGreaterThanOrEqual(1);
+      expect(parts.at(-1)).toMatchObject({ more: false, got: ["window"] });
+      expect(wrong).toEqual([]);
+      expect(client.rows).toEqual(windowNow(sql));
+      // Each row is held once: deleting the window lets go of every one.
+      pullAll(timed, [{ op: "del", hash: "window" }]);
+      expect(client.rows.size).toBe(0);
+      expect(ns.db.adapter.query("SELECT count(*) FROM _weir_group_rows", [])).toEqual([[0]]);
+    },
+  );
+
+  it("evaluates it whole, once, when writes put more rows before its bound than the window holds", async () => {
+    const { ns, client, parts, wrong, pullAll, windowNow } = await items();
+    let writes = 0;
+    pullAll(noTime, [windowOf([["rank", "asc"]])], () => {
+      if (writes++ > 0) return;
+      // 2,600 rows of kind b enter the window's front: its first page's rows and these are more than
+      // its limit.
+      ns.mutate("g", "c1", (run) =>
+        run(
+          "UPDATE item SET kind = 'a', rank = -5 WHERE id IN (SELECT id FROM item WHERE kind = 'b' ORDER BY id LIMIT 2600)",
+        ),
+      );
+    });
+    // Its first page; then the 2,600 rows the write changed, which its catch-up found before its
+    // bound, and the whole window once.
+    expect(parts.map((p) => p.held).filter((held) => held > 0)).toEqual([2048, 2600 + LIMIT]);
+    expect(wrong).toEqual([]);
+    expect(client.rows).toEqual(windowNow("rank ASC, id ASC"));
+  });
+
+  it("goes on in pages to the end on a pull that is not metered, counting each row once", async () => {
+    const { ns, client, parts, pullAll, windowNow } = await items();
+    const first = ns.pull({
+      cookie: client.cookie,
+      queries: { patch: [windowOf(ORDERS[1]!.order)] },
+      ...noTime,
+    });
+    client.apply(first.json as never, schema);
+    expect(first.more).toBe(true);
+    pullAll({});
+    expect(parts.at(-1)).toMatchObject({ more: false, got: ["window"] });
+    expect(client.rows).toEqual(windowNow(ORDERS[1]!.sql));
+    pullAll({}, [{ op: "del", hash: "window" }]);
+    expect(client.rows.size).toBe(0);
+    expect(ns.db.adapter.query("SELECT count(*) FROM _weir_group_rows", [])).toEqual([[0]]);
+  });
+
+  it("counts the rows of its earlier pages toward the pull's rows budget", async () => {
+    const { ns, client } = await items();
+    // Each page alone is within it (2,048 rows); two are not.
+    const limits = { ...noTime, maxQueryRows: 2100 };
+    const first = ns.pull({
+      cookie: client.cookie,
+      queries: { patch: [windowOf(ORDERS[0]!.order)] },
+      ...limits,
+    });
+    client.apply(first.json as never, schema);
+    expect(first.more).toBe(true);
+    expect(() => ns.pull({ cookie: client.cookie, queries: { patch: [] }, ...limits })).toThrow(
+      expect.objectContaining({ code: "query_budget_exceeded" }),
+    );
+  });
+
+  it("lets go of its pages' rows when a patch deletes it midway, leaving nothing waiting", async () => {
+    const { ns, client, parts, pullAll, windowNow } = await items();
+    const first = ns.pull({
+      cookie: client.cookie,
+      queries: { patch: [windowOf(ORDERS[0]!.order)] },
+      ...noTime,
+    });
+    client.apply(first.json as never, schema);
+    expect(client.rows.size).toBeGreaterThan(0);
+    pullAll(noTime, [{ op: "del", hash: "window" }]);
+    expect(client.rows.size).toBe(0);
+    for (const table of ["_weir_query_ranges", "_weir_query_bounds", "_weir_deferred_queries"])
+      expect(ns.db.adapter.query(`SELECT count(*) FROM ${table}`, [])).toEqual([[0]]);
+    pullAll(noTime, [windowOf(ORDERS[2]!.order, "again")]);
+    expect(parts.at(-1)).toMatchObject({ more: false, got: ["again"] });
+    expect(client.rows).toEqual(windowNow(ORDERS[2]!.sql));
+  });
+});
