@@ -3,8 +3,10 @@
 // running some of them. A build without the query engine (../features.ts) never builds them.
 //
 // Scratch kinds: 1 notes each row whose count moved in the pull, with whether the group held it
-// before (CHANGED); 3 and 4 hold one diff's moved rows (GONE, ADDED); below 0, the rows of one
-// evaluation each.
+// before (CHANGED), but a row a fresh evaluation adds that the group holds already: its count only
+// grows, so it stays held and is owed nothing. (Followers copy a leader's noted rows, follow.ts,
+// but a pull that evaluates afresh puts queries, resets or continues a part: it leads none.) 3 and
+// 4 hold one diff's moved rows (GONE, ADDED); below 0, the rows of one evaluation each.
 import { Statement } from "../host";
 import { Table } from "../schema";
 import { literal } from "../text";
@@ -80,12 +82,12 @@ export class MembershipStatements {
   );
   /** Every stored row of the query is compared. */
   readonly whole: Statement = goneStatement("");
-  /** A range's rows (scratch kind `?`), new to the query: noted as moved... */
+  /** A range's rows (scratch kind `?`), new to the query: those new to the group noted as moved... */
   readonly noteFound: Statement = new Statement(
     "INSERT INTO _weir_query_scratch (kind, tbl, pk, was_held) SELECT " +
       CHANGED +
-      ", e.tbl, e.pk, EXISTS (SELECT 1 FROM _weir_group_rows AS g WHERE g.group_key = ? AND g.tbl = e.tbl " +
-      "AND g.pk = e.pk) FROM _weir_query_scratch AS e WHERE e.kind = ? ON CONFLICT DO NOTHING",
+      ", e.tbl, e.pk, 0 FROM _weir_query_scratch AS e WHERE e.kind = ? AND NOT EXISTS (SELECT 1 FROM " +
+      "_weir_group_rows AS g WHERE g.group_key = ? AND g.tbl = e.tbl AND g.pk = e.pk) ON CONFLICT DO NOTHING",
   );
   /** ...kept as the query's... */
   readonly keepFound: Statement = new Statement(

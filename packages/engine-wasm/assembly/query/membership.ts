@@ -181,7 +181,7 @@ export class Membership {
     this.diff(hash, kind);
   }
 
-  /** Counts the rows the query holds, all new to it, in the group's (noting each moved row). */
+  /** Counts the rows the query holds, all new to it, in the group's (noting those new to the group). */
   private addHeld(hash: string): void {
     const gh = params([this.key, hash]);
     if (!this.full) {
@@ -190,8 +190,8 @@ export class Membership {
       exec(
         "INSERT INTO _weir_query_scratch (kind, tbl, pk, was_held) SELECT " +
           CHANGED +
-          ", r.tbl, r.pk, EXISTS (SELECT 1 FROM _weir_group_rows AS g WHERE g.group_key = r.group_key AND " +
-          "g.tbl = r.tbl AND g.pk = r.pk) FROM _weir_query_rows AS r WHERE r.group_key = ? AND r.hash = ? " +
+          ", r.tbl, r.pk, 0 FROM _weir_query_rows AS r WHERE r.group_key = ? AND r.hash = ? AND NOT EXISTS " +
+          "(SELECT 1 FROM _weir_group_rows AS g WHERE g.group_key = r.group_key AND g.tbl = r.tbl AND g.pk = r.pk) " +
           "ON CONFLICT DO NOTHING",
         gh,
       );
@@ -369,7 +369,7 @@ export class Membership {
     if (found == 0) return;
     this.moved = true;
     const statements = membershipStatements();
-    if (!this.full) execStatement(statements.noteFound, params([this.key, kind]));
+    if (!this.full) execStatement(statements.noteFound, params([kind, this.key]));
     execStatement(statements.keepFound, params([this.key, hash, kind]));
     execStatement(statements.countFound, params([this.key, kind]));
   }
