@@ -124,8 +124,16 @@ describe.each(DATABASES)("a window read in pages of its order on $kind", ({ open
     expect(parts.at(-1)).toMatchObject({ more: false, got: ["window"] });
     expect(wrong).toEqual([]);
     expect(client.rows).toEqual(windowNow(sql));
-    // Its bound is forgotten once it is read.
-    expect(ns.db.adapter.query("SELECT count(*) FROM _weir_query_bounds", [])).toEqual([[0]]);
+    // Its bound stays, at its last row: writes bring it up to date from there.
+    const columns = order.map(([column]) => column);
+    if (!columns.includes("id")) columns.push("id");
+    const last = ns.db.adapter.query(
+      `SELECT ${columns.join(", ")} FROM item WHERE kind = 'a' ORDER BY ${sql} LIMIT 1 OFFSET ${LIMIT - 1}`,
+      [],
+    )[0]!;
+    expect(
+      ns.db.adapter.query("SELECT value FROM _weir_query_bounds ORDER BY i", []).map(([v]) => v),
+    ).toEqual(last);
   });
 
   it.each([
@@ -181,7 +189,7 @@ describe.each(DATABASES)("a window read in pages of its order on $kind", ({ open
       // Writes while its pages are under way alone: once the window is read, a write has it
       // evaluated whole, which would hide what its pages got wrong.
       const paging = () =>
-        (ns.db.adapter.query("SELECT count(*) FROM _weir_query_bounds", [])[0]![0] as number) > 0;
+        (ns.db.adapter.query("SELECT count(*) FROM _weir_query_ranges", [])[0]![0] as number) > 0;
       pullAll(noTime, [windowOf(order)], () => {
         if (!paging()) return;
         writes++;
@@ -280,5 +288,145 @@ describe.each(DATABASES)("a window read in pages of its order on $kind", ({ open
     pullAll(noTime, [windowOf(ORDERS[2]!.order, "again")]);
     expect(parts.at(-1)).toMatchObject({ more: false, got: ["again"] });
     expect(client.rows).toEqual(windowNow(ORDERS[2]!.sql));
+  });
+});
+
+// Once read, a window of more than 2,048 rows is brought up to date after writes among the changed
+// rows alone, from its bound, however late the answer: it lets go of rows past its limit, reads on
+// after its bound when it holds fewer, and holds every row that passes once they are fewer than
+// its limit.
+describe.each(DATABASES)("a window kept up to date from its bound on $kind", ({ open }) => {
+  const ASC: Order = [["rank", "asc"]];
+  const SQL = "rank ASC, id ASC";
+
+  async function kept(limits: Partial<PullInput> = timed) {
+    const ns = new Namespace(await testEngine(), open(), schema);
+    ns.sql(
+      "WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i + 1 < ?) " +
+        "INSERT INTO item SELECT printf('i%05d', i), char(97 + i % 2), (i * 37) % 400, 'note ' || i FROM n",
+      [ITEMS],
+    );
+    const client = new ClientRows();
+    const windowNow = () => {
+      const rows = ns.db.adapter.query(
+        `SELECT id, kind, rank, note FROM item WHERE kind = 'a' ORDER BY ${SQL} LIMIT ${LIMIT}`,
+        [],
+      );
+      return new Map(
+        rows.map(([id, kind, rank, note]) => [`item/${JSON.stringify([id])}`, { id, kind, rank, note }]),
+      );
+    };
+    /** One pull with no time: it must answer whole. Answers the rows its evaluations held. */
+    const pull = (group = "g", rows = client) => {
+      const result = ns.pull({
+        clientGroupID: group,
+        cookie: rows.cookie,
+        queries: { patch: [] },
+        ...noTime,
+      });
+      rows.apply(result.json as never, schema);
+      expect(result.more).toBe(false);
+      return result.queryRowsExamined;
+    };
+    /** Pulls until the answer is whole (a write of many rows is sent in parts). */
+    const pullAll = () => {
+      for (let pulls = 0; pulls < 40; pulls++) {
+        const result = ns.pull({ cookie: client.cookie, queries: { patch: [] }, ...noTime });
+        client.apply(result.json as never, schema);
+        if (!result.more) return;
+      }
+      throw new Error("no whole answer in 40 pulls");
+    };
+    const first = ns.pull({ cookie: null, queries: { patch: [windowOf(ASC)] }, ...limits });
+    client.apply(first.json as never, schema);
+    expect(client.rows).toEqual(windowNow());
+    const write = (sql: string) => ns.mutate("g", "c1", (run) => run(sql));
+    return { ns, client, windowNow, pull, pullAll, write };
+  }
+
+  it("brings it up to date after writes among the changed rows, in one answer with no time", async () => {
+    const { ns, client, windowNow, pull, write } = await kept();
+    const steps = [
+      // Rows enter before its bound: it lets go of as many last ones.
+      "UPDATE item SET kind = 'a', rank = -1 WHERE id IN ('i00001', 'i00003', 'i00005')",
+      // Held rows leave: it reads on after its bound.
+      "DELETE FROM item WHERE id IN (SELECT id FROM item WHERE kind = 'a' AND rank = 0 ORDER BY id LIMIT 5)",
+      "UPDATE item SET kind = 'b' WHERE id IN (SELECT id FROM item WHERE kind = 'a' AND rank = 5 ORDER BY id LIMIT 4)",
+      // Held rows move past its bound, and rows past it move before it.
+      "UPDATE item SET rank = 1000 WHERE id IN (SELECT id FROM item WHERE kind = 'a' AND rank = 10 ORDER BY id LIMIT 3)",
+      "UPDATE item SET rank = 2 WHERE id IN (SELECT id FROM item WHERE kind = 'a' AND rank = 398 ORDER BY id LIMIT 3)",
+      // A held row changes in place, and one past its bound does.
+      "UPDATE item SET note = 'changed' WHERE id IN ('i00002', 'i09998')",
+    ];
+    for (const step of steps) {
+      write(step);
+      // The changed rows and those it let go of or read on: not the window's 4,500.
+      expect(pull()).toBeLessThan(50);
+      expect(client.rows).toEqual(windowNow());
+    }
+    expect(client.rows.get('item/["i00002"]')).toMatchObject({ note: "changed" });
+    // Each row is held once: deleting the window lets go of every one.
+    ns.pull({ cookie: client.cookie, queries: { patch: [{ op: "del", hash: "window" }] }, ...timed });
+    expect(ns.db.adapter.query("SELECT count(*) FROM _weir_group_rows", [])).toEqual([[0]]);
+    expect(ns.db.adapter.query("SELECT count(*) FROM _weir_query_bounds", [])).toEqual([[0]]);
+  });
+
+  it("holds every row that passes once they are fewer than its limit, and keeps a bound again past it", async () => {
+    const { ns, client, windowNow, pull, pullAll, write } = await kept();
+    // 1,000 of kind a leave: 4,000 are left, all of them held.
+    write(
+      "UPDATE item SET kind = 'b' WHERE id IN (SELECT id FROM item WHERE kind = 'a' ORDER BY id LIMIT 1000)",
+    );
+    pullAll();
+    expect(client.rows).toEqual(windowNow());
+    expect(client.rows.size).toBe(4000);
+    expect(ns.db.adapter.query("SELECT i FROM _weir_query_bounds", [])).toEqual([[-1]]);
+    // Rows come and go with none past a bound to read.
+    write("UPDATE item SET kind = 'a', rank = 999 WHERE id IN ('i00001', 'i00003')");
+    write("DELETE FROM item WHERE id = 'i09998'");
+    expect(pull()).toBeLessThan(50);
+    expect(client.rows).toEqual(windowNow());
+    // 600 enter: it holds its limit again, up to a bound.
+    write(
+      "UPDATE item SET kind = 'a' WHERE id IN (SELECT id FROM item WHERE kind = 'b' ORDER BY id DESC LIMIT 600)",
+    );
+    pullAll();
+    expect(client.rows).toEqual(windowNow());
+    expect(client.rows.size).toBe(LIMIT);
+    expect(ns.db.adapter.query("SELECT count(*) FROM _weir_query_bounds WHERE i >= 0", [])).toEqual([[2]]);
+    write("DELETE FROM item WHERE id IN (SELECT id FROM item WHERE kind = 'a' ORDER BY rank, id LIMIT 3)");
+    expect(pull()).toBeLessThan(50);
+    expect(client.rows).toEqual(windowNow());
+  });
+
+  it("keeps a bound from a whole evaluation too (a pull that is not metered)", async () => {
+    const { client, windowNow, pull, write } = await kept({});
+    write("UPDATE item SET kind = 'a', rank = -1 WHERE id = 'i00001'");
+    expect(pull()).toBeLessThan(50);
+    expect(client.rows).toEqual(windowNow());
+  });
+
+  it("gives a follower the leader's bound with its rows", async () => {
+    const { ns, client, windowNow, pull, write } = await kept();
+    const other = new ClientRows();
+    other.apply(
+      ns.pull({ clientGroupID: "g2", cookie: null, queries: { patch: [windowOf(ASC)] }, ...timed })
+        .json as never,
+      schema,
+    );
+    expect(other.cookie).toBe(client.cookie);
+    // Rows enter before the bound: the leader lets go of its last ones, and its bound moves back.
+    write(
+      "UPDATE item SET kind = 'a', rank = -1 WHERE id IN (SELECT id FROM item WHERE kind = 'b' ORDER BY id LIMIT 20)",
+    );
+    const leader = ns.pull({ cookie: client.cookie, queries: { patch: [] }, followers: ["g2"], ...noTime });
+    client.apply(leader.json as never, schema);
+    expect(leader.followed?.map((f) => f.clientGroupID)).toEqual(["g2"]);
+    other.apply(JSON.parse(leader.followed![0]!.body), schema);
+    expect(other.rows).toEqual(windowNow());
+    // The follower's own pull reads on after the leader's bound, not its own of before.
+    write("DELETE FROM item WHERE rank = -1");
+    pull("g2", other);
+    expect(other.rows).toEqual(windowNow());
   });
 });

@@ -17,7 +17,8 @@ import { QueryNode, readPlan } from "./plan";
 import { forgetRange, noteRange, RANGE_ROWS } from "./ranges";
 import { changedRowsPlan, pagedWindowPlan } from "./sql";
 import { StoredQuery } from "./stored";
-import { WindowBound } from "./window-bound";
+import { KEPT_NONE, WindowBound } from "./window-bound";
+import { refreshWindow } from "./window-upkeep";
 
 /**
  * Evaluates the group's query afresh while the answer has time (`pace`): in ranges of its root's
@@ -118,6 +119,8 @@ function evaluatePages(
       held += found;
       if (held > membership.budget) membership.overBudget = true;
       done = found < <i64>most || held == limit;
+      // Its rows ended before its limit: it holds every row that passes.
+      if (found < <i64>most) bound.keepAll();
     }
     pace.another();
     if (done || !pace.fits || membership.exceeded()) break;
@@ -214,16 +217,21 @@ export function refresh(
     }
     const plan = readPlan(query.plan, schema);
     if (!affected(plan, key, query.hash, from, to, touched, scope)) continue;
-    // A query whose rows are each held by their own values is brought up to date among the
-    // changed rows alone; any other is evaluated whole and diffed, or deferred past the time.
+    // A query whose rows are each held by their own values, or a window its bound keeps
+    // (window-upkeep.ts), is brought up to date among the changed rows alone; any other is
+    // evaluated whole and diffed, or deferred past the time.
     const changed = changedRowsPlan(plan);
-    if (!pace.fits && !changed) {
+    const kept =
+      !changed && pagedWindowPlan(plan, RANGE_ROWS) ? new WindowBound(group, query.hash).kept() : KEPT_NONE;
+    if (!pace.fits && !changed && kept == KEPT_NONE) {
       releaseChanged(schema, membership, query, touched, changes.fromSeq, changes.toSeq, scope);
       defer(group, query.hash, true);
       continue;
     }
     pace.start();
     if (changed) membership.evaluateChanged(query.hash, plan, changes.fromSeq, changes.toSeq, scope);
+    else if (kept != KEPT_NONE)
+      refreshWindow(membership, group, query.hash, plan, kept, changes.fromSeq, changes.toSeq, scope);
     else membership.evaluate(query.hash, query.plan);
     recomputed++;
     pace.another();

@@ -97,6 +97,16 @@ class FollowStatements {
       " AND m.kind = 1 AND m.was_held <> EXISTS (SELECT 1 FROM _weir_group_rows AS g WHERE g.group_key = ? AND " +
       "g.tbl = m.tbl AND g.pk = m.pk) ON CONFLICT (group_key, tbl, pk) DO UPDATE SET version = excluded.version",
   );
+  readonly forgetBounds: Statement = new Statement(
+    "DELETE FROM _weir_query_bounds WHERE group_id IN (SELECT pk FROM _weir_query_scratch WHERE kind = " +
+      FOLLOWER +
+      ")",
+  );
+  readonly copyBounds: Statement = new Statement(
+    "INSERT INTO _weir_query_bounds (group_id, hash, i, value) SELECT f.pk, b.hash, b.i, b.value FROM " +
+      "_weir_query_scratch AS f JOIN _weir_query_bounds AS b ON b.group_id = ? WHERE f.kind = " +
+      FOLLOWER,
+  );
   readonly startJournals: Statement = new Statement(
     "INSERT INTO _weir_query_journal (group_key, since) SELECT k.group_key, ? FROM _weir_query_scratch AS f" +
       FOLLOWER_KEY +
@@ -157,6 +167,9 @@ export function follow(
     execStatement(sql.copyGroupRows, params([key]));
     execStatement(sql.noteMoves, params([watermark.toString(), key]));
   }
+  // A follower's windows hold the leader's rows, up to the leader's bounds (window-bound.ts).
+  execStatement(sql.forgetBounds);
+  execStatement(sql.copyBounds, params([group]));
   execStatement(sql.startJournals, params([watermark.toString()]));
   execStatement(sql.moveCookies, params([watermark.toString(), visibilityParam]));
   const rows = queryStatement(sql.followerIds, params([cookie.toString(), watermark.toString()]));

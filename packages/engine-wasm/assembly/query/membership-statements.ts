@@ -82,6 +82,10 @@ export class MembershipStatements {
   );
   /** Every stored row of the query is compared. */
   readonly whole: Statement = goneStatement("");
+  /** Only the stored rows among those of a scratch kind (`?`): those `letGo` names. */
+  readonly among: Statement = goneStatement(
+    " AND (r.tbl, r.pk) IN (SELECT tbl, pk FROM _weir_query_scratch WHERE kind = ?)",
+  );
   /** A range's rows (scratch kind `?`), new to the query: those new to the group noted as moved... */
   readonly noteFound: Statement = new Statement(
     "INSERT INTO _weir_query_scratch (kind, tbl, pk, was_held) SELECT " +

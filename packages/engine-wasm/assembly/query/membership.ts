@@ -20,7 +20,7 @@ import { CHANGED, changedScope, membershipStatements } from "./membership-statem
 import { readRootPages } from "./pages";
 import { QueryNode, readPlan } from "./plan";
 import { RANGE_ROWS } from "./ranges";
-import { QuerySql } from "./sql";
+import { pagedWindowPlan, QuerySql } from "./sql";
 import { StoredQuery } from "./stored";
 import { WindowBound } from "./window-bound";
 
@@ -128,6 +128,8 @@ export class Membership {
   scratched: bool = false;
   /** A row's count moved in this pull (noted as scratch kind 1): settling has work to do. */
   moved: bool = false;
+  /** How many more rows the query of the last diff holds than before it (fewer: negative). */
+  grown: i64 = 0;
 
   /**
    * For a reset (after `clearRows`): copies every row of the group's `queries`, with their
@@ -168,17 +170,43 @@ export class Membership {
         );
       }
       this.addHeld(hash);
+    } else {
+      const kind = this.nextKind();
+      this.scratched = true;
+      this.evaluated += this.insertHeld(
+        "INSERT INTO _weir_query_scratch (kind, tbl, pk, was_held) SELECT ?, t, k, 0 FROM (",
+        [kind],
+        hash,
+        planText,
+      );
+      this.diff(hash, kind);
+    }
+    this.keepBound(hash, planText);
+  }
+
+  /**
+   * After a whole evaluation of a window read in pages (window-bound.ts): keeps its bound, the
+   * order's values of its last row, or that it holds every row that passes, so that writes bring
+   * it up to date from there (window-upkeep.ts).
+   */
+  private keepBound(hash: string, planText: string): void {
+    const plan = readPlan(planText, this.schema);
+    if (!pagedWindowPlan(plan, RANGE_ROWS)) return;
+    const bound = new WindowBound(this.group, hash);
+    const limit = I64.parseInt(plan.limit, 10);
+    if (this.heldRows(hash) < limit) {
+      bound.keepAll();
       return;
     }
+    const end = new QuerySql(this.visibility);
+    bound.moveTo(plan, end.windowEnd(plan, null, <i32>(limit - 1)), end.params);
+  }
+
+  /** Lets go of the query's rows among `rows` (columns t, k; `rowParams` its parameters). */
+  letGo(hash: string, rows: string, rowParams: Array<string>): void {
     const kind = this.nextKind();
-    this.scratched = true;
-    this.evaluated += this.insertHeld(
-      "INSERT INTO _weir_query_scratch (kind, tbl, pk, was_held) SELECT ?, t, k, 0 FROM (",
-      [kind],
-      hash,
-      planText,
-    );
-    this.diff(hash, kind);
+    this.scratchRows(rows, rowParams, kind);
+    this.diff(hash, this.nextKind(), membershipStatements().among, [kind]);
   }
 
   /** Counts the rows the query holds, all new to it, in the group's (noting those new to the group). */
@@ -246,6 +274,7 @@ export class Membership {
    * (deferred.ts).
    */
   releaseChanged(hash: string, table: Table, from: i64, to: i64, scope: ChangeScope): void {
+    new WindowBound(this.group, hash).forget();
     const scopeParams: string[] = [];
     const read = scope.of(table, "_weir_c", from.toString(), to.toString(), scopeParams);
     // Diffed against an evaluation that holds nothing: every such row is let go of.
@@ -263,6 +292,7 @@ export class Membership {
     this.evaluated += lent;
     this.copied++;
     this.addHeld(hash);
+    this.keepBound(hash, planText);
     return true;
   }
 
@@ -376,6 +406,7 @@ export class Membership {
 
   /** Lets go of every row of the query (its result is empty now). */
   release(hash: string): void {
+    new WindowBound(this.group, hash).forget();
     // A reset built the group's rows anew: the query holds none.
     if (this.full) return;
     this.diff(hash, this.nextKind());
@@ -418,10 +449,10 @@ export class Membership {
     const goneParams: string[] = [this.key, hash];
     for (let i = 0; i < scopeParams.length; i++) goneParams.push(scopeParams[i]);
     goneParams.push(kind);
-    const moved =
-      execStatement(scope, params(goneParams)) +
-      execStatement(sql.added, params([this.key, kind, this.key, hash]));
-    if (moved == 0) return;
+    const gone = execStatement(scope, params(goneParams));
+    const added = execStatement(sql.added, params([this.key, kind, this.key, hash]));
+    this.grown = <i64>added - <i64>gone;
+    if (gone + added == 0) return;
     this.scratched = true;
     this.moved = true;
     // A reset answers every held row: which moved need not be noted.

@@ -46,13 +46,15 @@ export function noteRange(group: string, hash: string, after: string, held: i64,
   );
 }
 
-/** The query's evaluation in ranges is done, or starts over. */
+/**
+ * The query's evaluation in ranges is done, or starts over. (A window's bound stays: it holds the
+ * rows up to it, whatever the evaluation that put them there. Membership.release forgets it.)
+ */
 export function forgetRange(group: string, hash: string): void {
   exec("DELETE FROM _weir_query_ranges WHERE group_id = ? AND hash = ?", params([group, hash]));
-  exec("DELETE FROM _weir_query_bounds WHERE group_id = ? AND hash = ?", params([group, hash]));
 }
 
-/** Every query of the group starts over. */
+/** Every query of the group starts over, holding no rows. */
 export function forgetRanges(group: string): void {
   exec("DELETE FROM _weir_query_ranges WHERE group_id = ?", params([group]));
   exec("DELETE FROM _weir_query_bounds WHERE group_id = ?", params([group]));

@@ -31,11 +31,15 @@ export function columnList(columns: Array<string>, alias: string): string {
   return parts.join(", ");
 }
 
-export function ordering(node: QueryNode, alias: string): string {
+/** The node's order, or the reverse of it (`reverse`). */
+export function ordering(node: QueryNode, alias: string, reverse: bool = false): string {
   const parts: string[] = [];
   for (let i = 0; i < node.orderColumns.length; i++) {
     parts.push(
-      alias + "." + ident(node.orderColumns[i].substring(1)) + (node.orderDescending[i] ? " DESC" : " ASC"),
+      alias +
+        "." +
+        ident(node.orderColumns[i].substring(1)) +
+        (node.orderDescending[i] != reverse ? " DESC" : " ASC"),
     );
   }
   return parts.join(", ");

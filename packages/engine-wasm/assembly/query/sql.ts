@@ -297,39 +297,53 @@ export class QuerySql {
     bound: WindowBound | null = null,
   ): string {
     const alias = node.alias();
-    const key: string[] = [];
     const extracted: string[] = [];
+    const joined: string[] = [];
     for (let i = 0; i < node.table.primaryKey.length; i++) {
-      key.push(alias + "." + ident(node.table.primaryKey[i].name));
-      extracted.push("json_extract(_weir_c.pk, '$[" + i.toString() + "]')");
+      const column = "_weir_k" + i.toString();
+      extracted.push("json_extract(_weir_c.pk, '$[" + i.toString() + "]') AS " + column);
+      joined.push(alias + "." + ident(node.table.primaryKey[i].name) + " = _weir_ck." + column);
     }
-    // Parameters bind in the order their `?` appear: the source's, the changes read, the bound's,
+    // The changed keys are read first (CROSS JOIN keeps SQLite to that order), each row then
+    // found by its key: an index on the condition's columns (a window's) would otherwise have
+    // SQLite read every row that passes and test each against the changes.
+    // Parameters bind in the order their `?` appear: the changes read, the source's, the bound's,
     // the condition's.
-    let sql = this.rootRows(node, alias);
     const read = scope.of(node.table, "_weir_c", from.toString(), to.toString(), this.params);
-    sql +=
-      (key.length == 1 ? key[0] : "(" + key.join(", ") + ")") +
-      " IN (SELECT " +
+    let sql =
+      "SELECT " +
+      literal(node.table.name) +
+      " AS t, " +
+      keyArray(node.table, alias) +
+      " AS k FROM (SELECT DISTINCT " +
       extracted.join(", ") +
       " FROM _weir_changes AS _weir_c WHERE " +
       read +
-      ") AND ";
-    if (bound != null) sql += bound.through(node, alias, this.params) + " AND ";
+      ") AS _weir_ck CROSS JOIN " +
+      this.source(node.table) +
+      " AS " +
+      alias +
+      " WHERE " +
+      joined.join(" AND ") +
+      " AND ";
+    // The changed keys find the rows: a range on the bound would have SQLite read the window instead.
+    if (bound != null) sql += bound.through(node, alias, this.params, false) + " AND ";
     else if (through.length > 0) sql += keyBound(node.table, through, this.params, true) + " AND ";
     return sql + this.rootConditions(node, alias);
   }
 
   /**
-   * The rows a window holds after its `bound` (null: from its first), in its order
-   * (window-bound.ts), "<table>\t<key>"; the caller ends it with a LIMIT.
+   * The rows that pass a window's conditions after its `bound` (null: from its first), in its
+   * order (window-bound.ts), "<table>\t<key>"; `reverse`: those up to its bound (null: all), the
+   * last first. The caller ends it with a LIMIT.
    */
-  windowRows(node: QueryNode, bound: WindowBound | null): string {
+  windowRows(node: QueryNode, bound: WindowBound | null, reverse: bool = false): string {
     const alias = node.alias();
-    return this.rootRows(node, alias) + workTerm(node, alias) + this.windowTail(node, alias, bound);
+    return this.rootRows(node, alias) + workTerm(node, alias) + this.windowTail(node, alias, bound, reverse);
   }
 
-  /** The order's values (v0, v1, ...) of the window's `offset`-th row after its `bound` (null: from its first). */
-  windowEnd(node: QueryNode, bound: WindowBound | null, offset: i32): string {
+  /** The order's values (v0, v1, ...) of the `offset`-th of those rows. */
+  windowEnd(node: QueryNode, bound: WindowBound | null, offset: i32, reverse: bool = false): string {
     const alias = node.alias();
     return (
       "SELECT " +
@@ -339,16 +353,19 @@ export class QuerySql {
       " AS " +
       alias +
       " WHERE " +
-      this.windowTail(node, alias, bound) +
+      this.windowTail(node, alias, bound, reverse) +
       " LIMIT 1 OFFSET " +
       offset.toString()
     );
   }
 
-  private windowTail(node: QueryNode, alias: string, bound: WindowBound | null): string {
+  private windowTail(node: QueryNode, alias: string, bound: WindowBound | null, reverse: bool): string {
     // Parameters bind in the order their `?` appear: the bound's, the condition's.
-    const after = bound != null ? bound.after(node, alias, this.params) + " AND " : "";
-    return after + this.rootConditions(node, alias) + " ORDER BY " + ordering(node, alias);
+    let term = "";
+    if (bound != null)
+      term =
+        (reverse ? bound.through(node, alias, this.params) : bound.after(node, alias, this.params)) + " AND ";
+    return term + this.rootConditions(node, alias) + " ORDER BY " + ordering(node, alias, reverse);
   }
 
   /**

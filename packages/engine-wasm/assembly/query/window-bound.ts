@@ -4,12 +4,16 @@
 // time, it holds every such row up to its bound, the order's values of the last row its pages
 // read, and the next page reads the rows after it. A write between pages reaches the rows up to
 // the bound alone, as they are now: those it moved past the bound are let go of, and read again
-// when their page comes.
+// when their page comes. Once read, the window keeps its bound (at its last row), or keeps that it
+// holds every row that passes (fewer than its limit), and writes bring it up to date from there
+// (window-upkeep.ts); a whole evaluation of it keeps one too. Its rows changed any other way
+// (let go of, lent, the writes' changed rows alone let go of) forget it: writes then evaluate it
+// whole, which keeps one again.
 //
 // The bound's values are kept in a table as SQLite holds them (a column without a type keeps any
 // value as it is): a JSON text would round a REAL and lose a BLOB. Each is read back by a scalar
 // subquery, which SQLite evaluates once a statement.
-import { exec } from "../host";
+import { exec, queryRows } from "../host";
 import { ident, params } from "../text";
 import { QueryNode } from "./plan";
 
@@ -38,26 +42,45 @@ export class WindowBound {
 
   /**
    * That the row comes after the bound in the node's order (SQLite's, and Zero's: NULL before any
-   * value, after every value descending). NULL only where it is false. Where the order's first
-   * column holds no NULL, a range on it comes first, so an index in the order is read from the
-   * bound on, not from its first row.
+   * value, after every value descending). Where the order's first column holds no NULL, a range on
+   * it comes first, so an index in the order is read from the bound on, not from its first row.
    */
   after(node: QueryNode, alias: string, bound: Array<string>): string {
+    const lead = this.lead(node, alias, bound, false);
+    return "(" + lead + this.beyond(node, alias, bound) + ")";
+  }
+
+  /**
+   * That the row comes at or before the bound in the node's order; `lead`: a range first, as
+   * `after` (not where other terms find the rows: the changed ones, a few keys).
+   */
+  through(node: QueryNode, alias: string, bound: Array<string>, lead: bool = true): string {
+    if (!lead) return "(coalesce(" + this.beyond(node, alias, bound) + ", 0) = 0)";
+    const range = this.lead(node, alias, bound, true);
+    return "(" + range + "coalesce(" + this.beyond(node, alias, bound) + ", 0) = 0)";
+  }
+
+  /** The range on the order's first column, where it holds no NULL ("" where it may). */
+  private lead(node: QueryNode, alias: string, bound: Array<string>, through: bool): string {
+    const name = node.orderColumns[0].substring(1);
+    if (node.table.column(name)!.nullable) return "";
+    const up = node.orderDescending[0] == through;
+    return alias + "." + ident(name) + (up ? " >= " : " <= ") + this.value(0, bound) + " AND ";
+  }
+
+  /** That the row comes after the bound: NULL only where it is false. */
+  private beyond(node: QueryNode, alias: string, bound: Array<string>): string {
     const columns = node.orderColumns;
     const alternatives: string[] = [];
-    let lead = "";
     for (let i = 0; i < columns.length; i++) {
       const name = columns[i].substring(1);
       const column = alias + "." + ident(name);
-      const nullable = node.table.column(name)!.nullable;
       const descending = node.orderDescending[i];
-      if (i == 0 && !nullable)
-        lead = column + (descending ? " <= " : " >= ") + this.value(0, bound) + " AND ";
       const terms: string[] = [];
       for (let j = 0; j < i; j++)
         terms.push(alias + "." + ident(columns[j].substring(1)) + " IS " + this.value(j, bound));
       const value = this.value(i, bound);
-      if (!nullable) terms.push(column + (descending ? " < " : " > ") + value);
+      if (!node.table.column(name)!.nullable) terms.push(column + (descending ? " < " : " > ") + value);
       else if (!descending) {
         const again = this.value(i, bound);
         terms.push(
@@ -71,12 +94,7 @@ export class WindowBound {
       }
       alternatives.push("(" + terms.join(" AND ") + ")");
     }
-    return "(" + lead + "(" + alternatives.join(" OR ") + "))";
-  }
-
-  /** That the row comes at or before the bound in the node's order. */
-  through(node: QueryNode, alias: string, bound: Array<string>): string {
-    return "coalesce(" + this.after(node, alias, bound) + ", 0) = 0";
+    return "(" + alternatives.join(" OR ") + ")";
   }
 
   /**
@@ -93,6 +111,10 @@ export class WindowBound {
     bound.push(this.group);
     bound.push(this.hash);
     exec(
+      "DELETE FROM _weir_query_bounds WHERE group_id = ? AND hash = ? AND i < 0",
+      params([this.group, this.hash]),
+    );
+    exec(
       "WITH _weir_end AS MATERIALIZED (" +
         end +
         ") INSERT INTO _weir_query_bounds (group_id, hash, i, value) SELECT ?, ?, i, value FROM (" +
@@ -101,7 +123,38 @@ export class WindowBound {
       params(bound),
     );
   }
+
+  /** What the bound says of the window's rows: KEPT_NONE, KEPT_ALL or KEPT_BOUND. */
+  kept(): i32 {
+    const found = queryRows(
+      "SELECT min(i) FROM _weir_query_bounds WHERE group_id = ? AND hash = ?",
+      params([this.group, this.hash]),
+    );
+    const least = found[0][0];
+    return least.length == 0 ? KEPT_NONE : least == "-1" ? KEPT_ALL : KEPT_BOUND;
+  }
+
+  /** The window holds every row that passes its conditions, fewer than its limit: no bound. */
+  keepAll(): void {
+    this.forget();
+    exec(
+      "INSERT INTO _weir_query_bounds (group_id, hash, i, value) VALUES (?, ?, -1, NULL)",
+      params([this.group, this.hash]),
+    );
+  }
+
+  /** Nothing is known of the window's rows (they are evaluated whole when writes reach them). */
+  forget(): void {
+    exec("DELETE FROM _weir_query_bounds WHERE group_id = ? AND hash = ?", params([this.group, this.hash]));
+  }
 }
+
+/** No bound is kept: the window's rows are evaluated whole when writes reach them. */
+export const KEPT_NONE: i32 = 0;
+/** The window holds every row that passes, fewer than its limit. */
+export const KEPT_ALL: i32 = 1;
+/** The window holds every row that passes up to its bound. */
+const KEPT_BOUND: i32 = 2;
 
 /** The order's values of the node's row at `alias`, as v0, v1, ... */
 export function orderValues(node: QueryNode, alias: string): string {
