@@ -15,7 +15,7 @@ import { Membership } from "./membership";
 import { Drops } from "./patch-drops";
 import { QueryNode, readPlan } from "./plan";
 import { forgetRange, noteRange, RANGE_ROWS } from "./ranges";
-import { changedRowsPlan, pagedWindowPlan } from "./sql";
+import { changedRowsPlan, pagedWindowPlan } from "./root-sql";
 import { StoredQuery } from "./stored";
 import { KEPT_NONE, WindowBound } from "./window-bound";
 import { refreshWindow } from "./window-upkeep";

@@ -20,7 +20,8 @@ import { CHANGED, changedScope, membershipStatements } from "./membership-statem
 import { readRootPages } from "./pages";
 import { QueryNode, readPlan } from "./plan";
 import { RANGE_ROWS } from "./ranges";
-import { pagedWindowPlan, QuerySql } from "./sql";
+import { pagedWindowPlan, RootSql } from "./root-sql";
+import { QuerySql } from "./sql";
 import { StoredQuery } from "./stored";
 import { WindowBound } from "./window-bound";
 
@@ -198,7 +199,7 @@ export class Membership {
       bound.keepAll();
       return;
     }
-    const end = new QuerySql(this.visibility);
+    const end = new RootSql(this.visibility);
     bound.moveTo(plan, end.windowEnd(plan, null, <i32>(limit - 1)), end.params);
   }
 
@@ -260,7 +261,7 @@ export class Membership {
     through: string = "",
     bound: WindowBound | null = null,
   ): void {
-    const sql = new QuerySql(this.visibility);
+    const sql = new RootSql(this.visibility);
     const kind = this.nextKind();
     this.scratchRows(sql.changedRows(plan, from, to, scope, through, bound), sql.params, kind);
     const scopeParams: string[] = [];
@@ -337,7 +338,7 @@ export class Membership {
 
   /** Puts the plan's rows between the keys `after` and `through` (ranges.ts) in scratch kind `kind`; answers how many. */
   private findRows(plan: QueryNode, after: string, through: string, limit: string, kind: string): i64 {
-    const sql = new QuerySql(this.visibility);
+    const sql = new RootSql(this.visibility);
     return this.scratchRows(sql.rangeRows(plan, after, through) + limit, sql.params, kind);
   }
 
@@ -350,11 +351,11 @@ export class Membership {
   evaluatePage(hash: string, plan: QueryNode, bound: WindowBound, first: bool, most: i32, spent: f64): i64 {
     const kind = this.nextKind();
     meterQuery(this.group, hash, spent);
-    const sql = new QuerySql(this.visibility);
+    const sql = new RootSql(this.visibility);
     const rows = sql.windowRows(plan, first ? null : bound) + " LIMIT " + most.toString();
     const found = this.scratchRows(rows, sql.params, kind);
     if (found == <i64>most) {
-      const end = new QuerySql(this.visibility);
+      const end = new RootSql(this.visibility);
       bound.moveTo(plan, end.windowEnd(plan, first ? null : bound, most - 1), end.params);
     }
     this.spent = querySpent();

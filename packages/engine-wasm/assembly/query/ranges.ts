@@ -1,5 +1,5 @@
 // A query evaluated afresh in ranges of its root's key. A query whose rows are each held by their
-// own values (sql.ts, `changedRowsPlan`: no limit, relation or EXISTS) holds the rows of its
+// own values (root-sql.ts, `changedRowsPlan`: no limit, relation or EXISTS) holds the rows of its
 // table that pass its conditions, and a range of that table's keys can be evaluated alone. On a
 // metered pull such a query's fresh evaluation (a new query, a reset's, a deferred one's turn)
 // reads its table RANGE_ROWS rows at a time, in key order, each range a step of the answer's

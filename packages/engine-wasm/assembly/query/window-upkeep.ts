@@ -11,7 +11,7 @@
 import { ChangeScope } from "../change-keys";
 import { Membership } from "./membership";
 import { QueryNode } from "./plan";
-import { QuerySql } from "./sql";
+import { RootSql } from "./root-sql";
 import { KEPT_ALL, WindowBound } from "./window-bound";
 
 /**
@@ -42,9 +42,9 @@ export function refreshWindow(
     const over = <i32>(held - limit);
     // The last rows it holds, in its order, are let go of; its bound moves back to the row before
     // them (both read before it moves).
-    const last = new QuerySql(membership.visibility);
+    const last = new RootSql(membership.visibility);
     membership.letGo(hash, last.windowRows(plan, upTo, true) + " LIMIT " + over.toString(), last.params);
-    const end = new QuerySql(membership.visibility);
+    const end = new RootSql(membership.visibility);
     bound.moveTo(plan, end.windowEnd(plan, upTo, over, true), end.params);
   } else if (held < limit && upTo != null) {
     const most = <i32>(limit - held);
