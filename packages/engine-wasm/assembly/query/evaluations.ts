@@ -12,6 +12,7 @@ import { affected, touchedTables } from "./affected";
 import { defer } from "./deferred";
 import { AnswerPace, meteredCall } from "./limits";
 import { Membership } from "./membership";
+import { evaluatePage, evaluateRange, evaluateUpTo } from "./membership-ranges";
 import { Drops } from "./patch-drops";
 import { QueryNode, readPlan } from "./plan";
 import { forgetRange, noteRange, RANGE_ROWS } from "./ranges";
@@ -46,7 +47,7 @@ export function evaluateFresh(
   // of a few rows of a large table would otherwise read every range of it).
   if (
     after.length == 0 &&
-    (membership.lend(query.hash, query.plan) || membership.evaluateUpTo(query.hash, plan, RANGE_ROWS))
+    (membership.lend(query.hash, query.plan) || evaluateUpTo(membership, query.hash, plan, RANGE_ROWS))
   ) {
     pace.another();
     return true;
@@ -57,7 +58,7 @@ export function evaluateFresh(
   let spent = query.range.spent;
   for (;;) {
     const before = membership.evaluated;
-    after = membership.evaluateRange(query.hash, plan, after, spent);
+    after = evaluateRange(membership, query.hash, plan, after, spent);
     spent = membership.spent;
     held += membership.evaluated - before;
     if (held > membership.budget) membership.overBudget = true;
@@ -113,7 +114,7 @@ function evaluatePages(
       done = true;
     } else {
       const most = <i32>min<i64>(<i64>RANGE_ROWS, limit - held);
-      const found = membership.evaluatePage(query.hash, plan, bound, first, most, spent);
+      const found = evaluatePage(membership, query.hash, plan, bound, first, most, spent);
       first = false;
       spent = membership.spent;
       held += found;

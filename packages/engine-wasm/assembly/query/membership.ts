@@ -10,12 +10,11 @@
 // A query evaluated afresh first asks another group to lend its rows (lend.ts).
 import { ChangeScope } from "../change-keys";
 import { exec, execStatement, queryRows, Statement } from "../host";
-import { pageEnd } from "../keyset-window";
 import { Schema, Table } from "../schema";
 import { jsonString, params } from "../text";
 import { Visibility } from "../visibility";
 import { Lending } from "./lend";
-import { meterQuery, querySpent } from "./limits";
+import { meterQuery } from "./limits";
 import { CHANGED, changedScope, membershipStatements } from "./membership-statements";
 import { readRootPages } from "./pages";
 import { QueryNode, readPlan } from "./plan";
@@ -297,71 +296,8 @@ export class Membership {
     return true;
   }
 
-  /**
-   * Adds the rows the query holds among those of its table after the key `after` (a JSON array;
-   * "" from the first) and up to RANGE_ROWS rows of it, in key order. Answers the last key the
-   * range read, or "" when the table ended within it (then the query is evaluated whole). Its
-   * work budget counts the ms its earlier ranges `spent` too.
-   */
-  evaluateRange(hash: string, plan: QueryNode, after: string, spent: f64): string {
-    const endParams: string[] = [];
-    const ends = queryRows(pageEnd(plan.table, after, RANGE_ROWS, endParams), params(endParams));
-    const end = ends.length > 0 ? ends[0][0] : "";
-    const kind = this.nextKind();
-    // Its work budget counts the statement that evaluates it, as a whole evaluation's does.
-    meterQuery(this.group, hash, spent);
-    const found = this.findRows(plan, after, end, "", kind);
-    this.spent = querySpent();
-    this.addFound(hash, kind, found);
-    return end;
-  }
-
-  /** The ms a query read in ranges has spent in its evaluations, its last range's included. */
+  /** The ms a query read in ranges or pages has spent in its evaluations, its last one's included. */
   spent: f64 = 0;
-
-  /**
-   * Evaluates a root-only plan afresh whole when it holds at most `most` rows, adding them;
-   * answers whether it did (else it holds none yet: it is read in ranges, ranges.ts).
-   */
-  evaluateUpTo(hash: string, plan: QueryNode, most: i32): bool {
-    meterQuery(this.group, hash);
-    const kind = this.nextKind();
-    const found = this.findRows(plan, "", "", " LIMIT " + (most + 1).toString(), kind);
-    if (found > <i64>most) {
-      this.evaluated -= found;
-      exec("DELETE FROM _weir_query_scratch WHERE kind = ?", params([kind]));
-      return false;
-    }
-    this.addFound(hash, kind, found);
-    return true;
-  }
-
-  /** Puts the plan's rows between the keys `after` and `through` (ranges.ts) in scratch kind `kind`; answers how many. */
-  private findRows(plan: QueryNode, after: string, through: string, limit: string, kind: string): i64 {
-    const sql = new RootSql(this.visibility);
-    return this.scratchRows(sql.rangeRows(plan, after, through) + limit, sql.params, kind);
-  }
-
-  /**
-   * Adds the rows a window holds after its `bound` (window-bound.ts; from its first when `first`),
-   * `most` of them at most, in its order, and moves the bound to the last. Answers how many it
-   * added: fewer than `most` when the window's rows ended. Its work budget counts the ms its
-   * earlier pages `spent` too.
-   */
-  evaluatePage(hash: string, plan: QueryNode, bound: WindowBound, first: bool, most: i32, spent: f64): i64 {
-    const kind = this.nextKind();
-    meterQuery(this.group, hash, spent);
-    const sql = new RootSql(this.visibility);
-    const rows = sql.windowRows(plan, first ? null : bound) + " LIMIT " + most.toString();
-    const found = this.scratchRows(rows, sql.params, kind);
-    if (found == <i64>most) {
-      const end = new RootSql(this.visibility);
-      bound.moveTo(plan, end.windowEnd(plan, first ? null : bound, most - 1), end.params);
-    }
-    this.spent = querySpent();
-    this.addFound(hash, kind, found);
-    return found;
-  }
 
   /** How many rows the query holds. */
   heldRows(hash: string): i64 {
@@ -375,7 +311,7 @@ export class Membership {
   }
 
   /** Puts `rows` (columns t, k; `rowParams` its parameters) in scratch kind `kind`; answers how many. */
-  private scratchRows(rows: string, rowParams: Array<string>, kind: string): i64 {
+  scratchRows(rows: string, rowParams: Array<string>, kind: string): i64 {
     this.scratched = true;
     const bound: string[] = [kind];
     for (let i = 0; i < rowParams.length; i++) bound.push(rowParams[i]);
@@ -396,7 +332,7 @@ export class Membership {
    * ranges never overlap, and the rows it holds are those of its ranges so far (ranges.ts). So
    * they are added as they are, without a diff.
    */
-  private addFound(hash: string, kind: string, found: i64): void {
+  addFound(hash: string, kind: string, found: i64): void {
     if (found == 0) return;
     this.moved = true;
     const statements = membershipStatements();
@@ -428,7 +364,8 @@ export class Membership {
     );
   }
 
-  private nextKind(): string {
+  /** The scratch kind of the pull's next evaluation. */
+  nextKind(): string {
     return (-++this.evaluations).toString();
   }
 

@@ -10,6 +10,7 @@
 // window of a few does.
 import { ChangeScope } from "../change-keys";
 import { Membership } from "./membership";
+import { evaluatePage } from "./membership-ranges";
 import { QueryNode } from "./plan";
 import { RootSql } from "./root-sql";
 import { KEPT_ALL, WindowBound } from "./window-bound";
@@ -48,6 +49,6 @@ export function refreshWindow(
     bound.moveTo(plan, end.windowEnd(plan, upTo, over, true), end.params);
   } else if (held < limit && upTo != null) {
     const most = <i32>(limit - held);
-    if (membership.evaluatePage(hash, plan, bound, false, most, 0) < <i64>most) bound.keepAll();
+    if (evaluatePage(membership, hash, plan, bound, false, most, 0) < <i64>most) bound.keepAll();
   }
 }

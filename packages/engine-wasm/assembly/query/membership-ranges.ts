@@ -1,0 +1,97 @@
+// Evaluations that add a query's rows without a diff, as they are new to it: a range of its root's
+// key (ranges.ts), the whole query when it holds few rows, a page of a window's order
+// (window-bound.ts). Each counts toward the pull's rows and the query's work budget as a whole
+// evaluation does.
+import { exec, queryRows } from "../host";
+import { pageEnd } from "../keyset-window";
+import { params } from "../text";
+import { meterQuery, querySpent } from "./limits";
+import { Membership } from "./membership";
+import { QueryNode } from "./plan";
+import { RANGE_ROWS } from "./ranges";
+import { RootSql } from "./root-sql";
+import { WindowBound } from "./window-bound";
+
+/**
+ * Adds the rows the query holds among those of its table after the key `after` (a JSON array;
+ * "" from the first) and up to RANGE_ROWS rows of it, in key order. Answers the last key the
+ * range read, or "" when the table ended within it (then the query is evaluated whole). Its
+ * work budget counts the ms its earlier ranges `spent` too.
+ */
+export function evaluateRange(
+  m: Membership,
+  hash: string,
+  plan: QueryNode,
+  after: string,
+  spent: f64,
+): string {
+  const endParams: string[] = [];
+  const ends = queryRows(pageEnd(plan.table, after, RANGE_ROWS, endParams), params(endParams));
+  const end = ends.length > 0 ? ends[0][0] : "";
+  const kind = m.nextKind();
+  // Its work budget counts the statement that evaluates it, as a whole evaluation's does.
+  meterQuery(m.group, hash, spent);
+  const found = findRows(m, plan, after, end, "", kind);
+  m.spent = querySpent();
+  m.addFound(hash, kind, found);
+  return end;
+}
+
+/**
+ * Evaluates a root-only plan afresh whole when it holds at most `most` rows, adding them;
+ * answers whether it did (else it holds none yet: it is read in ranges, ranges.ts).
+ */
+export function evaluateUpTo(m: Membership, hash: string, plan: QueryNode, most: i32): bool {
+  meterQuery(m.group, hash);
+  const kind = m.nextKind();
+  const found = findRows(m, plan, "", "", " LIMIT " + (most + 1).toString(), kind);
+  if (found > <i64>most) {
+    m.evaluated -= found;
+    exec("DELETE FROM _weir_query_scratch WHERE kind = ?", params([kind]));
+    return false;
+  }
+  m.addFound(hash, kind, found);
+  return true;
+}
+
+/** Puts the plan's rows between the keys `after` and `through` (ranges.ts) in scratch kind `kind`; answers how many. */
+function findRows(
+  m: Membership,
+  plan: QueryNode,
+  after: string,
+  through: string,
+  limit: string,
+  kind: string,
+): i64 {
+  const sql = new RootSql(m.visibility);
+  return m.scratchRows(sql.rangeRows(plan, after, through) + limit, sql.params, kind);
+}
+
+/**
+ * Adds the rows a window holds after its `bound` (window-bound.ts; from its first when `first`),
+ * `most` of them at most, in its order, and moves the bound to the last. Answers how many it
+ * added: fewer than `most` when the window's rows ended. Its work budget counts the ms its
+ * earlier pages `spent` too.
+ */
+export function evaluatePage(
+  m: Membership,
+  hash: string,
+  plan: QueryNode,
+  bound: WindowBound,
+  first: bool,
+  most: i32,
+  spent: f64,
+): i64 {
+  const kind = m.nextKind();
+  meterQuery(m.group, hash, spent);
+  const sql = new RootSql(m.visibility);
+  const rows = sql.windowRows(plan, first ? null : bound) + " LIMIT " + most.toString();
+  const found = m.scratchRows(rows, sql.params, kind);
+  if (found == <i64>most) {
+    const end = new RootSql(m.visibility);
+    bound.moveTo(plan, end.windowEnd(plan, first ? null : bound, most - 1), end.params);
+  }
+  m.spent = querySpent();
+  m.addFound(hash, kind, found);
+  return found;
+}
