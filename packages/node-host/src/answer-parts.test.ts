@@ -27,6 +27,18 @@ const queries: Record<string, QueryDefinition> = {
       right: { type: "literal", value: (args as string[])[0] },
     },
   }),
+  /** The first 2,500 items of a kind by id: a window of more rows than a page reads (2,048). */
+  firstOfKind: (args) => ({
+    table: "item",
+    orderBy: [["id", "asc"]],
+    limit: 2500,
+    where: {
+      type: "simple",
+      op: "=",
+      left: { type: "column", name: "kind" },
+      right: { type: "literal", value: (args as string[])[0] },
+    },
+  }),
 };
 
 const mutators = {
@@ -37,6 +49,10 @@ const mutators = {
         "INSERT INTO item SELECT printf('i%06d', i), char(97 + i % 3) FROM n",
       [args.items],
     );
+  },
+  /** Moves the item `id` to `kind`. */
+  move(tx: { exec(sql: string, params?: unknown[]): number }, args: { id: string; kind: string }) {
+    tx.exec("UPDATE item SET kind = ? WHERE id = ?", [args.kind, args.id]);
   },
 };
 
@@ -161,6 +177,65 @@ describe("a query-aware answer bounded by queryAnswerMs", () => {
     expect(synced.answers[0]!.gotQueries!.length).toBeLessThan(puts.length);
     expect([...synced.answers.at(-1)!.gotQueries!].sort()).toEqual(puts.map((put) => put.hash).sort());
     expect(synced.answers.at(-1)!.lastMutationIDChanges).toEqual({ "g-c": 1 });
+  });
+
+  it("keeps windows of thousands of rows up to date after a write in one answer, with no time", async () => {
+    const url = await start({ queryAnswerMs: 0 });
+    const push = (id: number, name: string, args: unknown) =>
+      post(url, "push", {
+        clientGroupID: "g",
+        pushVersion: 1,
+        mutations: [{ type: "custom", id, clientID: "g-c", name, args: [args], timestamp: id }],
+      });
+    await push(1, "seed", { items: 9_000 });
+    // Three windows of 2,500 of their kind's 3,000 items, read in pages, in parts.
+    const puts = KINDS.map((kind) => ({
+      op: "put",
+      hash: `first-${kind}`,
+      name: "firstOfKind",
+      args: [kind],
+    }));
+    const rows = new Map<string, string>();
+    let cookie: number | null = null;
+    const pull = async (patch: unknown[] = []) => {
+      const answer = await post(url, "pull", {
+        clientGroupID: "g",
+        clientID: "g-c",
+        cookie,
+        queries: { patch },
+      });
+      cookie = answer.cookie;
+      for (const op of (answer.rowsPatch ?? []) as Array<{
+        op: string;
+        value?: { id: string; kind: string };
+        id?: { id: string };
+      }>) {
+        if (op.op === "clear") rows.clear();
+        else if (op.op === "put") rows.set(op.value!.id, op.value!.kind);
+        else rows.delete(op.id!.id);
+      }
+      return answer;
+    };
+    let parts = 0;
+    for (let answer = await pull(puts); !answer.unchanged; answer = await pull()) parts++;
+    expect(parts).toBeGreaterThan(KINDS.length);
+    expect(rows.size).toBe(3 * 2500);
+    // An item of kind a's window moves to kind b, before b's window ends: a reads on one row past
+    // its last, b lets go of its last.
+    await push(2, "move", { id: "i000000", kind: "b" });
+    const answer = await pull();
+    expect(answer.gotQueries).toEqual(puts.map((put) => put.hash));
+    expect(answer.lastMutationIDChanges).toEqual({ "g-c": 2 });
+    expect((await pull()).unchanged).toBe(true);
+    const expected = new Map<string, string>();
+    for (const [kind, ids] of [
+      ["a", Array.from({ length: 2500 }, (_, i) => 3 * (i + 1))],
+      ["b", [0, ...Array.from({ length: 2499 }, (_, i) => 3 * i + 1)]],
+      ["c", Array.from({ length: 2500 }, (_, i) => 3 * i + 2)],
+    ] as const) {
+      for (const i of ids) expected.set(`i${String(i).padStart(6, "0")}`, kind);
+    }
+    expect(rows).toEqual(expected);
   });
 
   it("refuses a negative queryAnswerMs", () => {
