@@ -1,6 +1,6 @@
 import { createBuilder, defineQueries, defineQuery } from "@rocicorp/zero";
 import { schema } from "./schema.js";
-import { DoneArgs } from "./server-queries.js";
+import { DoneArgs, FirstArgs } from "./server-queries.js";
 
 const zql = createBuilder(schema);
 
@@ -12,4 +12,6 @@ const zql = createBuilder(schema);
 export const queries = defineQueries({
   allTodos: defineQuery(() => zql.todo.orderBy("sort", "asc")),
   todosByDone: defineQuery(DoneArgs, ({ args }) => zql.todo.where("done", args.done).orderBy("sort", "asc")),
+  /** The first `limit` todos in their order: a window. */
+  firstTodos: defineQuery(FirstArgs, ({ args }) => zql.todo.orderBy("sort", "asc").limit(args.limit)),
 });

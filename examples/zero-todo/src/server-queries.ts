@@ -3,6 +3,11 @@ import * as v from "valibot";
 /** The arguments of `todosByDone`, checked alike on the client and the server. */
 export const DoneArgs = v.object({ done: v.boolean() });
 
+/** The arguments of `firstTodos`: how many, at most 10,000. */
+export const FirstArgs = v.object({
+  limit: v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(10_000)),
+});
+
 /**
  * The server's side of the named queries (`queries.ts`): name to AST, given the first element of
  * the client's args. Nothing of Zero's client here, so a Worker bundles it as it is.
@@ -21,5 +26,9 @@ export const serverQueries = {
       },
       orderBy: [["sort", "asc"]],
     };
+  },
+  firstTodos: (args: unknown) => {
+    const { limit } = v.parse(FirstArgs, args);
+    return { table: "todo", orderBy: [["sort", "asc"]], limit };
   },
 };

@@ -124,6 +124,76 @@ describe("the stock Zero client hydrating an answer cut by its time", () => {
   }, 60_000);
 });
 
+describe("the stock Zero client holding a window of thousands of todos", () => {
+  it("sees the window whole once its pages came, and as it is after writes at its front", async () => {
+    const timed = createServer({
+      ...zeroTodoConfig,
+      storage: "memory",
+      queryAnswerMs: 0,
+      logger: { log: () => {} },
+    });
+    const { url } = await timed.listen({ port: 0, host: "127.0.0.1" });
+    const push = async (id: number, mutations: Array<{ name: string; args: unknown }>) => {
+      const pushed = await fetch(`${url}/todo/push`, {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: "kim" },
+        body: JSON.stringify({
+          clientGroupID: "kim-seed",
+          pushVersion: 1,
+          mutations: mutations.map(({ name, args }, i) => ({
+            type: "custom",
+            id: id + i,
+            clientID: "kim-seed-c",
+            name,
+            args: [args],
+            timestamp: 1,
+          })),
+        }),
+      });
+      expect(pushed.status).toBe(200);
+    };
+    // 3,000 todos; the window holds the first 2,500 by sort, more than a page of the engine (2,048).
+    const TODOS = 3_000;
+    await push(
+      1,
+      Array.from({ length: TODOS }, (_, i) => ({
+        name: "createTodo",
+        args: { id: `t${String(i).padStart(5, "0")}`, text: `Todo ${i}`, done: false, sort: i + 1 },
+      })),
+    );
+    const z = zeroClient(`${url}/todo`, "kim", { storageKey: "window" });
+    try {
+      const window = queries.firstTodos({ limit: 2_500 });
+      const first = await rowsOf<Todo>(z, window, (rows) => rows.length === 2_500, 30_000);
+      expect(first.map((row) => row.sort)).toEqual(Array.from({ length: 2_500 }, (_, i) => i + 1));
+      // A todo comes before the first, and the fifth and sixth go: the window takes the one, lets
+      // go of the others, and reads on past its last todo for one more.
+      await push(TODOS + 1, [
+        { name: "createTodo", args: { id: "t-front", text: "Front", done: false, sort: 0 } },
+        { name: "deleteTodo", args: { id: "t00004" } },
+        { name: "deleteTodo", args: { id: "t00005" } },
+      ]);
+      const after = await rowsOf<Todo>(
+        z,
+        window,
+        (rows) => rows[0]?.sort === 0 && rows.length === 2_500 && !rows.some((row) => row.sort === 6),
+        30_000,
+      );
+      expect(after.map((row) => row.sort)).toEqual([
+        0,
+        1,
+        2,
+        3,
+        4,
+        ...Array.from({ length: 2_495 }, (_, i) => i + 7),
+      ]);
+    } finally {
+      await z.close();
+      await timed.close();
+    }
+  }, 60_000);
+});
+
 describe("the stock Zero client of a user at the server's socket cap", () => {
   it("is refused with ServerOverloaded while the user holds the cap, then connects and syncs once a socket closes", async () => {
     const capped = createServer({
