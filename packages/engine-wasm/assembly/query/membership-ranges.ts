@@ -10,7 +10,7 @@ import { Membership } from "./membership";
 import { QueryNode } from "./plan";
 import { RANGE_ROWS } from "./ranges";
 import { RootSql } from "./root-sql";
-import { WindowBound } from "./window-bound";
+import { PART_ALL, PART_NULLS, PART_VALUES, WindowBound } from "./window-bound";
 
 /**
  * Adds the rows the query holds among those of its table after the key `after` (a JSON array;
@@ -84,14 +84,31 @@ export function evaluatePage(
 ): i64 {
   const kind = m.nextKind();
   meterQuery(m.group, hash, spent);
-  const sql = new RootSql(m.visibility);
-  const rows = sql.windowRows(plan, first ? null : bound) + " LIMIT " + most.toString();
-  const found = m.scratchRows(rows, sql.params, kind);
-  if (found == <i64>most) {
-    const end = new RootSql(m.visibility);
-    bound.moveTo(plan, end.windowEnd(plan, first ? null : bound, most - 1), end.params);
+  const after: WindowBound | null = first ? null : bound;
+  // Where the rows after the bound lie in two ranges of the order's index, each is read in turn
+  // (window-bound.ts, `lead`): the values, then the NULLs.
+  const split = after != null && bound.split(plan);
+  bound.part = split ? PART_VALUES : PART_ALL;
+  let found = pageRows(m, plan, after, most, kind);
+  let endOffset = found == <i64>most ? most - 1 : -1;
+  if (split && found < <i64>most) {
+    bound.part = PART_NULLS;
+    const nulls = pageRows(m, plan, after, most - <i32>found, kind);
+    if (nulls > 0 && found + nulls == <i64>most) endOffset = <i32>nulls - 1;
+    found += nulls;
   }
+  if (endOffset >= 0) {
+    const end = new RootSql(m.visibility);
+    bound.moveTo(plan, end.windowEnd(plan, after, endOffset), end.params);
+  }
+  bound.part = PART_ALL;
   m.spent = querySpent();
   m.addFound(hash, kind, found);
   return found;
+}
+
+/** Puts `most` rows of the window after `after` (null: from its first) in scratch kind `kind`; answers how many. */
+function pageRows(m: Membership, plan: QueryNode, after: WindowBound | null, most: i32, kind: string): i64 {
+  const sql = new RootSql(m.visibility);
+  return m.scratchRows(sql.windowRows(plan, after) + " LIMIT " + most.toString(), sql.params, kind);
 }

@@ -60,12 +60,53 @@ export class WindowBound {
     return "(" + range + "coalesce(" + this.beyond(node, alias, bound) + ", 0) = 0)";
   }
 
-  /** The range on the order's first column, where it holds no NULL ("" where it may). */
+  /**
+   * Where the rows after the bound (or, `through`, up to it) lie in an index in the order: a range
+   * on its first column. Its NULLs sort first ascending and last descending, so with NULLs in it
+   * the range depends on whether the bound's first value is NULL, and in one case the rows lie in
+   * two ranges: after a value, descending, come the smaller values, then the NULLs. `part` then
+   * says which (PART_VALUES, PART_NULLS; PART_ALL: no range).
+   */
   private lead(node: QueryNode, alias: string, bound: Array<string>, through: bool): string {
     const name = node.orderColumns[0].substring(1);
-    if (node.table.column(name)!.nullable) return "";
-    const up = node.orderDescending[0] == through;
-    return alias + "." + ident(name) + (up ? " >= " : " <= ") + this.value(0, bound) + " AND ";
+    const column = alias + "." + ident(name);
+    const descending = node.orderDescending[0];
+    if (!node.table.column(name)!.nullable) {
+      const up = descending == through;
+      return column + (up ? " >= " : " <= ") + this.value(0, bound) + " AND ";
+    }
+    if (this.part == PART_NULLS) return column + " IS NULL AND ";
+    const none = this.firstNull();
+    if (!through) {
+      if (!descending && !none) return column + " >= " + this.value(0, bound) + " AND ";
+      if (descending && none) return column + " IS NULL AND ";
+      if (descending && this.part == PART_VALUES) return column + " <= " + this.value(0, bound) + " AND ";
+    } else {
+      if (!descending && none) return column + " IS NULL AND ";
+      if (descending && !none) return column + " >= " + this.value(0, bound) + " AND ";
+    }
+    return "";
+  }
+
+  /** Which of the rows after the bound a page reads (see `lead`). */
+  part: i32 = PART_ALL;
+
+  /** Whether the bound's first value is NULL. */
+  firstNull(): bool {
+    const found = queryRows(
+      "SELECT value IS NULL FROM _weir_query_bounds WHERE group_id = ? AND hash = ? AND i = 0",
+      params([this.group, this.hash]),
+    );
+    return found.length > 0 && found[0][0] == "1";
+  }
+
+  /**
+   * Whether the rows after the bound lie in two ranges of an index in the order: its first column
+   * descending, with NULLs in it, and the bound's first value not NULL.
+   */
+  split(node: QueryNode): bool {
+    const name = node.orderColumns[0].substring(1);
+    return node.orderDescending[0] && node.table.column(name)!.nullable && !this.firstNull();
   }
 
   /** That the row comes after the bound: NULL only where it is false. */
@@ -148,6 +189,13 @@ export class WindowBound {
     exec("DELETE FROM _weir_query_bounds WHERE group_id = ? AND hash = ?", params([this.group, this.hash]));
   }
 }
+
+/** A page reads every row after the bound. */
+export const PART_ALL: i32 = 0;
+/** A page reads the rows after the bound whose first order value is not NULL (see `lead`). */
+export const PART_VALUES: i32 = 1;
+/** A page reads the rows after the bound whose first order value is NULL. */
+export const PART_NULLS: i32 = 2;
 
 /** No bound is kept: the window's rows are evaluated whole when writes reach them. */
 export const KEPT_NONE: i32 = 0;
