@@ -399,6 +399,37 @@ describe.each(DATABASES)("a window kept up to date from its bound on $kind", ({ 
     expect(client.rows).toEqual(windowNow());
   });
 
+  it("lets go of its last values and then its last NULLs when rows enter before its bound", async () => {
+    const { ns, client, windowNow, pullAll, write } = await kept();
+    // 4,490 of kind a hold no rank: the window is those NULLs (first, ascending) and the 10 least
+    // ranks, its bound the 10th.
+    write(
+      "UPDATE item SET rank = NULL WHERE kind = 'a' AND id NOT IN (SELECT id FROM item WHERE kind = 'a' ORDER BY id DESC LIMIT 510)",
+    );
+    pullAll();
+    expect(client.rows).toEqual(windowNow());
+    expect(ns.db.adapter.query("SELECT typeof(value) FROM _weir_query_bounds WHERE i = 0", [])).toEqual([
+      ["real"],
+    ]);
+    // 20 NULLs enter before it: it lets go of its 10 values, then of its 10 last NULLs.
+    write(
+      "UPDATE item SET kind = 'a', rank = NULL WHERE id IN (SELECT id FROM item WHERE kind = 'b' ORDER BY id LIMIT 20)",
+    );
+    pullAll();
+    expect(client.rows).toEqual(windowNow());
+    expect(ns.db.adapter.query("SELECT typeof(value) FROM _weir_query_bounds WHERE i = 0", [])).toEqual([
+      ["null"],
+    ]);
+    // 5 of them go: it reads on after its NULL bound, through the NULLs to the values.
+    write(
+      "DELETE FROM item WHERE id IN (SELECT id FROM item WHERE kind = 'a' AND rank IS NULL ORDER BY id LIMIT 5)",
+    );
+    pullAll();
+    expect(client.rows).toEqual(windowNow());
+    ns.pull({ cookie: client.cookie, queries: { patch: [{ op: "del", hash: "window" }] }, ...timed });
+    expect(ns.db.adapter.query("SELECT count(*) FROM _weir_group_rows", [])).toEqual([[0]]);
+  });
+
   it("keeps a bound from a whole evaluation too (a pull that is not metered)", async () => {
     const { client, windowNow, pull, write } = await kept({});
     write("UPDATE item SET kind = 'a', rank = -1 WHERE id = 'i00001'");

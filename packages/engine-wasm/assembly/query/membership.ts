@@ -202,11 +202,12 @@ export class Membership {
     bound.moveTo(plan, end.windowEnd(plan, null, <i32>(limit - 1)), end.params);
   }
 
-  /** Lets go of the query's rows among `rows` (columns t, k; `rowParams` its parameters). */
-  letGo(hash: string, rows: string, rowParams: Array<string>): void {
+  /** Lets go of the query's rows among `rows` (columns t, k; `rowParams` its parameters); answers how many. */
+  letGo(hash: string, rows: string, rowParams: Array<string>): i64 {
     const kind = this.nextKind();
     this.scratchRows(rows, rowParams, kind);
     this.diff(hash, this.nextKind(), membershipStatements().among, [kind]);
+    return -this.grown;
   }
 
   /** Counts the rows the query holds, all new to it, in the group's (noting those new to the group). */

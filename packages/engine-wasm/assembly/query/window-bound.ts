@@ -63,9 +63,10 @@ export class WindowBound {
   /**
    * Where the rows after the bound (or, `through`, up to it) lie in an index in the order: a range
    * on its first column. Its NULLs sort first ascending and last descending, so with NULLs in it
-   * the range depends on whether the bound's first value is NULL, and in one case the rows lie in
-   * two ranges: after a value, descending, come the smaller values, then the NULLs. `part` then
-   * says which (PART_VALUES, PART_NULLS; PART_ALL: no range).
+   * the range depends on whether the bound's first value is NULL, and in two cases the rows lie
+   * in two ranges: after a value, descending, come the smaller values, then the NULLs; up to a
+   * value, ascending, the NULLs, then the smaller values. `part` then says which (PART_VALUES,
+   * PART_NULLS; PART_ALL: no range).
    */
   private lead(node: QueryNode, alias: string, bound: Array<string>, through: bool): string {
     const name = node.orderColumns[0].substring(1);
@@ -84,6 +85,7 @@ export class WindowBound {
     } else {
       if (!descending && none) return column + " IS NULL AND ";
       if (descending && !none) return column + " >= " + this.value(0, bound) + " AND ";
+      if (!descending && this.part == PART_VALUES) return column + " <= " + this.value(0, bound) + " AND ";
     }
     return "";
   }
@@ -101,12 +103,13 @@ export class WindowBound {
   }
 
   /**
-   * Whether the rows after the bound lie in two ranges of an index in the order: its first column
-   * descending, with NULLs in it, and the bound's first value not NULL.
+   * Whether the rows after the bound (`through`: up to it) lie in two ranges of an index in the
+   * order: its first column holds NULLs, the bound's first value is not NULL, and the NULLs lie
+   * on the rows' side of it (last descending, first ascending).
    */
-  split(node: QueryNode): bool {
+  split(node: QueryNode, through: bool = false): bool {
     const name = node.orderColumns[0].substring(1);
-    return node.orderDescending[0] && node.table.column(name)!.nullable && !this.firstNull();
+    return node.orderDescending[0] != through && node.table.column(name)!.nullable && !this.firstNull();
   }
 
   /** That the row comes after the bound: NULL only where it is false. */
@@ -139,10 +142,10 @@ export class WindowBound {
   }
 
   /**
-   * The statement that moves the bound to the order's values of `end`, a SELECT of the row it
-   * moves to (its columns aliased v0, v1, ...; `endParams` its parameters), when there is one.
+   * Moves the bound to the order's values of `end`, a SELECT of the row it moves to (its columns
+   * aliased v0, v1, ...; `endParams` its parameters), when there is one: answers whether there was.
    */
-  moveTo(node: QueryNode, end: string, endParams: Array<string>): void {
+  moveTo(node: QueryNode, end: string, endParams: Array<string>): bool {
     const values: string[] = [];
     for (let i = 0; i < node.orderColumns.length; i++) {
       values.push("SELECT " + i.toString() + " AS i, v" + i.toString() + " AS value FROM _weir_end");
@@ -155,13 +158,15 @@ export class WindowBound {
       "DELETE FROM _weir_query_bounds WHERE group_id = ? AND hash = ? AND i < 0",
       params([this.group, this.hash]),
     );
-    exec(
-      "WITH _weir_end AS MATERIALIZED (" +
-        end +
-        ") INSERT INTO _weir_query_bounds (group_id, hash, i, value) SELECT ?, ?, i, value FROM (" +
-        values.join(" UNION ALL ") +
-        ") WHERE 1 ON CONFLICT DO UPDATE SET value = excluded.value",
-      params(bound),
+    return (
+      exec(
+        "WITH _weir_end AS MATERIALIZED (" +
+          end +
+          ") INSERT INTO _weir_query_bounds (group_id, hash, i, value) SELECT ?, ?, i, value FROM (" +
+          values.join(" UNION ALL ") +
+          ") WHERE 1 ON CONFLICT DO UPDATE SET value = excluded.value",
+        params(bound),
+      ) > 0
     );
   }
 

@@ -13,7 +13,7 @@ import { Membership } from "./membership";
 import { evaluatePage } from "./membership-ranges";
 import { QueryNode } from "./plan";
 import { RootSql } from "./root-sql";
-import { KEPT_ALL, WindowBound } from "./window-bound";
+import { KEPT_ALL, PART_ALL, PART_NULLS, PART_VALUES, WindowBound } from "./window-bound";
 
 /**
  * Brings the group's window `hash` (JSON parameters) up to date with the changes in [from, to)
@@ -39,16 +39,57 @@ export function refreshWindow(
   if (upTo != null ? grown == 0 : grown <= 0) return;
   const limit = I64.parseInt(plan.limit, 10);
   const held = membership.heldRows(hash);
-  if (held > limit) {
-    const over = <i32>(held - limit);
-    // The last rows it holds, in its order, are let go of; its bound moves back to the row before
-    // them (both read before it moves).
-    const last = new RootSql(membership.visibility);
-    membership.letGo(hash, last.windowRows(plan, upTo, true) + " LIMIT " + over.toString(), last.params);
-    const end = new RootSql(membership.visibility);
-    bound.moveTo(plan, end.windowEnd(plan, upTo, over, true), end.params);
-  } else if (held < limit && upTo != null) {
+  if (held > limit) trim(membership, hash, plan, bound, upTo, <i32>(held - limit));
+  else if (held < limit && upTo != null) {
     const most = <i32>(limit - held);
     if (evaluatePage(membership, hash, plan, bound, false, most, 0) < <i64>most) bound.keepAll();
   }
+}
+
+/**
+ * Lets go of the window's `over` last rows, in its order, and moves its bound back to the row
+ * before them (both read up to the bound before it moves, `upTo`; null: every row that passes).
+ * Where those rows lie in two ranges of the order's index (window-bound.ts, `lead`), the values
+ * are read first, then the NULLs.
+ */
+function trim(
+  membership: Membership,
+  hash: string,
+  plan: QueryNode,
+  bound: WindowBound,
+  upTo: WindowBound | null,
+  over: i32,
+): void {
+  const split = upTo != null && bound.split(plan, true);
+  bound.part = split ? PART_VALUES : PART_ALL;
+  const gone = <i32>letGoLast(membership, hash, plan, upTo, over);
+  // The row before them: among the values, unless those ran out (then among the NULLs).
+  if (!split || gone < over || !moveBack(membership, plan, bound, upTo, over)) {
+    if (split) bound.part = PART_NULLS;
+    if (gone < over) letGoLast(membership, hash, plan, upTo, over - gone);
+    moveBack(membership, plan, bound, upTo, split ? over - gone : over);
+  }
+  bound.part = PART_ALL;
+}
+
+function letGoLast(
+  membership: Membership,
+  hash: string,
+  plan: QueryNode,
+  upTo: WindowBound | null,
+  rows: i32,
+): i64 {
+  const last = new RootSql(membership.visibility);
+  return membership.letGo(hash, last.windowRows(plan, upTo, true) + " LIMIT " + rows.toString(), last.params);
+}
+
+function moveBack(
+  membership: Membership,
+  plan: QueryNode,
+  bound: WindowBound,
+  upTo: WindowBound | null,
+  offset: i32,
+): bool {
+  const end = new RootSql(membership.visibility);
+  return bound.moveTo(plan, end.windowEnd(plan, upTo, offset, true), end.params);
 }
