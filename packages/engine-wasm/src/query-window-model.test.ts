@@ -3,16 +3,10 @@ import { describe, expect, it } from "vitest";
 import { ClientRows } from "../test/chat.js";
 import { DATABASES, testEngine } from "../test/databases.js";
 import { Namespace } from "../test/fixtures.js";
-import type { QueryPatchOp, Schema } from "./types.js";
+import { rankedItemSchema, windowNow as windowNowOf, windowOfA } from "../test/ranked-items.js";
+import type { QueryPatchOp } from "./types.js";
 
-const schema: Schema = {
-  tables: {
-    item: {
-      columns: { id: "string", kind: "string", rank: { type: "number", nullable: true }, note: "string" },
-      primaryKey: ["id"],
-    },
-  },
-};
+const schema = rankedItemSchema;
 
 const ITEMS = 3200;
 const ORDERS: Array<{ order: [string, "asc" | "desc"][]; sql: string }> = [
@@ -73,36 +67,9 @@ describe.each(DATABASES)(
                 else run("INSERT OR IGNORE INTO item VALUES (?, 'a', ?, ?)", [id, value, `n${value}`]);
               }
             });
-          const windowNow = () => {
-            const rows = ns.db.adapter.query(
-              `SELECT id, kind, rank, note FROM item WHERE kind = 'a' ORDER BY ${order.sql} LIMIT ${limit}`,
-              [],
-            );
-            return new Map(
-              rows.map(([id, kind, rank, note]) => [
-                `item/${JSON.stringify([id])}`,
-                { id, kind, rank, note },
-              ]),
-            );
-          };
+          const windowNow = () => windowNowOf(ns, order.sql, limit);
           const client = new ClientRows();
-          const put: QueryPatchOp = {
-            op: "put",
-            hash: "window",
-            name: "window",
-            args: [],
-            ast: {
-              table: "item",
-              orderBy: order.order,
-              limit,
-              where: {
-                type: "simple",
-                op: "=",
-                left: { type: "column", name: "kind" },
-                right: { type: "literal", value: "a" },
-              },
-            },
-          };
+          const put = windowOfA(order.order, limit);
           let patch: QueryPatchOp[] = [put];
           let next = 0;
           /** Pulls with no time until an answer is whole, a batch of writes after each part while the window is read in pages. */

@@ -2,17 +2,17 @@ import { describe, expect, it } from "vitest";
 import { ClientRows } from "../test/chat.js";
 import { DATABASES, testEngine } from "../test/databases.js";
 import { Namespace } from "../test/fixtures.js";
-import type { PullInput, QueryPatchOp, Schema } from "./types.js";
+import {
+  itemsNow,
+  type Order,
+  rankedItemSchema,
+  windowNow as windowNowOf,
+  windowOfA,
+} from "../test/ranked-items.js";
+import type { PullInput, QueryPatchOp } from "./types.js";
 
 /** Items with a rank that ties often, is NULL in one of seven and a fraction in some. */
-const schema: Schema = {
-  tables: {
-    item: {
-      columns: { id: "string", kind: "string", rank: { type: "number", nullable: true }, note: "string" },
-      primaryKey: ["id"],
-    },
-  },
-};
+const schema = rankedItemSchema;
 
 /** Items i00000 to i09999, kind "a" for even ones and "b" for odd ones: 5,000 of kind a. */
 const ITEMS = 10_000;
@@ -22,26 +22,8 @@ const LIMIT = 4500;
 const timed = { queryBudgetMs: 60_000 };
 const noTime = { queryBudgetMs: 60_000, answerMs: 0 };
 
-type Order = [string, "asc" | "desc"][];
-
-/** The first LIMIT items of kind a in `order`, which the engine ends with the key. */
-const windowOf = (order: Order, hash = "window"): QueryPatchOp => ({
-  op: "put",
-  hash,
-  name: "window",
-  args: [],
-  ast: {
-    table: "item",
-    orderBy: order,
-    limit: LIMIT,
-    where: {
-      type: "simple",
-      op: "=",
-      left: { type: "column", name: "kind" },
-      right: { type: "literal", value: "a" },
-    },
-  },
-});
+/** The first LIMIT items of kind a in `order`. */
+const windowOf = (order: Order, hash = "window"): QueryPatchOp => windowOfA(order, LIMIT, hash);
 
 const ORDERS: Array<{ name: string; order: Order; sql: string }> = [
   { name: "a nullable rank ascending", order: [["rank", "asc"]], sql: "rank ASC, id ASC" },
@@ -70,21 +52,8 @@ describe.each(DATABASES)("a window read in pages of its order on $kind", ({ open
      * kind a, and not owed to it (the rows a write changes are owed; a later part sends them).
      */
     const wrong: string[] = [];
-    const now = () => {
-      const rows = ns.db.adapter.query("SELECT id, kind, rank, note FROM item", []);
-      return new Map(
-        rows.map(([id, kind, rank, note]) => [`item/${JSON.stringify([id])}`, { id, kind, rank, note }]),
-      );
-    };
-    const windowNow = (sql: string) => {
-      const rows = ns.db.adapter.query(
-        `SELECT id, kind, rank, note FROM item WHERE kind = 'a' ORDER BY ${sql} LIMIT ${LIMIT}`,
-        [],
-      );
-      return new Map(
-        rows.map(([id, kind, rank, note]) => [`item/${JSON.stringify([id])}`, { id, kind, rank, note }]),
-      );
-    };
+    const now = () => itemsNow(ns);
+    const windowNow = (sql: string) => windowNowOf(ns, sql, LIMIT);
     const pullAll = (limits: Partial<PullInput>, patch: QueryPatchOp[] = [], between?: () => void) => {
       parts.length = 0;
       for (let pulls = 0; ; pulls++) {
@@ -307,15 +276,7 @@ describe.each(DATABASES)("a window kept up to date from its bound on $kind", ({ 
       [ITEMS],
     );
     const client = new ClientRows();
-    const windowNow = () => {
-      const rows = ns.db.adapter.query(
-        `SELECT id, kind, rank, note FROM item WHERE kind = 'a' ORDER BY ${SQL} LIMIT ${LIMIT}`,
-        [],
-      );
-      return new Map(
-        rows.map(([id, kind, rank, note]) => [`item/${JSON.stringify([id])}`, { id, kind, rank, note }]),
-      );
-    };
+    const windowNow = () => windowNowOf(ns, SQL, LIMIT);
     /** One pull with no time: it must answer whole. Answers the rows its evaluations held. */
     const pull = (group = "g", rows = client) => {
       const result = ns.pull({
