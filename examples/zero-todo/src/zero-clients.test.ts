@@ -75,34 +75,55 @@ describe("the stock Zero client across a server restart", () => {
   });
 });
 
+/** A server whose query-aware answers have no time (`queryAnswerMs` 0): each is a page or a step. */
+async function untimedServer() {
+  const server = createServer({
+    ...zeroTodoConfig,
+    storage: "memory",
+    queryAnswerMs: 0,
+    logger: { log: () => {} },
+  });
+  const { url } = await server.listen({ port: 0, host: "127.0.0.1" });
+  return { server, url };
+}
+
+/**
+ * Kim's `mutations` pushed over HTTP in one push (the stock client pushes one by one), their ids
+ * from `firstID` on.
+ */
+async function pushAsKim(url: string, firstID: number, mutations: Array<{ name: string; args: unknown }>) {
+  const pushed = await fetch(`${url}/todo/push`, {
+    method: "POST",
+    headers: { "content-type": "application/json", authorization: "kim" },
+    body: JSON.stringify({
+      clientGroupID: "kim-seed",
+      pushVersion: 1,
+      mutations: mutations.map(({ name, args }, i) => ({
+        type: "custom",
+        id: firstID + i,
+        clientID: "kim-seed-c",
+        name,
+        args: [args],
+        timestamp: 1,
+      })),
+    }),
+  });
+  expect(pushed.status).toBe(200);
+}
+
 describe("the stock Zero client hydrating an answer cut by its time", () => {
   it("holds every row in its view once the pokes of a hydration sent a page each (queryAnswerMs 0)", async () => {
-    const timed = createServer({
-      ...zeroTodoConfig,
-      storage: "memory",
-      queryAnswerMs: 0,
-      logger: { log: () => {} },
-    });
-    const { url } = await timed.listen({ port: 0, host: "127.0.0.1" });
-    // 1,500 todos of one user, pushed over HTTP in one push (the stock client pushes one by one).
+    const { server: timed, url } = await untimedServer();
+    // 1,500 todos of one user.
     const TODOS = 1_500;
-    const pushed = await fetch(`${url}/todo/push`, {
-      method: "POST",
-      headers: { "content-type": "application/json", authorization: "kim" },
-      body: JSON.stringify({
-        clientGroupID: "kim-seed",
-        pushVersion: 1,
-        mutations: Array.from({ length: TODOS }, (_, i) => ({
-          type: "custom",
-          id: i + 1,
-          clientID: "kim-seed-c",
-          name: "createTodo",
-          args: [{ id: `t${String(i).padStart(5, "0")}`, text: `Todo ${i}`, done: false, sort: TODOS - i }],
-          timestamp: 1,
-        })),
-      }),
-    });
-    expect(pushed.status).toBe(200);
+    await pushAsKim(
+      url,
+      1,
+      Array.from({ length: TODOS }, (_, i) => ({
+        name: "createTodo",
+        args: { id: `t${String(i).padStart(5, "0")}`, text: `Todo ${i}`, done: false, sort: TODOS - i },
+      })),
+    );
     const z = zeroClient(`${url}/todo`, "kim", { storageKey: "answer-time" });
     try {
       const rows = await rowsOf<Todo>(z, queries.allTodos(), (rows) => rows.length === TODOS, 30_000);
@@ -126,35 +147,11 @@ describe("the stock Zero client hydrating an answer cut by its time", () => {
 
 describe("the stock Zero client holding a window of thousands of todos", () => {
   it("sees the window whole once its pages came, and as it is after writes at its front", async () => {
-    const timed = createServer({
-      ...zeroTodoConfig,
-      storage: "memory",
-      queryAnswerMs: 0,
-      logger: { log: () => {} },
-    });
-    const { url } = await timed.listen({ port: 0, host: "127.0.0.1" });
-    const push = async (id: number, mutations: Array<{ name: string; args: unknown }>) => {
-      const pushed = await fetch(`${url}/todo/push`, {
-        method: "POST",
-        headers: { "content-type": "application/json", authorization: "kim" },
-        body: JSON.stringify({
-          clientGroupID: "kim-seed",
-          pushVersion: 1,
-          mutations: mutations.map(({ name, args }, i) => ({
-            type: "custom",
-            id: id + i,
-            clientID: "kim-seed-c",
-            name,
-            args: [args],
-            timestamp: 1,
-          })),
-        }),
-      });
-      expect(pushed.status).toBe(200);
-    };
+    const { server: timed, url } = await untimedServer();
     // 3,000 todos; the window holds the first 2,500 by sort, more than a page of the engine (2,048).
     const TODOS = 3_000;
-    await push(
+    await pushAsKim(
+      url,
       1,
       Array.from({ length: TODOS }, (_, i) => ({
         name: "createTodo",
@@ -168,7 +165,7 @@ describe("the stock Zero client holding a window of thousands of todos", () => {
       expect(first.map((row) => row.sort)).toEqual(Array.from({ length: 2_500 }, (_, i) => i + 1));
       // A todo comes before the first, and the fifth and sixth go: the window takes the one, lets
       // go of the others, and reads on past its last todo for one more.
-      await push(TODOS + 1, [
+      await pushAsKim(url, TODOS + 1, [
         { name: "createTodo", args: { id: "t-front", text: "Front", done: false, sort: 0 } },
         { name: "deleteTodo", args: { id: "t00004" } },
         { name: "deleteTodo", args: { id: "t00005" } },
