@@ -47,7 +47,7 @@ export function evaluateFresh(
   // of a few rows of a large table would otherwise read every range of it).
   if (
     after.length == 0 &&
-    (membership.lend(query.hash, query.plan) || evaluateUpTo(membership, query.hash, plan, RANGE_ROWS))
+    (membership.lend(query.hash, query.plan, plan) || evaluateUpTo(membership, query.hash, plan, RANGE_ROWS))
   ) {
     pace.another();
     return true;
@@ -95,7 +95,7 @@ function evaluatePages(
   pace: AnswerPace,
 ): bool {
   const started = query.range.started();
-  if (!started && membership.lend(query.hash, query.plan)) {
+  if (!started && membership.lend(query.hash, query.plan, plan)) {
     pace.another();
     return true;
   }

@@ -156,6 +156,7 @@ export class Membership {
    */
   evaluate(hash: string, planText: string, fresh: bool = false): void {
     meterQuery(this.group, hash);
+    const plan = readPlan(planText, this.schema);
     if (fresh) {
       const lent = this.lending.rows(hash, planText);
       if (lent > 0) {
@@ -167,6 +168,7 @@ export class Membership {
           [this.key, hash],
           hash,
           planText,
+          plan,
         );
       }
       this.addHeld(hash);
@@ -178,10 +180,11 @@ export class Membership {
         [kind],
         hash,
         planText,
+        plan,
       );
       this.diff(hash, kind);
     }
-    this.keepBound(hash, planText);
+    this.keepBound(hash, plan);
   }
 
   /**
@@ -189,8 +192,7 @@ export class Membership {
    * order's values of its last row, or that it holds every row that passes, so that writes bring
    * it up to date from there (window-upkeep.ts).
    */
-  private keepBound(hash: string, planText: string): void {
-    const plan = readPlan(planText, this.schema);
+  private keepBound(hash: string, plan: QueryNode): void {
     if (!pagedWindowPlan(plan, RANGE_ROWS)) return;
     const bound = new WindowBound(this.group, hash);
     const limit = I64.parseInt(plan.limit, 10);
@@ -237,8 +239,13 @@ export class Membership {
    * SELECT ... FROM ( that reads them, whose own parameters are `first`. Answers how many. A
    * root the host pages is read in pages first (pages.ts).
    */
-  private insertHeld(head: string, first: Array<string>, hash: string, planText: string): i64 {
-    const plan = readPlan(planText, this.schema);
+  private insertHeld(
+    head: string,
+    first: Array<string>,
+    hash: string,
+    planText: string,
+    plan: QueryNode,
+  ): i64 {
     const sql = new QuerySql(this.visibility);
     readRootPages(sql, this.visibility, plan, hash, jsonString(planText), this.watermark);
     sql.held(plan, null, null);
@@ -286,14 +293,14 @@ export class Membership {
    * For a query evaluated afresh in ranges (ranges.ts; a `changedRowsPlan`): asks another group
    * to lend its rows, before its first range. Answers whether one did (then the query holds them).
    */
-  lend(hash: string, planText: string): bool {
+  lend(hash: string, planText: string, plan: QueryNode): bool {
     meterQuery(this.group, hash);
     const lent = this.lending.rows(hash, planText);
     if (lent <= 0) return false;
     this.evaluated += lent;
     this.copied++;
     this.addHeld(hash);
-    this.keepBound(hash, planText);
+    this.keepBound(hash, plan);
     return true;
   }
 
