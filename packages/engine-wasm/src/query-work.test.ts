@@ -178,3 +178,67 @@ describe.each(DATABASES)("metered queries over derived indexes on $kind", ({ ope
     ns.db.close();
   });
 });
+
+// The rows a query's related subqueries and its EXISTS witnesses read are metered as its probes'
+// are: a relation correlated on a column every row shares, narrowed by a pattern no index
+// narrows, reads every row of its table in one statement, and so does a witness whose condition
+// an OR's other side spares the probe.
+describe.each(DATABASES)("metered related subqueries and witnesses on $kind", ({ open }) => {
+  const TAGS = 3000;
+  const likeNothing = compare("label", "LIKE", "%zzz%");
+  const QUERIES = {
+    relatedOfKind: {
+      table: "item",
+      orderBy: [["id", "asc"]],
+      limit: 4,
+      related: [
+        {
+          correlation: { parentField: ["kind"], childField: ["kind"] },
+          subquery: { table: "tag", orderBy: [["id", "asc"]], where: likeNothing },
+        },
+      ],
+    },
+    witnessOfKind: {
+      table: "item",
+      orderBy: [["id", "asc"]],
+      limit: 4,
+      where: { type: "or", conditions: [compare("kind", "=", "a"), exists("kind", "kind", likeNothing)] },
+    },
+  };
+
+  async function tagged() {
+    const ns = new Namespace(await testEngine(), open(), schema);
+    ns.sql("INSERT INTO item VALUES ('i0', 'a', 0), ('i1', 'a', 1), ('i2', 'a', 2), ('i3', 'a', 3)", []);
+    ns.sql(
+      "WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i + 1 < ?) " +
+        "INSERT INTO tag SELECT printf('t%05d', i), 'i0', 'a', 'label ' || i FROM n",
+      [TAGS],
+    );
+    return ns;
+  }
+
+  it.each(Object.keys(QUERIES) as Array<keyof typeof QUERIES>)(
+    "counts the rows %s reads toward its work, and refuses it past its budget",
+    async (name) => {
+      const ns = await tagged();
+      const put = { op: "put" as const, hash: name, name, args: [], ast: QUERIES[name] };
+      const answered = ns.pull({ cookie: null, queries: { patch: [put] }, queryBudgetMs: 60_000 });
+      expect(answered.json.gotQueries).toEqual([name]);
+      // Every tag, for each of the four items or for their one kind.
+      expect(answered.queryWork).toBeGreaterThanOrEqual(TAGS);
+      ns.db.close();
+      // Read past a budget of 0 ms (checked each 1,024 rows), the query is refused, naming it. (In
+      // a namespace of its own: there another group would lend it the rows.)
+      const refusing = await tagged();
+      expect(() => refusing.pull({ cookie: null, queries: { patch: [put] }, queryBudgetMs: 0 })).toThrow(
+        expect.objectContaining({
+          code: "query_budget_exceeded",
+          message: expect.stringMatching(
+            new RegExp(`^query ${name} \\(${name}\\) passed its work budget of 0 ms`),
+          ),
+        }),
+      );
+      refusing.db.close();
+    },
+  );
+});

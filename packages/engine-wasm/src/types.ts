@@ -64,7 +64,8 @@ export interface PullInput {
   maxQueryRows?: number;
   /**
    * The time one query's evaluation may take, in ms, counted while its EXISTS probes run (where
-   * a query's work can outgrow its tables), or its root's rows are read when it has none; past it the statement is stopped and the pull refused
+   * a query's work can outgrow its tables), or its root's rows are read when it has none, and
+   * while its related subqueries and EXISTS witnesses read rows; past it the statement is stopped and the pull refused
    * (`query_budget_exceeded`, naming the query), changing nothing. Enforced on adapters with
    * `defineFunction`. Default: none.
    */
@@ -137,7 +138,10 @@ export interface PullResult {
   floor: number;
   /** A query-aware pull: the rows its query evaluations produced, and the queries it evaluated. */
   queryRowsExamined: number;
-  /** Rows the query evaluations' EXISTS probes (or roots without one) examined (0: not metered). */
+  /**
+   * Rows the query evaluations' EXISTS probes (or roots without one), related subqueries and
+   * EXISTS witnesses examined (0: not metered).
+   */
   queryWork: number;
   queriesRecomputed: number;
   /**

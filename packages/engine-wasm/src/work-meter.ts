@@ -17,7 +17,7 @@ export interface MeteredQuery {
  * writes into its statements: `_weir_query(hash, name, spent)` before each evaluation (its budget starts
  * anew, less the ms `spent` in earlier calls: a query evaluated in ranges over several pulls, whose
  * total the engine reads back by `_weir_query_spent()`) and `_weir_work(column)` as the first term of every EXISTS probe (and of the root of a
- * query without one), for each row it examines. Past the budget the function throws, which fails the statement at once: a query is
+ * query without one), related subquery and EXISTS witness, for each row it examines. Past the budget the function throws, which fails the statement at once: a query is
  * refused after its budget, not run to its end. Only drivers that let SQL call back into
  * JavaScript (better-sqlite3, sql.js; `SqlAdapter.defineFunction`) are metered.
  */

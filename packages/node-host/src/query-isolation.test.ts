@@ -50,6 +50,19 @@ const queries: Record<string, QueryDefinition> = {
   // put's its one argument.
   sameKind: (args) => tagged("kind", "kind", label("LIKE", Array.isArray(args) ? args[0] : (args as string))),
   allItems: () => ({ table: "item", orderBy: [["id", "asc"]], limit: 2 }),
+  // Four items, each with the tags of its kind that a pattern no index narrows passes: the
+  // relation reads every tag of the kind, which every row shares.
+  kindTags: (args) => ({
+    table: "item",
+    orderBy: [["id", "asc"]],
+    limit: 4,
+    related: [
+      {
+        correlation: { parentField: ["kind"], childField: ["kind"] },
+        subquery: { table: "tag", where: label("LIKE", (args as string[])[0]) },
+      },
+    ],
+  }),
   // No EXISTS: a scan of every tag, narrowed by a pattern no index narrows.
   labelled: (args) => ({ table: "tag", where: label("LIKE", (args as string[])[0]) }),
   byArgs: (args) => ({
@@ -225,6 +238,31 @@ describe("query work is bounded", () => {
     ]);
     expect(few.status).toBe(200);
     expect(few.json.gotQueries).toEqual(["s2"]);
+  });
+
+  it("refuses a query whose related subquery's reads pass its budget, and answers the other namespace", async () => {
+    const { target } = await start({ queryBudgetMs: 1 });
+    await seeded(target, "a", 40_000);
+    const client = await victim(target);
+    // The root examines four items; the relation, one statement, reads all 80,000 tags.
+    const [attack, victimPull] = await Promise.all([
+      queryPull(target, "a", "g1", null, [{ op: "put", hash: "r1", name: "kindTags", args: ["%zzz%"] }]),
+      client.pull(),
+    ]);
+    expect(victimPull.status).toBe(200);
+    expect(attack.status).toBe(422);
+    expect(attack.json).toMatchObject({
+      error: "query_budget_exceeded",
+      message: expect.stringMatching(
+        /^query kindTags \(r1\) passed its work budget of 1 ms \(\d+ rows examined\)/,
+      ),
+    });
+    // A query that examines a few rows stays within the same budget.
+    const narrow = await queryPull(target, "a", "g2", null, [
+      { op: "put", hash: "r2", name: "tagged", args: ["x"] },
+    ]);
+    expect(narrow.status).toBe(200);
+    expect(narrow.json.gotQueries).toEqual(["r2"]);
   });
 
   it("names a query the socket's group desired in Zero's transformError when it passes its budget", async () => {

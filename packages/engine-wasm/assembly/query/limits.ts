@@ -65,8 +65,9 @@ function answerLeft(): f64 {
 }
 
 /**
- * The term an EXISTS probe, or a root without one, tests first, for every row it examines: the
- * host counts them, and fails the statement once the query's evaluation has passed its budget.
+ * The term an EXISTS probe, or a root without one, tests first, for every row it examines, and
+ * so does a related subquery or an EXISTS witness: the host counts them, and fails the
+ * statement once the query's evaluation has passed its budget.
  * A probe is where a query's work can grow faster than its tables (a probe per row of the
  * parent); a root without probes costs a scan of its table at most, which a large table makes
  * long too. The argument ties the term to the node's own table, so SQLite tests it inside that

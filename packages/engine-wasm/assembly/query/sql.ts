@@ -188,6 +188,9 @@ export class QuerySql {
         " AS " +
         alias +
         " WHERE " +
+        // Metered as a probe is: its rows are those of its parents' correlation, which one
+        // condition no index narrows can make every row of its table.
+        workTerm(node, alias) +
         (c.child.length == 1 ? partition : "(" + partition + ")") +
         " IN (SELECT " +
         columnList(c.parent, parent.alias()) +
@@ -248,6 +251,7 @@ export class QuerySql {
       " AS " +
       alias +
       " WHERE " +
+      workTerm(node, alias) +
       correlated(correlation, parentAlias, alias) +
       " AND ";
     text += this.condition(node.where, alias);
