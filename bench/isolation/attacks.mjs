@@ -438,6 +438,11 @@ export const ATTACKS = {
     run: (url, until) =>
       pullAttack(url, until, () => [{ op: "put", hash: "h", name: "sameKind", args: ["%zzz%"] }]),
   },
+  witnessQuery: {
+    label: "an EXISTS an OR's other side spares, whose witnesses read every tag for every item",
+    run: (url, until) =>
+      pullAttack(url, until, () => [{ op: "put", hash: "w", name: "kindOrTagged", args: ["%zzz%"] }]),
+  },
   putFlood: { label: "Zero changeDesiredQueries frames of 1,000 puts", run: putFlood },
   pingFlood: { label: "wake sockets sending ping as fast as they can", run: pingFlood },
   socketSpread: {

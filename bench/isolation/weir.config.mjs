@@ -55,6 +55,24 @@ export default {
   queries: {
     tagged: (args) => tagged("id", "itemId", label("=", args[0])),
     sameKind: (args) => tagged("kind", "kind", label("LIKE", args[0])),
+    // Every item of kind k (all of them), or with a tag of its kind the pattern passes: no probe
+    // runs, but the EXISTS's witnesses are read for every item, each a read of every tag.
+    kindOrTagged: (args) => ({
+      table: "item",
+      orderBy: [["id", "asc"]],
+      where: {
+        type: "or",
+        conditions: [
+          {
+            type: "simple",
+            op: "=",
+            left: { type: "column", name: "kind" },
+            right: { type: "literal", value: "k" },
+          },
+          tagged("kind", "kind", label("LIKE", args[0])).where,
+        ],
+      },
+    }),
     allItems: () => ({ table: "item", orderBy: [["id", "asc"]], limit: 10 }),
     everyItem: () => ({ table: "item", orderBy: [["id", "asc"]] }),
     // The first two tags whose label matches a pattern: a scan of every tag when no index narrows

@@ -63,6 +63,32 @@ const queries: Record<string, QueryDefinition> = {
       },
     ],
   }),
+  // Every item of kind k, or with a tag of its kind a pattern no index narrows passes: the OR's
+  // first side spares the probe, but the EXISTS's witnesses are read for every item, each a read
+  // of every tag of the kind.
+  kindOrTagged: (args) => ({
+    table: "item",
+    orderBy: [["id", "asc"]],
+    where: {
+      type: "or",
+      conditions: [
+        {
+          type: "simple",
+          op: "=",
+          left: { type: "column", name: "kind" },
+          right: { type: "literal", value: "k" },
+        },
+        {
+          type: "correlatedSubquery",
+          op: "EXISTS",
+          related: {
+            correlation: { parentField: ["kind"], childField: ["kind"] },
+            subquery: { table: "tag", where: label("LIKE", (args as string[])[0]) },
+          },
+        },
+      ],
+    },
+  }),
   // No EXISTS: a scan of every tag, narrowed by a pattern no index narrows.
   labelled: (args) => ({ table: "tag", where: label("LIKE", (args as string[])[0]) }),
   byArgs: (args) => ({
@@ -263,6 +289,24 @@ describe("query work is bounded", () => {
     ]);
     expect(narrow.status).toBe(200);
     expect(narrow.json.gotQueries).toEqual(["r2"]);
+  });
+
+  it("refuses a query whose EXISTS witnesses' reads pass its budget, and answers the other namespace", async () => {
+    const { target } = await start();
+    await seeded(target, "a", 2_000);
+    const client = await victim(target);
+    // 2,000 items, each a read of all 4,000 tags for its witnesses: 8 million rows, in the one
+    // statement that reads the query's rows (no probe runs: every item is of kind k).
+    const [attack, victimPull] = await Promise.all([
+      queryPull(target, "a", "g1", null, [{ op: "put", hash: "w1", name: "kindOrTagged", args: ["%zzz%"] }]),
+      client.pull(),
+    ]);
+    expect(victimPull.status).toBe(200);
+    expect(attack.status).toBe(422);
+    expect(attack.json).toMatchObject({
+      error: "query_budget_exceeded",
+      message: expect.stringMatching(/^query kindOrTagged \(w1\) passed its work budget of 50 ms/),
+    });
   });
 
   it("names a query the socket's group desired in Zero's transformError when it passes its budget", async () => {
