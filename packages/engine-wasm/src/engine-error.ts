@@ -20,6 +20,17 @@ export class EngineError extends Error {
   }
 }
 
+/**
+ * Whether `error` is a query the work meter stopped past `queryBudgetMs` (not a refusal by the
+ * group's caps or by `maxQueryRows`, which cost little): its pull held the thread for about the
+ * budget before it was refused.
+ */
+export function isWorkRefusal(error: unknown): boolean {
+  return (
+    error instanceof EngineError && error.code === "query_budget_exceeded" && error.rowsExamined !== undefined
+  );
+}
+
 /** Turns the engine's "!<code>\t<message>" answers into thrown EngineErrors. */
 export function checkEngineResult(result: string): string {
   if (!result.startsWith(ERROR_MARK)) return result;

@@ -9,7 +9,7 @@ export {
   type EngineOptions,
   loadEngine,
 } from "./engine.js";
-export { EngineError } from "./engine-error.js";
+export { EngineError, isWorkRefusal } from "./engine-error.js";
 export { EngineFailure } from "./engine-module.js";
 export { engineWasmUrl, leanEngineWasmUrl } from "./engine-wasm-url.js";
 export { checkPatchCaps } from "./group-caps.js";

@@ -1,4 +1,5 @@
 import { parentPort, workerData } from "node:worker_threads";
+import { isWorkRefusal } from "@weir/engine-wasm";
 import {
   errorDetail,
   type IngestEvent,
@@ -89,8 +90,10 @@ async function start(): Promise<WeirHost> {
       ...(init.stepBudgetMs === null
         ? {}
         : {
-            onStep: (namespace: string, ms: number) => {
-              if (ms > init.stepBudgetMs!) post({ t: "overBudget", namespace, ms });
+            // A query stopped past its work budget counts too: its statement held the worker
+            // for about that budget, which a client can have it do again and again.
+            onStep: (namespace: string, ms: number, failure: unknown) => {
+              if (ms > init.stepBudgetMs! || isWorkRefusal(failure)) post({ t: "overBudget", namespace, ms });
             },
           }),
       ...(options.metrics === false

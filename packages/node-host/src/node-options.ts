@@ -63,8 +63,8 @@ export interface NodeHostOptions extends Omit<WeirConfig, "authenticate"> {
   workerConfig?: { module: string | URL; argument?: unknown; ports?: () => Record<string, MessagePort> };
   /**
    * With worker threads and file storage: a namespace one of whose steps (a transaction: a pull's
-   * or a push's work, or a page of it) held its worker longer than this, twice within
-   * `overflowQuietMs`, moves to the overflow worker, one more thread shared only by namespaces
+   * or a push's work, or a page of it) held its worker longer than this, or was a query stopped
+   * past `queryBudgetMs`, twice within `overflowQuietMs`, moves to the overflow worker, one more thread shared only by namespaces
    * that did the same, so that it no longer delays the namespaces of its own worker. Its Zero
    * sockets are closed with 1012 and reconnect. It moves back once none of its steps passed this
    * for `overflowQuietMs`. Default 50 ms; 0 moves no namespace.

@@ -145,6 +145,39 @@ describe("the overflow worker", () => {
     listener.ws.close();
   });
 
+  it("moves a namespace whose queries the work budget stopped twice, and its worker's others are answered", async () => {
+    // No step of these passes a step budget this high: only the queries stopped past their work
+    // budget (queryBudgetMs, 50 ms) count.
+    const server = await start({ stepBudgetMs: 60_000, overflowQuietMs: 60_000 });
+    const heavy = "stopped";
+    const quiet = "neighbour";
+    expect(namespaceWorker(heavy, 1)).toBe(namespaceWorker(quiet, 1));
+    expect((await server.push(heavy, "seedTodos", { count: 2_000 })).status).toBe(200);
+    const put = async (group: string) => {
+      const response = await fetch(`${server.url}/${heavy}/pull`, {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: "alice" },
+        body: JSON.stringify({
+          clientGroupID: group,
+          clientID: `${group}-c`,
+          cookie: null,
+          queries: { patch: [{ op: "put", hash: "w", name: "sameOwnerLike", args: ["%zzz%"] }] },
+        }),
+      });
+      return { status: response.status, json: (await response.json()) as { error?: string } };
+    };
+    // 2,000 todos, each a read of the 2,000 for its witnesses: stopped each time.
+    expect(await put("g1")).toMatchObject({ status: 422, json: { error: "query_budget_exceeded" } });
+    expect(await server.overflowGauge()).toBe(0);
+    expect(await put("g2")).toMatchObject({ status: 422, json: { error: "query_budget_exceeded" } });
+    await until(() => server.moves().length === 1);
+    expect(server.moves()[0]).toMatchObject({ msg: "namespace moved to the overflow worker" });
+    expect(await server.overflowGauge()).toBe(1);
+    // Its worker's other namespaces are answered as before.
+    expect((await server.push(quiet, "createTodo", { id: "q1" })).status).toBe(200);
+    expect((await server.pull(quiet)).rowsPatch).toHaveLength(2);
+  });
+
   it("moves a namespace back once none of its steps passed the budget for the quiet time", async () => {
     const server = await start({ overflowQuietMs: 1_000 });
     const ns = "returns";

@@ -30,7 +30,7 @@ export async function startNodeHost(
   options: NodeHostOptions,
   config: WeirConfig,
   logger: Logger,
-  ports: { wake: Wake; onStep?(namespace: string, ms: number): void } & Pick<
+  ports: { wake: Wake; onStep?(namespace: string, ms: number, failure: unknown): void } & Pick<
     HostPorts,
     "observe" | "observeIngest"
   >,

@@ -29,8 +29,11 @@ export interface FileStorageOptions {
   logger?: Logger;
   /** Caps each namespace's database at about this size (SQLite's max_page_count); past it pushes answer 507. */
   maxDatabaseBytes?: number;
-  /** Told how long each transaction held the thread (a namespace's step), by namespace. */
-  onStep?(namespace: string, ms: number): void;
+  /**
+   * Told how long each transaction held the thread (a namespace's step), by namespace, with what
+   * it threw when it failed (undefined when it committed).
+   */
+  onStep?(namespace: string, ms: number, failure: unknown): void;
 }
 
 /** File storage, with what the server also needs of its data directory. */
@@ -139,14 +142,18 @@ export function fileStorage(dataDir: string, options: FileStorageOptions = {}): 
         location: file,
         transaction: <T>(fn: () => T) => {
           const started = onStep && depth === 0 ? performance.now() : -1;
+          let failure: unknown;
           depth++;
           try {
             const result = run(fn) as T;
             checkpointer.written(file);
             return result;
+          } catch (error) {
+            failure = error;
+            throw error;
           } finally {
             depth--;
-            if (started >= 0) onStep!(namespace, performance.now() - started);
+            if (started >= 0) onStep!(namespace, performance.now() - started, failure);
           }
         },
         sizeBytes: () =>
