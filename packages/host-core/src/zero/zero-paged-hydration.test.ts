@@ -60,7 +60,9 @@ async function hydrate(
   queries: ReadonlyArray<{ label: string; limit?: number }>,
   queryPageMs: number,
 ) {
-  const { service } = await testService({ ...config, queryPageMs });
+  // No answer time: a poke the machine's load slowed past it would leave queries for later
+  // pokes, which this test does not wait for (it compares pages with one run, not paces).
+  const { service } = await testService({ ...config, queryPageMs, queryAnswerMs: 60_000 });
   services.push(service);
   const mutations = labels.map((label, i) => ({
     type: "custom",
