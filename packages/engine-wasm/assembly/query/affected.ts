@@ -26,7 +26,7 @@ import { PRIOR_SEQ, priorTableName, Table } from "../schema";
 import { firstSeq } from "../state";
 import { ident, literal, params } from "../text";
 import { Visibility } from "../visibility";
-import { CONDITION_EXISTS, Condition, Correlation, QueryNode, readTables } from "./plan";
+import { CONDITION_EXISTS, Condition, Correlation, onParentKey, QueryNode, readTables } from "./plan";
 import { QuerySql } from "./sql";
 
 function readsTouched(node: QueryNode, touched: Array<string>): bool {
@@ -41,15 +41,6 @@ function hasExists(condition: Condition | null): bool {
   if (condition.kind == CONDITION_EXISTS) return true;
   for (let i = 0; i < condition.children.length; i++) if (hasExists(condition.children[i])) return true;
   return false;
-}
-
-/** Whether the correlation's parent columns are the parent table's primary key. */
-function onParentKey(correlation: Correlation, parent: Table): bool {
-  if (correlation.parent.length != parent.primaryKey.length) return false;
-  for (let i = 0; i < parent.primaryKey.length; i++) {
-    if (!correlation.parent.includes("#" + parent.primaryKey[i].name)) return false;
-  }
-  return true;
 }
 
 class AffectedSql {

@@ -10,13 +10,13 @@ import { firstSeq } from "../state";
 import { params } from "../text";
 import { affected, touchedTables } from "./affected";
 import { defer } from "./deferred";
-import { AnswerPace, meteredCall } from "./limits";
+import { AnswerPace, meteredCall, meterQuery, querySpent } from "./limits";
 import { Membership } from "./membership";
 import { evaluatePage, evaluateRange, evaluateUpTo } from "./membership-ranges";
 import { Drops } from "./patch-drops";
 import { QueryNode, readPlan } from "./plan";
 import { forgetRange, noteRange, RANGE_ROWS } from "./ranges";
-import { changedRowsPlan, pagedWindowPlan } from "./root-sql";
+import { changedRowsPlan, pagedWindowPlan, rangedPlan } from "./root-sql";
 import { StoredQuery } from "./stored";
 import { KEPT_NONE, WindowBound } from "./window-bound";
 import { refreshWindow } from "./window-upkeep";
@@ -36,7 +36,7 @@ export function evaluateFresh(
 ): bool {
   pace.start();
   const window = pagedWindowPlan(plan, RANGE_ROWS);
-  if (!(window || changedRowsPlan(plan)) || (!meteredCall() && !query.range.started())) {
+  if (!(window || rangedPlan(plan)) || (!meteredCall() && !query.range.started())) {
     membership.evaluate(query.hash, query.plan, true);
     pace.another();
     return true;
@@ -147,8 +147,9 @@ export class Changes {
 /**
  * Brings the rows of the group's `waiting` queries read in ranges so far up to date with the
  * `changes` that `scope` reads, before a range adds more: those up to the last key their ranges
- * read (ranges.ts), or a window's bound (window-bound.ts). The queries the pull's patch deletes
- * (`drops`) are passed over.
+ * read (ranges.ts), or a window's bound (window-bound.ts). A query with related subqueries is
+ * evaluated again over its ranges so far, when the changes can affect it. The queries the pull's
+ * patch deletes (`drops`) are passed over.
  */
 export function catchUp(
   schema: Schema,
@@ -163,6 +164,10 @@ export function catchUp(
     const query = waiting[q];
     if (!query.range.started() || !query.readsAny(changes.touched) || drops.has(query.hash)) continue;
     const plan = readPlan(query.plan, schema);
+    if (plan.related.length > 0 && !pagedWindowPlan(plan, RANGE_ROWS)) {
+      catchUpRelated(membership, group, query, plan, changes, scope);
+      continue;
+    }
     const window = pagedWindowPlan(plan, RANGE_ROWS);
     membership.evaluateChanged(
       query.hash,
@@ -174,6 +179,30 @@ export function catchUp(
       window ? new WindowBound(group, query.hash) : null,
     );
   }
+}
+
+/**
+ * A query with related subqueries read in ranges so far, evaluated again over them when the
+ * changes can affect it. Its work budget counts it with its ranges, and its rows budget the rows
+ * it then holds.
+ */
+function catchUpRelated(
+  membership: Membership,
+  group: string,
+  query: StoredQuery,
+  plan: QueryNode,
+  changes: Changes,
+  scope: ChangeScope,
+): void {
+  const from = changes.fromSeq.toString();
+  const to = changes.toSeq.toString();
+  if (!affected(plan, membership.key, query.hash, from, to, changes.touched, scope)) return;
+  const range = query.range;
+  meterQuery(group, query.hash, range.spent);
+  membership.evaluateThrough(query.hash, plan, range.after);
+  range.spent = querySpent();
+  range.held = membership.heldRows(query.hash);
+  noteRange(group, query.hash, range.after, range.held, range.spent);
 }
 
 /**

@@ -9,7 +9,8 @@ import { meterQuery, querySpent } from "./limits";
 import { Membership } from "./membership";
 import { QueryNode } from "./plan";
 import { RANGE_ROWS } from "./ranges";
-import { RootSql } from "./root-sql";
+import { RootSql, rangesShareRows } from "./root-sql";
+import { QuerySql } from "./sql";
 import { PART_ALL, PART_NULLS, PART_VALUES, WindowBound } from "./window-bound";
 
 /**
@@ -31,20 +32,31 @@ export function evaluateRange(
   const kind = m.nextKind();
   // Its work budget counts the statement that evaluates it, as a whole evaluation's does.
   meterQuery(m.group, hash, spent);
-  const found = findRows(m, plan, after, end, "", kind);
+  const found = findRows(m, hash, plan, after, end, "", kind);
   m.spent = querySpent();
   m.addFound(hash, kind, found);
   return end;
 }
 
 /**
- * Evaluates a root-only plan afresh whole when it holds at most `most` rows, adding them;
- * answers whether it did (else it holds none yet: it is read in ranges, ranges.ts).
+ * Evaluates a plan read in ranges (root-sql.ts, `rangedPlan`) afresh whole when its root holds
+ * at most `most` rows, adding its rows; answers whether it did (else it holds none yet: it is
+ * read in ranges, ranges.ts).
  */
 export function evaluateUpTo(m: Membership, hash: string, plan: QueryNode, most: i32): bool {
   meterQuery(m.group, hash);
   const kind = m.nextKind();
-  const found = findRows(m, plan, "", "", " LIMIT " + (most + 1).toString(), kind);
+  if (plan.related.length > 0) {
+    // Its root's rows are counted first: the statement with its related rows reads them all
+    // before any related row, a LIMIT would not stop it early.
+    const count = new RootSql(m.visibility);
+    const text =
+      "SELECT count(*) FROM (" + count.rangeRows(plan, "", "") + " LIMIT " + (most + 1).toString() + ")";
+    if (I64.parseInt(queryRows(text, params(count.params))[0][0], 10) > <i64>most) return false;
+    m.addFound(hash, kind, findRows(m, hash, plan, "", "", "", kind));
+    return true;
+  }
+  const found = findRows(m, hash, plan, "", "", " LIMIT " + (most + 1).toString(), kind);
   if (found > <i64>most) {
     m.evaluated -= found;
     exec("DELETE FROM _weir_query_scratch WHERE kind = ?", params([kind]));
@@ -54,17 +66,30 @@ export function evaluateUpTo(m: Membership, hash: string, plan: QueryNode, most:
   return true;
 }
 
-/** Puts the plan's rows between the keys `after` and `through` (ranges.ts) in scratch kind `kind`; answers how many. */
+/**
+ * Puts the plan's rows between the keys `after` and `through` (ranges.ts) in scratch kind `kind`;
+ * answers how many. With related subqueries, those of its root's rows there too, less the rows
+ * the query holds already (related to a root row of an earlier range as well).
+ */
 function findRows(
   m: Membership,
+  hash: string,
   plan: QueryNode,
   after: string,
   through: string,
   limit: string,
   kind: string,
 ): i64 {
-  const sql = new RootSql(m.visibility);
-  return m.scratchRows(sql.rangeRows(plan, after, through) + limit, sql.params, kind);
+  if (plan.related.length == 0) {
+    const sql = new RootSql(m.visibility);
+    return m.scratchRows(sql.rangeRows(plan, after, through) + limit, sql.params, kind);
+  }
+  const sql = new QuerySql(m.visibility);
+  sql.rootAfter = after;
+  sql.rootThrough = through;
+  sql.held(plan, null, null);
+  const found = m.scratchRows("SELECT t, k FROM (" + sql.heldStatement() + ")" + limit, sql.params, kind);
+  return after.length == 0 || !rangesShareRows(plan) ? found : found - m.dropHeld(hash, kind);
 }
 
 /**

@@ -337,8 +337,9 @@ export class Membership {
 
   /**
    * Adds the `found` rows of scratch kind `kind` to the query's. They are new to it: a query's
-   * ranges never overlap, and the rows it holds are those of its ranges so far (ranges.ts). So
-   * they are added as they are, without a diff.
+   * ranges never overlap, and the rows it holds are those of its ranges so far (ranges.ts; a
+   * related row an earlier range holds too was taken out, `dropHeld`). So they are added as they
+   * are, without a diff.
    */
   addFound(hash: string, kind: string, found: i64): void {
     if (found == 0) return;
@@ -347,6 +348,33 @@ export class Membership {
     if (!this.full) execStatement(statements.noteFound, params([kind, this.key]));
     execStatement(statements.keepFound, params([this.key, hash, kind]));
     execStatement(statements.countFound, params([this.key, kind]));
+  }
+
+  /** Takes the rows the query holds already out of scratch kind `kind`; answers how many. */
+  dropHeld(hash: string, kind: string): i64 {
+    const dropped = <i64>(
+      exec(
+        "DELETE FROM _weir_query_scratch WHERE kind = ? AND EXISTS (SELECT 1 FROM _weir_query_rows AS r WHERE " +
+          "r.group_key = ? AND r.hash = ? AND r.tbl = _weir_query_scratch.tbl AND r.pk = _weir_query_scratch.pk)",
+        params([kind, this.key, hash]),
+      )
+    );
+    this.evaluated -= dropped;
+    return dropped;
+  }
+
+  /**
+   * Brings a query read in ranges whose plan has related subqueries (root-sql.ts, `rangedPlan`)
+   * up to date: evaluated over the root rows up to the key `through` (those of its ranges so far)
+   * and diffed, since a write to a related table can move rows under any of them.
+   */
+  evaluateThrough(hash: string, plan: QueryNode, through: string): void {
+    const sql = new QuerySql(this.visibility);
+    sql.rootThrough = through;
+    sql.held(plan, null, null);
+    const kind = this.nextKind();
+    this.scratchRows("SELECT t, k FROM (" + sql.heldStatement() + ")", sql.params, kind);
+    this.diff(hash, kind);
   }
 
   /** Lets go of every row of the query (its result is empty now). */

@@ -34,6 +34,15 @@ export class Condition {
   subquery: QueryNode | null = null;
 }
 
+/** Whether the correlation's parent columns are the parent table's primary key. */
+export function onParentKey(correlation: Correlation, parent: Table): bool {
+  if (correlation.parent.length != parent.primaryKey.length) return false;
+  for (let i = 0; i < parent.primaryKey.length; i++) {
+    if (!correlation.parent.includes("#" + parent.primaryKey[i].name)) return false;
+  }
+  return true;
+}
+
 export class Related {
   constructor(
     public correlation: Correlation,

@@ -1,6 +1,7 @@
-// A query evaluated afresh in ranges of its root's key. A query whose rows are each held by their
-// own values (root-sql.ts, `changedRowsPlan`: no limit, relation or EXISTS) holds the rows of its
-// table that pass its conditions, and a range of that table's keys can be evaluated alone. On a
+// A query evaluated afresh in ranges of its root's key. A query without a limit or EXISTS
+// (root-sql.ts, `rangedPlan`) holds the rows of its root's table that pass its conditions and the
+// related rows of each, and a range of that table's keys can be evaluated alone, with its related
+// rows (a related row of root rows in two ranges is held once). On a
 // metered pull such a query's fresh evaluation (a new query, a reset's, a deferred one's turn)
 // reads its table RANGE_ROWS rows at a time, in key order, each range a step of the answer's
 // pace (limits.ts), unless it holds at most RANGE_ROWS rows: it is first read whole until more are
@@ -9,7 +10,9 @@
 // has no time left, the query waits deferred (deferred.ts),
 // keeping the rows of its ranges so far, and its next turn goes on after the last key read. So
 // no query of thousands of rows is one step. Writes before its turn bring its rows up to date up
-// to that key (the rows past it are read when their range comes), and its rows count toward the
+// to that key (the rows past it are read when their range comes): a root alone among the changed
+// rows, a query with related subqueries by evaluating its ranges so far again when the writes can
+// affect them (evaluations.ts, `catchUp`). Its rows count toward the
 // pull's `maxQueryRows` across its ranges, and their time toward its work budget (`spent`: the
 // pull whose range passes it is refused).
 //

@@ -6,7 +6,7 @@ import { ChangeScope } from "../change-keys";
 import { keyBound } from "../keyset-window";
 import { ident, literal } from "../text";
 import { workTerm } from "./limits";
-import { QueryNode } from "./plan";
+import { onParentKey, QueryNode } from "./plan";
 import { hasExists, QuerySql } from "./sql";
 import { keyArray, ordering } from "./sql-terms";
 import { orderValues, WindowBound } from "./window-bound";
@@ -140,6 +140,41 @@ export class RootSql extends QuerySql {
  */
 export function changedRowsPlan(node: QueryNode): bool {
   return node.related.length == 0 && node.limit.length == 0 && !hasExists(node.where);
+}
+
+/**
+ * Whether a plan's fresh evaluation can be read in ranges of its root's key (ranges.ts): a root
+ * without a limit, and no EXISTS anywhere in the plan, holds the rows of its table that pass its
+ * conditions and, below each, the related rows that correlate with it. A range of root rows then
+ * holds those rows and their related rows alone (a related row of parents in two ranges is found
+ * by both: Membership.addFound keeps it once).
+ */
+export function rangedPlan(node: QueryNode): bool {
+  return node.limit.length == 0 && !existsBelow(node);
+}
+
+/**
+ * Whether a row that a range of a `rangedPlan` holds through a related subquery may be held
+ * through a root row of another range too. Not when each related subquery correlates on its
+ * parent's whole key (a row of it then belongs to one parent row, and so to one root row) and no
+ * two of the plan's nodes read one table: a one-to-many relation. A many-to-one one (an item's
+ * family) may.
+ */
+export function rangesShareRows(node: QueryNode, tables: Array<string> = []): bool {
+  if (tables.includes(node.table.name)) return true;
+  tables.push(node.table.name);
+  for (let i = 0; i < node.related.length; i++) {
+    const related = node.related[i];
+    if (!onParentKey(related.correlation, node.table) || rangesShareRows(related.node, tables)) return true;
+  }
+  return false;
+}
+
+/** Whether the node or a node below it has an EXISTS condition (and so holds its witnesses). */
+function existsBelow(node: QueryNode): bool {
+  if (hasExists(node.where)) return true;
+  for (let i = 0; i < node.related.length; i++) if (existsBelow(node.related[i].node)) return true;
+  return false;
 }
 
 /**

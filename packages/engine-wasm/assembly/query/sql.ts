@@ -9,7 +9,7 @@
 // parents with equal keys share their children); a node's condition witnesses are one more CTE
 // that reads the node's once (`witnessesOf`).
 import { PLAN_COLUMN, PLAN_GLOB, PLAN_NOT_GLOB, PLAN_NULL } from "../../src/abi";
-import { keyIn } from "../keyset-window";
+import { keyBound, keyIn } from "../keyset-window";
 import { Table } from "../schema";
 import { ident, literal, unionAll } from "../text";
 import { Visibility } from "../visibility";
@@ -40,6 +40,12 @@ export class QuerySql {
    */
   pagedHash: string = "";
   pagedPlan: string = "";
+  /**
+   * The root's rows are only those with keys after `rootAfter` and up to `rootThrough` (JSON
+   * arrays; "": from the first, to the last): a range of a plan read in ranges (ranges.ts).
+   */
+  rootAfter: string = "";
+  rootThrough: string = "";
 
   constructor(private visibility: Visibility) {}
 
@@ -166,6 +172,9 @@ export class QuerySql {
         // A root without EXISTS is metered by the rows it examines: a scan of a large table may
         // pass the budget too (a root with EXISTS is metered by its probes).
         if (!hasExists(node.where)) body += workTerm(node, alias);
+        // Its key range (parameters bind in the order their `?` appear: the source's first).
+        body += keyBound(node.table, this.rootAfter, this.params) + " AND ";
+        body += keyBound(node.table, this.rootThrough, this.params, true) + " AND ";
         body += this.condition(node.where, alias);
         body += " AND " + this.startCondition(node, alias);
       }
