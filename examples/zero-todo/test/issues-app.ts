@@ -72,6 +72,8 @@ export const issueQueries = {
       .orderBy("id", "asc"),
   mine: (userID: string) =>
     zql.issue.whereExists("members", (q) => q.where("userId", userID)).orderBy("id", "asc"),
+  /** Every issue with its labels (through the junction table) and each label's kind. */
+  withLabels: () => zql.issue.related("labels", (q) => q.related("kind")).orderBy("id", "asc"),
 };
 
 const Named = v.object({ name: v.string() });
@@ -81,6 +83,7 @@ export const queries = defineQueries({
   labelled: defineQuery(Named, ({ args }) => issueQueries.labelled(args.name)),
   ofKind: defineQuery(Named, ({ args }) => issueQueries.ofKind(args.name)),
   mine: defineQuery(({ ctx }) => issueQueries.mine(ctx.userID)),
+  withLabels: defineQuery(() => issueQueries.withLabels()),
 });
 
 type Table = "issue" | "label" | "issueLabel" | "kind" | "member";
@@ -129,6 +132,7 @@ export const issueServer = {
     labelled: (args: unknown) => astOf(issueQueries.labelled(v.parse(Named, args).name)),
     ofKind: (args: unknown) => astOf(issueQueries.ofKind(v.parse(Named, args).name)),
     mine: (_args: unknown, claims: { userID: string }) => astOf(issueQueries.mine(claims.userID)),
+    withLabels: () => astOf(issueQueries.withLabels()),
   },
   visibility: (claims: { userID: string }) => ({ member: { sql: "userId = ?", params: [claims.userID] } }),
 } satisfies Omit<WeirConfig, "authenticate">;
