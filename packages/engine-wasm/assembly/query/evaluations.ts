@@ -164,7 +164,7 @@ export function catchUp(
     const query = waiting[q];
     if (!query.range.started() || !query.readsAny(changes.touched) || drops.has(query.hash)) continue;
     const plan = readPlan(query.plan, schema);
-    if (plan.related.length > 0 && !pagedWindowPlan(plan, RANGE_ROWS)) {
+    if (plan.related.length > 0) {
       catchUpRelated(membership, group, query, plan, changes, scope);
       continue;
     }

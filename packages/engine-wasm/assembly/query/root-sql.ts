@@ -147,7 +147,7 @@ export function changedRowsPlan(node: QueryNode): bool {
  * without a limit, and no EXISTS anywhere in the plan, holds the rows of its table that pass its
  * conditions and, below each, the related rows that correlate with it. A range of root rows then
  * holds those rows and their related rows alone (a related row of parents in two ranges is found
- * by both: Membership.addFound keeps it once).
+ * by both: the later range leaves it out, `rangesShareRows`).
  */
 export function rangedPlan(node: QueryNode): bool {
   return node.limit.length == 0 && !existsBelow(node);
