@@ -283,6 +283,37 @@ console.log(
   `hydration between writes: ${between.rows} rows for ${BETWEEN_WRITES * 10 * QUERIES_PER_GROUP} queries (${between.copied} copied), ${hydrateBetweenWritesRowsPerSec} rows/s`,
 );
 
+// One group hydrates every message with its author (a query with a relation and no limit) on
+// metered pulls at the default answer time and a work budget no run reaches, until its answer is
+// whole: how many pulls, and the longest (a query evaluated whole is one step of all its rows).
+const everyMessage = {
+  table: "message",
+  orderBy: [["id", "asc"]],
+  related: [{ correlation: { parentField: ["authorId"], childField: ["id"] }, subquery: { table: "user" } }],
+};
+const wholePulls = [];
+let wholePatch = [{ op: "put", hash: "every", name: "everyMessage", args: {}, ast: everyMessage }];
+for (let pulls = 0; pulls < 2_000; pulls++) {
+  const input = {
+    clientGroupID: "whole",
+    userID: "bench",
+    cookie: cookies.get("whole") ?? null,
+    queries: { patch: wholePatch },
+    queryBudgetMs: 600_000,
+    answerMs: 50,
+  };
+  const start = now();
+  const result = tx(() => engine.pull(adapter, input));
+  wholePulls.push(ms(start));
+  cookies.set("whole", result.cookie);
+  wholePatch = [];
+  if (!result.more) break;
+}
+const wholeRelatedMaxPullMs = Math.max(...wholePulls);
+console.log(
+  `every message with its author, one group: ${wholePulls.length} pulls, longest ${wholeRelatedMaxPullMs.toFixed(1)} ms, median ${percentile(wholePulls, 0.5).toFixed(1)} ms`,
+);
+
 db.close();
 rmSync(dir, { recursive: true, force: true });
 console.log(
@@ -302,5 +333,7 @@ console.log(
     unlimitedPullAfterWriteP95Ms: round(unlimitedP95),
     alikeGroupsPullsAloneMs: round(alonePullsMs),
     alikeGroupsPullsSharedMs: round(sharedPullsMs),
+    wholeRelatedPulls: wholePulls.length,
+    wholeRelatedMaxPullMs: round(wholeRelatedMaxPullMs),
   }),
 );
