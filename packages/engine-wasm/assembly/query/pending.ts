@@ -23,7 +23,7 @@ import { Schema } from "../schema";
 import { firstSeq } from "../state";
 import { ident, literal, params, parseI64 } from "../text";
 import { AnswerPace, meteredCall } from "./limits";
-import { keepSent, sentTable } from "./resume";
+import { forgetSent, keepSent, sentTable } from "./resume";
 
 /** The JSON text of an empty string: a key before every owed row's. */
 const EMPTY_TEXT = '""';
@@ -304,6 +304,11 @@ export function sendOwed(
   // The answer takes no more rows: the next page only tells whether more are owed.
   let closed = false;
   const pace = new AnswerPace();
+  if (keep) forgetSent(groupKey);
+  // Where the call is metered, a page's rows stop being owed (and are kept) as it ends, so that
+  // the answer's pace counts that with the page: left to the end, it took a third as long as the
+  // rendering again, past the answer's time.
+  const settling = meteredCall();
   for (;;) {
     const limit = closed ? 1 : page;
     if (!closed) pace.start();
@@ -324,6 +329,7 @@ export function sendOwed(
     }
     if (sent.more || lines.length < limit) break;
     after = last.split("\t");
+    if (settling && !closed) settleSent(groupKey, keep, after);
     closed = sent.included >= maxRows || !pace.another();
   }
   if (!sent.more) {
@@ -331,13 +337,17 @@ export function sendOwed(
     exec("DELETE FROM _weir_query_pending WHERE group_key = ?", params([groupKey]));
     return sent;
   }
-  const cut = last.split("\t");
-  if (keep) keepSent(groupKey, " AND (tbl < ? OR (tbl = ? AND pk <= ?))", [cut[0], cut[0], cut[1]]);
-  exec(
-    "DELETE FROM _weir_query_pending WHERE group_key = ? AND (tbl < ? OR (tbl = ? AND pk <= ?))",
-    params([groupKey, cut[0], cut[0], cut[1]]),
-  );
+  settleSent(groupKey, keep, last.split("\t"));
   return sent;
+}
+
+/** The group's owed rows up to the row `upTo` ([tbl, pk], JSON texts) were sent: they are owed no longer, and kept when `keep`. */
+function settleSent(groupKey: string, keep: bool, upTo: Array<string>): void {
+  // A row value, which SQLite reads as a range of the table's key (for an OR of the columns it
+  // would read the group's owed rows from the first).
+  const cut = " AND (tbl, pk) <= (?, ?)";
+  if (keep) keepSent(groupKey, cut, [upTo[0], upTo[1]]);
+  exec("DELETE FROM _weir_query_pending WHERE group_key = ?" + cut, params([groupKey, upTo[0], upTo[1]]));
 }
 
 /** Owed rows up to which `completeQueries` tells every complete query, by the owed rows. */

@@ -44,11 +44,11 @@ export function forgetSent(key: string): void {
 }
 
 /**
- * Keeps the owed rows an answer sends, in place of those of the answer before: the owed rows of
- * the group (JSON parameter `key`) that `cut` (a condition on them, with `cutParams`) picks.
+ * Keeps owed rows an answer sends, with those it kept so far (its caller forgot the answer
+ * before's, `forgetSent`): the owed rows of the group (JSON parameter `key`) that `cut` (a
+ * condition on them, with `cutParams`) picks.
  */
 export function keepSent(key: string, cut: string, cutParams: Array<string>): void {
-  forgetSent(key);
   const bound: string[] = [key];
   for (let i = 0; i < cutParams.length; i++) bound.push(cutParams[i]);
   exec(
