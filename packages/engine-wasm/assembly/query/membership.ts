@@ -385,12 +385,16 @@ export class Membership {
     this.diff(hash, this.nextKind());
   }
 
+  /** A diff let go of rows in this pull: a row's count may have fallen to zero. */
+  private lowered: bool = false;
+
   /**
    * Drops the rows no query holds any longer; before the answer reads the group's rows. Only a
-   * row whose count moved can have fallen to zero, and each such row was noted (scratch kind 1).
+   * row whose count fell can have fallen to zero, and each such row was noted (scratch kind 1).
+   * A pull that only added rows (a hydration's ranges) has none to drop.
    */
   settle(): void {
-    if (!this.moved) return;
+    if (!this.lowered) return;
     exec(
       "DELETE FROM _weir_group_rows WHERE group_key = ? AND refs <= 0 AND (tbl, pk) IN (SELECT tbl, pk FROM " +
         "_weir_query_scratch WHERE kind = " +
@@ -427,6 +431,7 @@ export class Membership {
     const added = execStatement(sql.added, params([this.key, kind, this.key, hash]));
     this.grown = <i64>added - <i64>gone;
     if (gone + added == 0) return;
+    if (gone > 0) this.lowered = true;
     this.scratched = true;
     this.moved = true;
     // A reset answers every held row: which moved need not be noted.
