@@ -65,7 +65,8 @@ export interface WeirConfig {
   maxQueryRows?: number;
   /**
    * The time one query's evaluation may hold the thread (default 50 ms), counted in its EXISTS
-   * probes; past it the query is stopped and refused (422 `query_budget_exceeded` naming it; on a
+   * probes, the rows its root reads when it has none, and the rows its related subqueries and
+   * EXISTS witnesses read; past it the query is stopped and refused (422 `query_budget_exceeded` naming it; on a
    * Zero socket a `transformError` for it). Enforced on better-sqlite3 and sql.js.
    */
   queryBudgetMs?: number;
