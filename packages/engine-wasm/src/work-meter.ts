@@ -22,6 +22,9 @@ export interface MeteredQuery {
  * JavaScript (better-sqlite3, sql.js; `SqlAdapter.defineFunction`) are metered.
  */
 export class WorkMeter {
+  /** `clock`: the ms clock it times evaluations by (a test's own). */
+  constructor(private readonly clock: () => number = () => performance.now()) {}
+
   /** Probe rows examined in the current call. */
   rows = 0;
   /** The query that passed its budget in the current call (null: none did). */
@@ -43,10 +46,10 @@ export class WorkMeter {
     // Declared with the arity the SQL calls them with (sql.js takes a function's length as it).
     db.defineFunction("_weir_work", (_row) => this.tick());
     db.defineFunction("_weir_query", (hash, name, spent) => this.query(hash, name, Number(spent)));
-    db.defineFunction("_weir_query_spent", () => performance.now() - this.startedAt);
+    db.defineFunction("_weir_query_spent", () => this.clock() - this.startedAt);
     // The ms the call's answer has left (negative past it; a large number for no limit).
     db.defineFunction("_weir_answer_left", () =>
-      Math.min(ANSWER_UNLIMITED_MS, this.answerMs - (performance.now() - this.callStartedAt)),
+      Math.min(ANSWER_UNLIMITED_MS, this.answerMs - (this.clock() - this.callStartedAt)),
     );
     // A query's root read in pages (QueryPages), where the call pages.
     db.defineFunction("_weir_pages", (hash, plan, watermark) =>
@@ -87,7 +90,7 @@ export class WorkMeter {
     this.answerMs = answerMs;
     this.pages = pages;
     pages?.begin();
-    this.startedAt = this.callStartedAt = performance.now();
+    this.startedAt = this.callStartedAt = this.clock();
   }
 
   /** Whether the call was stopped between the pages of a query (QueryPages). */
@@ -111,18 +114,20 @@ export class WorkMeter {
   private query(hash: SqlValue, name: SqlValue, spent: number): number {
     this.spend();
     this.current = { hash: String(hash), name: name === null ? null : String(name) };
-    this.startedAt = performance.now() - (this.pages?.spent.get(this.current.hash) ?? 0) - spent;
+    // Its time so far: the engine's count of its earlier ranges (`spent`), or this pull's earlier
+    // runs' and calls' (`pages`), which include that count once they ran it: the larger, not
+    // their sum (which counted a query's earlier ranges in a pull twice, then twice again).
+    this.startedAt = this.clock() - Math.max(this.pages?.spent.get(this.current.hash) ?? 0, spent);
     return 1;
   }
 
   /** Keeps the current query's time so far for the pull's later runs (when it pages). */
   private spend(): void {
-    if (this.pages && this.current)
-      this.pages.spent.set(this.current.hash, performance.now() - this.startedAt);
+    if (this.pages && this.current) this.pages.spent.set(this.current.hash, this.clock() - this.startedAt);
   }
 
   private tick(): number {
-    if (++this.rows % ROWS_PER_CHECK === 0 && performance.now() - this.startedAt > this.budgetMs) {
+    if (++this.rows % ROWS_PER_CHECK === 0 && this.clock() - this.startedAt > this.budgetMs) {
       this.exceeded = this.current ?? { hash: "", name: null };
       throw new Error("weir: query work budget passed");
     }
