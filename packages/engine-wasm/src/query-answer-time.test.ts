@@ -48,6 +48,28 @@ describe.each(DATABASES)("an answer cut by its time on $kind", ({ open }) => {
     expect(client.rows).toEqual(rowsOfKind(ns, "a"));
   });
 
+  it("paces a group's pulls that leave out queries as those that carry them", async () => {
+    const { ns, client } = await items();
+    const pages: Array<{ rows: number; more: boolean }> = [];
+    let queries: { patch: QueryPatchOp[] } | undefined = { patch: [ofKind("a")] };
+    for (let pulls = 0; pulls < 100; pulls++) {
+      // After its first pull the client leaves the field out: its pulls still answer by its query.
+      const result = ns.pull({
+        cookie: client.cookie,
+        ...(queries ? { queries } : {}),
+        queryBudgetMs: 60_000,
+        answerMs: 0,
+      });
+      queries = undefined;
+      if (result.json.unchanged) break;
+      client.apply(result.json as never, schema);
+      pages.push({ rows: result.puts + result.dels, more: result.more });
+    }
+    expect(pages.length).toBe(Math.ceil(ITEMS / 256));
+    expect(pages.slice(0, -1).every((a) => a.rows === 256 && a.more)).toBe(true);
+    expect(client.rows).toEqual(rowsOfKind(ns, "a"));
+  });
+
   it("sends every row the caps allow when the pull has time, metered or not", async () => {
     for (const limits of [{ queryBudgetMs: 60_000 }, { queryBudgetMs: 60_000, answerMs: 60_000 }, {}]) {
       const { ns, client, answers, pullAll } = await items();

@@ -241,4 +241,25 @@ describe.each(DATABASES)("metered related subqueries and witnesses on $kind", ({
       refusing.db.close();
     },
   );
+
+  it("meters the evaluations of a group's pulls that leave out queries", async () => {
+    const ns = await tagged();
+    const put = {
+      op: "put" as const,
+      hash: "q",
+      name: "relatedOfKind",
+      args: [],
+      ast: QUERIES.relatedOfKind,
+    };
+    const first = ns.pull({ cookie: null, queries: { patch: [put] }, queryBudgetMs: 60_000 });
+    expect(first.json.gotQueries).toEqual(["q"]);
+    // A write to a tag has the query evaluated again on the group's next pull, which carries no
+    // queries field: past its budget it is refused as a pull with the field would be.
+    ns.sql("UPDATE tag SET label = 'a zzz' WHERE id = 't00007'", []);
+    expect(() => ns.pull({ cookie: first.json.cookie as number, queryBudgetMs: 0 })).toThrow(
+      expect.objectContaining({ code: "query_budget_exceeded" }),
+    );
+    const answered = ns.pull({ cookie: first.json.cookie as number, queryBudgetMs: 60_000 });
+    expect(answered.queryWork).toBeGreaterThanOrEqual(TAGS);
+  });
 });

@@ -117,6 +117,10 @@ const mutators = {
   note(tx: { exec(sql: string, params?: unknown[]): number }, args: { id: string }) {
     tx.exec("INSERT INTO item VALUES (?, 'k')", [args.id]);
   },
+  /** Every tag labelled `from` is labelled `to`. */
+  relabel(tx: { exec(sql: string, params?: unknown[]): number }, args: { from: string; to: string }) {
+    tx.exec("UPDATE tag SET label = ? WHERE label = ?", [args.to, args.from]);
+  },
 };
 
 const closers: Array<() => Promise<void>> = [];
@@ -306,6 +310,36 @@ describe("query work is bounded", () => {
     expect(attack.json).toMatchObject({
       error: "query_budget_exceeded",
       message: expect.stringMatching(/^query kindOrTagged \(w1\) passed its work budget of 50 ms/),
+    });
+  });
+
+  it("refuses a query made slow by writes on a pull that leaves out queries, and answers the other namespace", async () => {
+    const { target } = await start();
+    await seeded(target, "a", 2_000);
+    const client = await victim(target);
+    // Cheap while tags labelled x exist: each probe finds one at once.
+    const subscribed = await queryPull(target, "a", "g1", null, [
+      { op: "put", hash: "s1", name: "sameKind", args: ["%x%"] },
+    ]);
+    expect(subscribed.status).toBe(200);
+    expect(subscribed.json.gotQueries).toEqual(["s1"]);
+    // None left: evaluated again, each item's probe reads all 4,000 tags and finds none.
+    const owner = new NativeClient(target, "a", "mallory");
+    expect((await owner.push([{ name: "relabel", args: { from: "x", to: "z" } }])).status).toBe(200);
+    // The group's next pull carries no queries field: its pulls still answer by its query.
+    const [attack, victimPull] = await Promise.all([
+      fetch(`${target.url}/a/pull`, {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: "mallory" },
+        body: JSON.stringify({ clientGroupID: "g1", clientID: "g1-c", cookie: subscribed.json.cookie }),
+      }),
+      client.pull(),
+    ]);
+    expect(victimPull.status).toBe(200);
+    expect(attack.status).toBe(422);
+    expect(await attack.json()).toMatchObject({
+      error: "query_budget_exceeded",
+      message: expect.stringMatching(/^query sameKind \(s1\) passed its work budget of 50 ms/),
     });
   });
 

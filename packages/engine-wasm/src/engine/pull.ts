@@ -71,7 +71,14 @@ export function answerPull(
   const followersExtra = followers ? extras.length : -1;
   if (followers) extras.push(JSON.stringify(followers));
   const { meter, wasm } = core;
-  const metered = patch !== null && !caughtUpOnly && input.queryBudgetMs !== undefined && meter.attach(db);
+  // A pull with queries is metered, and so is one without where a group may have pulled with
+  // them (the namespace has the query tables): its pulls answer by its queries either way.
+  const queryTables = core.hasQueryTables(db);
+  const metered =
+    (patch !== null || queryTables) &&
+    !caughtUpOnly &&
+    input.queryBudgetMs !== undefined &&
+    meter.attach(db);
   // A plain pull that resets reads its rows in pages where the caller pages (ResetPages).
   const resetPages =
     patch === null && !caughtUpOnly && input.queryPages !== undefined && meter.attach(db)
@@ -87,7 +94,6 @@ export function answerPull(
   // Whether another group's query rows may be copied: the engine compares visibilities by this
   // (a query-aware pull without a patch passes none: its group lends nothing until a reset).
   const visibilityExtra = patch !== null && !caughtUpOnly ? claimsExtra : -1;
-  const queryTables = core.hasQueryTables(db);
   return core.call(db, extras, () => {
     wasm.queryLimits({
       metered,
