@@ -91,7 +91,7 @@ export class Metrics {
     });
     this.sourceGauge(
       "weir_overflow_namespaces",
-      "Namespaces moved to the overflow worker because their steps passed stepBudgetMs",
+      "Namespaces in the overflow worker: their steps passed stepBudgetMs, or kept their worker busy",
       () => sources.overflowNamespaces(),
     );
     this.sourceGauge("weir_wake_sockets", "Open wake sockets", () => sources.wakeSockets());

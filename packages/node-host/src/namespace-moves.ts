@@ -5,6 +5,9 @@ import { type OverflowOptions, OverflowPolicy } from "./overflow-policy.js";
 /** How long a move waits for a moment without requests out before it holds them anyway (ms). */
 const DRAIN_LIMIT_MS = 5_000;
 
+/** Why a namespace moves to the overflow worker, as its log line says: a step's ms, or its ms of a busy second. */
+type MoveReason = { stepMs?: number; busyMs?: number };
+
 /** What a move asks of the worker pool. */
 export interface MoveSteps {
   /** Starts the overflow worker, unless it runs. */
@@ -75,11 +78,14 @@ export class NamespaceMoves {
     return this.moving.get(namespace);
   }
 
-  /** A step of the namespace, in worker `thread` (where it runs now), held it `ms`, past the budget. */
-  overBudget(namespace: string, thread: number, ms: number): void {
-    if (this.closing || this.busy(namespace)) return;
+  /**
+   * A step of the namespace, in worker `thread` (where it runs now), held it `ms`, past the
+   * budget; or, `busy`, its steps held it `ms` of a second, past half (BusyShare).
+   */
+  overBudget(namespace: string, thread: number, ms: number, busy = false): void {
+    if (this.closing || this.moveUnderWay(namespace)) return;
     if (!this.policy.overBudget(namespace, performance.now())) return;
-    this.move(namespace, thread, true, ms);
+    this.move(namespace, thread, true, busy ? { busyMs: Math.round(ms) } : { stepMs: Math.round(ms) });
   }
 
   /** Stops moving namespaces back, and waits for the moves under way. */
@@ -89,20 +95,20 @@ export class NamespaceMoves {
     await Promise.allSettled([...this.moves]);
   }
 
-  private busy(namespace: string): boolean {
+  private moveUnderWay(namespace: string): boolean {
     return this.draining.has(namespace) || this.moving.has(namespace);
   }
 
   private moveQuietBack(): void {
     if (this.closing) return;
     for (const namespace of this.policy.quiet(performance.now())) {
-      if (!this.busy(namespace)) this.move(namespace, this.homeWorkers, false);
+      if (!this.moveUnderWay(namespace)) this.move(namespace, this.homeWorkers, false);
     }
   }
 
-  private move(namespace: string, from: number, toOverflow: boolean, stepMs?: number): void {
+  private move(namespace: string, from: number, toOverflow: boolean, why: MoveReason = {}): void {
     this.draining.add(namespace);
-    const move = this.drainThenMove(namespace, from, toOverflow, stepMs)
+    const move = this.drainThenMove(namespace, from, toOverflow, why)
       .catch((error: unknown) =>
         this.logger.log("error", { msg: "moving a namespace failed", error: String(error) }),
       )
@@ -117,7 +123,7 @@ export class NamespaceMoves {
     namespace: string,
     from: number,
     toOverflow: boolean,
-    stepMs: number | undefined,
+    why: MoveReason,
   ): Promise<void> {
     const started = performance.now();
     if (toOverflow) await this.steps.overflowReady();
@@ -151,7 +157,7 @@ export class NamespaceMoves {
     }
     const fields = {
       msg: toOverflow ? "namespace moved to the overflow worker" : "namespace moved back to its worker",
-      ...(stepMs === undefined ? {} : { stepMs: Math.round(stepMs) }),
+      ...why,
       ...(toOverflow ? { quietMs: this.policy.stayMs(namespace) } : {}),
       // How long it waited for its requests out, then how long it held new ones.
       drainMs: Math.round(held - started),

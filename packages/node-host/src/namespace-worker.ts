@@ -14,6 +14,7 @@ import {
   type ZeroSocketHandler,
   type ZeroUpgrade,
 } from "@weir/host-core";
+import { BusyShare } from "./busy-share.js";
 import { jsonLineLogger } from "./json-line-logger.js";
 import { loadWorkerOptions } from "./load-worker-options.js";
 import { checkNodeOptions, chooseAuthentication } from "./node-options.js";
@@ -66,6 +67,8 @@ function reportSoon(): void {
   }, 100);
 }
 
+/** How much of the worker's time each namespace's steps take (see `onStep`). */
+const busy = new BusyShare();
 const wake = new RelayedWake((ids) => post({ t: "wake", ids }));
 /** Requests being answered, by namespace (a namespace is released once it has none). */
 const answering = new Map<string, number>();
@@ -91,9 +94,12 @@ async function start(): Promise<WeirHost> {
         ? {}
         : {
             // A query stopped past its work budget counts too: its statement held the worker
-            // for about that budget, which a client can have it do again and again.
+            // for about that budget, which a client can have it do again and again. So do
+            // shorter steps that together keep the worker busy while others wait (BusyShare).
             onStep: (namespace: string, ms: number, failure: unknown) => {
+              const held = busy.step(namespace, ms);
               if (ms > init.stepBudgetMs! || isWorkRefusal(failure)) post({ t: "overBudget", namespace, ms });
+              else if (held !== null) post({ t: "overBudget", namespace, ms: held, busy: true });
             },
           }),
       ...(options.metrics === false

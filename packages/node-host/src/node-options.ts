@@ -64,7 +64,8 @@ export interface NodeHostOptions extends Omit<WeirConfig, "authenticate"> {
   /**
    * With worker threads and file storage: a namespace one of whose steps (a transaction: a pull's
    * or a push's work, or a page of it) held its worker longer than this, or was a query stopped
-   * past `queryBudgetMs`, twice within `overflowQuietMs`, moves to the overflow worker, one more thread shared only by namespaces
+   * past `queryBudgetMs`, or whose steps held it more than half of a second in which another
+   * namespace of the worker stepped (BusyShare), twice within `overflowQuietMs`, moves to the overflow worker, one more thread shared only by namespaces
    * that did the same, so that it no longer delays the namespaces of its own worker. Its Zero
    * sockets are closed with 1012 and reconnect. It moves back once none of its steps passed this
    * for `overflowQuietMs`. Default 50 ms; 0 moves no namespace.

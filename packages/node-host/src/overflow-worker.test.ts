@@ -178,6 +178,34 @@ describe("the overflow worker", () => {
     expect((await server.pull(quiet)).rowsPatch).toHaveLength(2);
   });
 
+  it("moves a namespace whose steps, each within the budget, keep its worker busy while a neighbour steps", async () => {
+    const server = await start({ overflowQuietMs: 60_000 });
+    const heavy = "busy";
+    const quiet = "beside";
+    expect(namespaceWorker(heavy, 1)).toBe(namespaceWorker(quiet, 1));
+    let moved = false;
+    // Steps of 100 ms, under the 250 ms budget, one after another: the worker is busy with them
+    // nearly all the time, while the neighbour writes every 50 ms.
+    const spins = (async () => {
+      for (let i = 0; !moved && i < 200; i++)
+        expect((await server.push(heavy, "spin", { ms: 100 })).status).toBe(200);
+    })();
+    const writes = (async () => {
+      for (let i = 0; !moved && i < 400; i++) {
+        expect((await server.push(quiet, "createTodo", { id: `q${i}` })).status).toBe(200);
+        await sleep(50);
+      }
+    })();
+    await until(() => server.moves().length === 1, 20_000);
+    moved = true;
+    await Promise.all([spins, writes]);
+    const [move] = server.moves();
+    expect(move).toMatchObject({ msg: "namespace moved to the overflow worker" });
+    expect(move!.busyMs).toBeGreaterThan(500);
+    expect(move!.stepMs).toBeUndefined();
+    expect(await server.overflowGauge()).toBe(1);
+  });
+
   it("moves a namespace back once none of its steps passed the budget for the quiet time", async () => {
     const server = await start({ overflowQuietMs: 1_000 });
     const ns = "returns";

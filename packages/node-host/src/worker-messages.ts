@@ -60,8 +60,11 @@ export type FromWorker =
   | { t: "zeroSend"; id: number; frames: string[] }
   | { t: "zeroClose"; id: number; code: number; reason: string }
   | { t: "wake"; ids: number[] }
-  /** A step of the namespace (a transaction) held the worker `ms`, past the step budget. */
-  | { t: "overBudget"; namespace: string; ms: number }
+  /**
+   * A step of the namespace (a transaction) held the worker `ms`, past the step budget; or, with
+   * `busy`, its steps held it `ms` of a second its neighbours stepped in, past half (BusyShare).
+   */
+  | { t: "overBudget"; namespace: string; ms: number; busy?: true }
   /** The namespace asked to be released is closed. */
   | { t: "released"; namespace: string }
   | { t: "closed" };

@@ -373,7 +373,7 @@ export class WorkerPool {
           case "overBudget":
             // Heard from the worker the namespace runs in (not one it is leaving).
             if (!this.closing && this.route(message.namespace) === index)
-              this.moves?.overBudget(message.namespace, index, message.ms);
+              this.moves?.overBudget(message.namespace, index, message.ms, message.busy === true);
             return;
           case "released": {
             const resolve = thread.releasing.get(message.namespace);
