@@ -25,6 +25,13 @@ describe("resolveConfig", () => {
     expect(resolveConfig(valid)).toMatchObject(CONFIG_DEFAULTS);
   });
 
+  it("gives an answer 30 ms, or the query budget when that is less", () => {
+    expect(resolveConfig(valid).queryAnswerMs).toBe(30);
+    expect(resolveConfig({ ...valid, queryBudgetMs: 10 }).queryAnswerMs).toBe(10);
+    expect(resolveConfig({ ...valid, queryBudgetMs: 60_000 }).queryAnswerMs).toBe(30);
+    expect(resolveConfig({ ...valid, queryBudgetMs: 10, queryAnswerMs: 45 }).queryAnswerMs).toBe(45);
+  });
+
   it("refuses async mutators with a fix in the message", () => {
     expect(problems({ ...valid, mutators: { async save() {} } })).toMatch(
       /mutators\.save: mutators must be synchronous.*tx\.defer/,

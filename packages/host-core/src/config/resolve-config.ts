@@ -87,7 +87,9 @@ export function resolveConfig(config: WeirConfig): ResolvedConfig {
     queryBudgetMs: config.queryBudgetMs ?? CONFIG_DEFAULTS.queryBudgetMs,
     querySliceMs: config.querySliceMs ?? CONFIG_DEFAULTS.querySliceMs,
     queryPageMs: config.queryPageMs ?? CONFIG_DEFAULTS.queryPageMs,
-    queryAnswerMs: config.queryAnswerMs ?? config.queryBudgetMs ?? CONFIG_DEFAULTS.queryBudgetMs,
+    queryAnswerMs:
+      config.queryAnswerMs ??
+      Math.min(config.queryBudgetMs ?? CONFIG_DEFAULTS.queryBudgetMs, CONFIG_DEFAULTS.queryAnswerMs),
     pushSliceMs: config.pushSliceMs ?? CONFIG_DEFAULTS.pushSliceMs,
     maxGroupQueries: config.maxGroupQueries ?? CONFIG_DEFAULTS.maxGroupQueries,
     maxGroupQueryBytes: config.maxGroupQueryBytes ?? CONFIG_DEFAULTS.maxGroupQueryBytes,

@@ -87,7 +87,9 @@ export interface WeirConfig {
    */
   queryPageMs?: number;
   /**
-   * How long a query-aware answer aims to hold the thread (default: `queryBudgetMs`): one of more
+   * How long a query-aware answer aims to hold the thread (default 30 ms, or `queryBudgetMs`
+   * when that is less; the work after its last page, storing what it owes and committing, adds
+   * about 10 to 20 ms, which the Node host's 50 ms `stepBudgetMs` leaves room for): one of more
    * than 1,024 rows is rendered 256 at a time and cut once the next page would end past it (the
    * rest owed, sent by the next pulls), and a reset evaluates no further query once the next
    * would (those wait for the next pulls). Each answer still sends a page and evaluates a query.
