@@ -1,7 +1,7 @@
 /** The window a worker's time is shared out over (ms). */
-export const BUSY_WINDOW_MS = 1_000;
+const BUSY_WINDOW_MS = 1_000;
 /** The share of a window past which a namespace counts as keeping its worker busy. */
-export const BUSY_SHARE = 0.5;
+const BUSY_SHARE = 0.5;
 
 /**
  * Which namespace of a worker keeps it busy: one whose steps, none of them past the step budget,

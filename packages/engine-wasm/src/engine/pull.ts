@@ -75,10 +75,7 @@ export function answerPull(
   // them (the namespace has the query tables): its pulls answer by its queries either way.
   const queryTables = core.hasQueryTables(db);
   const metered =
-    (patch !== null || queryTables) &&
-    !caughtUpOnly &&
-    input.queryBudgetMs !== undefined &&
-    meter.attach(db);
+    (patch !== null || queryTables) && !caughtUpOnly && input.queryBudgetMs !== undefined && meter.attach(db);
   // A plain pull that resets reads its rows in pages where the caller pages (ResetPages).
   const resetPages =
     patch === null && !caughtUpOnly && input.queryPages !== undefined && meter.attach(db)
