@@ -63,13 +63,19 @@ export interface PullInput {
    */
   maxQueryRows?: number;
   /**
-   * The time one query's evaluation may take, in ms, counted while its EXISTS probes run (where
+   * The time one query's evaluation may take in this pull, in ms, counted while its EXISTS probes run (where
    * a query's work can outgrow its tables), or its root's rows are read when it has none, and
    * while its related subqueries and EXISTS witnesses read rows; past it the statement is stopped and the pull refused
    * (`query_budget_exceeded`, naming the query), changing nothing. Enforced on adapters with
    * `defineFunction`. Default: none.
    */
   queryBudgetMs?: number;
+  /**
+   * The time one query's evaluation may take in all, in ms, over the pulls it is read in (ranges
+   * of its root's table, pages of a window, a paging pull's runs), counted as `queryBudgetMs` is;
+   * past it the pull is refused as past that. Default (and at least): `queryBudgetMs`.
+   */
+  queryTotalBudgetMs?: number;
   /**
    * How long, in ms, a metered query-aware pull (one with `queryBudgetMs`) may run before its
    * answer renders no more rows: past it the answer is cut between rows, at least one page of

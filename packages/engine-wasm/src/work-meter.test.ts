@@ -4,17 +4,18 @@ import { QueryPages } from "./query-pages.js";
 import { WorkMeter } from "./work-meter.js";
 
 // The meter's count of a query's time, on a clock the test moves: the engine passes the ms a query
-// read in ranges spent in its earlier ranges (`_weir_query(hash, name, spent)`), and a paging
+// read in ranges spent in its earlier ranges (`_weir_query(hash, name, spent, whole)`), and a paging
 // pull keeps each query's time across its runs; a range's time counts once either way.
 describe.each(DATABASES)("the work meter's count of a query's time on $kind", ({ open }) => {
-  function metered(paging: boolean) {
+  function metered(paging: boolean, budgetMs = 60_000, totalMs = budgetMs) {
     let now = 1_000;
     const meter = new WorkMeter(() => now);
     const db = open();
     expect(meter.attach(db.adapter)).toBe(true);
     const pages = paging ? new QueryPages({ pageMs: 60_000, pageRows: 100 }) : null;
-    meter.begin(60_000, pages);
-    const query = (spent: number) => db.adapter.query("SELECT _weir_query(?, ?, ?)", ["h", "q", spent]);
+    meter.begin(budgetMs, pages, budgetMs, totalMs);
+    const query = (spent: number, whole = 0) =>
+      db.adapter.query("SELECT _weir_query(?, ?, ?, ?)", ["h", "q", spent, whole]);
     const spent = () => db.adapter.query("SELECT _weir_query_spent()", [])[0]![0] as number;
     return { meter, pages, query, spent, pass: (ms: number) => (now += ms), db };
   }
@@ -51,5 +52,48 @@ describe.each(DATABASES)("the work meter's count of a query's time on $kind", ({
     pass(5);
     expect(spent()).toBe(50);
     db.close();
+  });
+
+  it("holds a query's step to the step budget and its ranges together to the total", () => {
+    // 1,024 rows examined: the meter reads its clock once.
+    const examine = (db: ReturnType<typeof metered>["db"]) =>
+      db.adapter.query(
+        "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 1024) " +
+          "SELECT count(*) FROM n WHERE _weir_work(i)",
+        [],
+      );
+    // A range of 20 ms after ranges of 70: within the step's 50 ms and the total's 100.
+    const within = metered(false, 50, 100);
+    within.query(70);
+    within.pass(20);
+    expect(examine(within.db)).toEqual([[1024]]);
+    within.db.close();
+    // A range of 20 ms after ranges of 90: past the total.
+    const total = metered(false, 50, 100);
+    total.query(90);
+    total.pass(20);
+    expect(() => examine(total.db)).toThrow();
+    expect(total.meter.message()).toMatch(
+      /^query q \(h\) passed its total work budget of 100 ms over the ranges/,
+    );
+    total.db.close();
+    // A range of 60 ms: past the step's budget, whatever the total.
+    const step = metered(false, 50, 60_000);
+    step.query(0);
+    step.pass(60);
+    expect(() => examine(step.db)).toThrow();
+    expect(step.meter.message()).toMatch(
+      /^query q \(h\) passed its work budget of 50 ms \(1024 rows examined\)/,
+    );
+    step.db.close();
+    // A query evaluated again whole after writes: its ranges together within one step's budget.
+    const whole = metered(false, 50, 100);
+    whole.query(40, 1);
+    whole.pass(20);
+    expect(() => examine(whole.db)).toThrow();
+    expect(whole.meter.message()).toMatch(
+      /passed its work budget of 50 ms over the ranges or pages .* evaluated again whole after writes/,
+    );
+    whole.db.close();
   });
 });

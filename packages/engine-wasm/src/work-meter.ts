@@ -30,7 +30,15 @@ export class WorkMeter {
   /** The query that passed its budget in the current call (null: none did). */
   exceeded: MeteredQuery | null = null;
   private budgetMs = Number.POSITIVE_INFINITY;
+  private totalMs = Number.POSITIVE_INFINITY;
+  /** Where the current query's time starts: its earlier ranges', pages' and runs' included. */
   private startedAt = 0;
+  /** When the current query's evaluation in this call began (its step). */
+  private stepStartedAt = 0;
+  /** Whether the query that passed a budget passed its total (else a step's). */
+  private passedTotal = false;
+  /** Whether the current query is evaluated again whole after writes: its total is one step's. */
+  private whole = false;
   /** When the current call began, and how long its answer may take (`_weir_answer_left`). */
   private callStartedAt = 0;
   private answerMs = Number.POSITIVE_INFINITY;
@@ -45,7 +53,9 @@ export class WorkMeter {
     if (!db.defineFunction) return false;
     // Declared with the arity the SQL calls them with (sql.js takes a function's length as it).
     db.defineFunction("_weir_work", (_row) => this.tick());
-    db.defineFunction("_weir_query", (hash, name, spent) => this.query(hash, name, Number(spent)));
+    db.defineFunction("_weir_query", (hash, name, spent, whole) =>
+      this.query(hash, name, Number(spent), whole === 1 || whole === "1"),
+    );
     db.defineFunction("_weir_query_spent", () => this.clock() - this.startedAt);
     // The ms the call's answer has left (negative past it; a large number for no limit).
     db.defineFunction("_weir_answer_left", () =>
@@ -77,20 +87,25 @@ export class WorkMeter {
   }
 
   /**
-   * Starts a call whose evaluations may each take `budgetMs`; `pages`: the call reads roots in
-   * pages, and is a run of a pull whose earlier runs' time each query's budget counts;
+   * Starts a call whose evaluations may each take `budgetMs` in the call, and `totalMs` with the
+   * time each query took in earlier calls (its earlier ranges, a paging pull's earlier runs);
+   * `pages`: the call reads roots in pages, and is a run of a pull whose earlier runs' time each
+   * query's total counts;
    * `answerMs`: how long the call's answer may take: it evaluates no more deferred queries and
    * renders no more rows once the next would end past it (assembly/query/limits.ts, AnswerPace).
    */
-  begin(budgetMs: number, pages: QueryPages | null = null, answerMs = budgetMs): void {
+  begin(budgetMs: number, pages: QueryPages | null = null, answerMs = budgetMs, totalMs = budgetMs): void {
     this.rows = 0;
     this.exceeded = null;
+    this.passedTotal = false;
+    this.whole = false;
     this.current = null;
     this.budgetMs = budgetMs;
+    this.totalMs = Math.max(budgetMs, totalMs);
     this.answerMs = answerMs;
     this.pages = pages;
     pages?.begin();
-    this.startedAt = this.callStartedAt = this.clock();
+    this.startedAt = this.stepStartedAt = this.callStartedAt = this.clock();
   }
 
   /** Whether the call was stopped between the pages of a query (QueryPages). */
@@ -111,13 +126,15 @@ export class WorkMeter {
     this.current = null;
   }
 
-  private query(hash: SqlValue, name: SqlValue, spent: number): number {
+  private query(hash: SqlValue, name: SqlValue, spent: number, whole: boolean): number {
     this.spend();
     this.current = { hash: String(hash), name: name === null ? null : String(name) };
+    this.whole = whole;
     // Its time so far: the engine's count of its earlier ranges (`spent`), or this pull's earlier
     // runs' and calls' (`pages`), which include that count once they ran it: the larger, not
     // their sum (which counted a query's earlier ranges in a pull twice, then twice again).
-    this.startedAt = this.clock() - Math.max(this.pages?.spent.get(this.current.hash) ?? 0, spent);
+    this.stepStartedAt = this.clock();
+    this.startedAt = this.stepStartedAt - Math.max(this.pages?.spent.get(this.current.hash) ?? 0, spent);
     return 1;
   }
 
@@ -127,8 +144,12 @@ export class WorkMeter {
   }
 
   private tick(): number {
-    if (++this.rows % ROWS_PER_CHECK === 0 && this.clock() - this.startedAt > this.budgetMs) {
+    if (++this.rows % ROWS_PER_CHECK !== 0) return 1;
+    const now = this.clock();
+    const step = now - this.stepStartedAt > this.budgetMs;
+    if (step || now - this.startedAt > (this.whole ? this.budgetMs : this.totalMs)) {
       this.exceeded = this.current ?? { hash: "", name: null };
+      this.passedTotal = !step;
       throw new Error("weir: query work budget passed");
     }
     return 1;
@@ -139,6 +160,21 @@ export class WorkMeter {
     const query = this.exceeded;
     const named = query?.name ? `query ${query.name}` : "a query of the group";
     const hash = query?.hash ? ` (${query.hash})` : "";
+    if (this.passedTotal && this.whole) {
+      return (
+        `${named}${hash} passed its work budget of ${this.budgetMs} ms over the ranges or pages it was read ` +
+        `in (${this.totalRows()} rows examined) and was stopped: a query with related subqueries is ` +
+        "evaluated again whole after writes, in one step; narrow its conditions, or raise the server's " +
+        "queryBudgetMs"
+      );
+    }
+    if (this.passedTotal) {
+      return (
+        `${named}${hash} passed its total work budget of ${this.totalMs} ms over the ranges and pages it ` +
+        `was read in (${this.totalRows()} rows examined) and was stopped: narrow its conditions, ` +
+        "give it an index, or raise the server's queryTotalBudgetMs"
+      );
+    }
     return (
       `${named}${hash} passed its work budget of ${this.budgetMs} ms (${this.totalRows()} rows examined) ` +
       "and was stopped: narrow its conditions, give it an index, or raise the server's queryBudgetMs"

@@ -89,6 +89,15 @@ const queries: Record<string, QueryDefinition> = {
       ],
     },
   }),
+  // Every item (no limit, no EXISTS): read in ranges of 2,048, brought up to date among the
+  // changed rows after writes.
+  everyItem: () => ({ table: "item", orderBy: [["id", "asc"]] }),
+  // Every item with its tags: read in ranges too, but evaluated again whole after writes.
+  everyItemTagged: () => ({
+    table: "item",
+    orderBy: [["id", "asc"]],
+    related: [{ correlation: { parentField: ["id"], childField: ["itemId"] }, subquery: { table: "tag" } }],
+  }),
   // No EXISTS: a scan of every tag, narrowed by a pattern no index narrows.
   labelled: (args) => ({ table: "tag", where: label("LIKE", (args as string[])[0]) }),
   byArgs: (args) => ({
@@ -225,7 +234,9 @@ describe("query work is bounded", () => {
       expect(attack.status).toBe(422);
       expect(attack.json).toMatchObject({
         error: "query_budget_exceeded",
-        message: expect.stringMatching(/^query sameKind \(q1\) passed its work budget of 50 ms/),
+        message: expect.stringMatching(
+          /^query sameKind \(q1\) passed its total work budget of 500 ms over the ranges and pages/,
+        ),
       });
       // Nothing of the refused pull stayed: the group pulls as new.
       const again = await queryPull(target, "a", "g1", null, [
@@ -339,7 +350,58 @@ describe("query work is bounded", () => {
     expect(attack.status).toBe(422);
     expect(await attack.json()).toMatchObject({
       error: "query_budget_exceeded",
-      message: expect.stringMatching(/^query sameKind \(s1\) passed its work budget of 50 ms/),
+      message: expect.stringMatching(
+        /^query sameKind \(s1\) passed its total work budget of 500 ms over the ranges and pages/,
+      ),
+    });
+  });
+
+  it("answers a query read in ranges whose ranges together pass queryBudgetMs, within queryTotalBudgetMs", async () => {
+    const { target } = await start();
+    await seeded(target, "a", 100_000);
+    const client = await victim(target);
+    // 100,000 items in ranges of 2,048, each a step far within 50 ms, together past it.
+    let cookie: number | null = null;
+    let patch: Op[] = [{ op: "put", hash: "e", name: "everyItem", args: [] }];
+    const ids = new Set<string>();
+    for (let pulls = 0; ; pulls++) {
+      expect(pulls).toBeLessThan(200);
+      const [answer, victimPull] = await Promise.all([
+        queryPull(target, "a", "g1", cookie, patch),
+        client.pull(),
+      ]);
+      expect(victimPull.status).toBe(200);
+      expect(answer.status).toBe(200);
+      patch = [];
+      cookie = answer.json.cookie as number;
+      for (const op of answer.json.rowsPatch as Array<{ op: string; value?: { id: string } }>)
+        if (op.op === "put") ids.add(op.value!.id);
+      if ((answer.json.gotQueries as string[]).includes("e")) break;
+    }
+    expect(ids.size).toBe(100_000);
+  });
+
+  it("refuses a query with relations whose ranges together pass queryBudgetMs, as it is evaluated again whole after writes", async () => {
+    const { target } = await start();
+    await seeded(target, "a", 40_000);
+    let cookie: number | null = null;
+    let patch: Op[] = [{ op: "put", hash: "t", name: "everyItemTagged", args: [] }];
+    let refused: { status: number; json: Record<string, unknown> } | null = null;
+    for (let pulls = 0; pulls < 200 && !refused; pulls++) {
+      const answer = await queryPull(target, "a", "g1", cookie, patch);
+      patch = [];
+      if (answer.status !== 200) refused = answer;
+      else cookie = answer.json.cookie as number;
+    }
+    // 40,000 items and 80,000 tags: each range within 50 ms, together past it.
+    expect(refused).toMatchObject({
+      status: 422,
+      json: {
+        error: "query_budget_exceeded",
+        message: expect.stringMatching(
+          /^query everyItemTagged \(t\) passed its work budget of 50 ms over the ranges or pages it was read in .*evaluated again whole after writes/,
+        ),
+      },
     });
   });
 
@@ -357,7 +419,7 @@ describe("query work is bounded", () => {
         error: "app",
         id: "slow",
         name: "sameKind",
-        message: expect.stringContaining("passed its work budget"),
+        message: expect.stringMatching(/passed its (total )?work budget/),
       },
     ]);
     socket.ws.close();

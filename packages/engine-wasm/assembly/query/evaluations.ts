@@ -198,7 +198,7 @@ function catchUpRelated(
   const to = changes.toSeq.toString();
   if (!affected(plan, membership.key, query.hash, from, to, changes.touched, scope)) return;
   const range = query.range;
-  meterQuery(group, query.hash, range.spent);
+  meterQuery(group, query.hash, range.spent, true);
   membership.evaluateThrough(query.hash, plan, range.after);
   range.spent = querySpent();
   range.held = membership.heldRows(query.hash);

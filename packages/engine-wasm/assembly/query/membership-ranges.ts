@@ -30,8 +30,9 @@ export function evaluateRange(
   const ends = queryRows(pageEnd(plan.table, after, RANGE_ROWS, endParams), params(endParams));
   const end = ends.length > 0 ? ends[0][0] : "";
   const kind = m.nextKind();
-  // Its work budget counts the statement that evaluates it, as a whole evaluation's does.
-  meterQuery(m.group, hash, spent);
+  // Its work budget counts the statement that evaluates it, as a whole evaluation's does. With
+  // relations it is evaluated again whole after writes: its ranges must fit in one step.
+  meterQuery(m.group, hash, spent, plan.related.length > 0);
   const found = findRows(m, hash, plan, after, end, "", kind);
   m.spent = querySpent();
   m.addFound(hash, kind, found);

@@ -82,7 +82,12 @@ export function answerPull(
       ? input.queryPages.reset
       : null;
   if (metered)
-    meter.begin(input.queryBudgetMs!, input.queryPages ?? null, input.answerMs ?? input.queryBudgetMs!);
+    meter.begin(
+      input.queryBudgetMs!,
+      input.queryPages ?? null,
+      input.answerMs ?? input.queryBudgetMs!,
+      input.queryTotalBudgetMs ?? input.queryBudgetMs!,
+    );
   else if (resetPages) meter.begin(Number.POSITIVE_INFINITY, input.queryPages!);
   // Every pull passes the identity its group is answered under: a group whose rows were
   // answered under another one (its claims changed) has them recomputed.

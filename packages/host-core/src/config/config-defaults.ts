@@ -10,6 +10,7 @@ export const CONFIG_DEFAULTS = {
   maxOpenNamespaces: 1_000,
   maxQueryRows: DEFAULT_MAX_QUERY_ROWS,
   queryBudgetMs: 50,
+  queryTotalBudgetMs: 500,
   // Below the Node host's 50 ms step budget by the work an answer does after its paced steps.
   queryAnswerMs: 30,
   querySliceMs: 5,

@@ -32,6 +32,12 @@ describe("resolveConfig", () => {
     expect(resolveConfig({ ...valid, queryBudgetMs: 10, queryAnswerMs: 45 }).queryAnswerMs).toBe(45);
   });
 
+  it("gives a query 500 ms in all, and at least its budget in one pull", () => {
+    expect(resolveConfig(valid).queryTotalBudgetMs).toBe(500);
+    expect(resolveConfig({ ...valid, queryTotalBudgetMs: 200 }).queryTotalBudgetMs).toBe(200);
+    expect(resolveConfig({ ...valid, queryBudgetMs: 5_000 }).queryTotalBudgetMs).toBe(5_000);
+  });
+
   it("refuses async mutators with a fix in the message", () => {
     expect(problems({ ...valid, mutators: { async save() {} } })).toMatch(
       /mutators\.save: mutators must be synchronous.*tx\.defer/,

@@ -47,6 +47,7 @@ const ConfigShape = v.object({
   tolerateUnknownQueries: v.optional(v.boolean()),
   maxQueryRows: Count(1),
   queryBudgetMs: Count(1),
+  queryTotalBudgetMs: Count(1),
   querySliceMs: Count(1),
   queryPageMs: Count(0),
   queryAnswerMs: Count(0),
@@ -85,6 +86,10 @@ export function resolveConfig(config: WeirConfig): ResolvedConfig {
     mutate: config.mutate ? resolveMutate(config.mutate) : null,
     maxQueryRows: config.maxQueryRows ?? CONFIG_DEFAULTS.maxQueryRows,
     queryBudgetMs: config.queryBudgetMs ?? CONFIG_DEFAULTS.queryBudgetMs,
+    queryTotalBudgetMs: Math.max(
+      config.queryBudgetMs ?? CONFIG_DEFAULTS.queryBudgetMs,
+      config.queryTotalBudgetMs ?? CONFIG_DEFAULTS.queryTotalBudgetMs,
+    ),
     querySliceMs: config.querySliceMs ?? CONFIG_DEFAULTS.querySliceMs,
     queryPageMs: config.queryPageMs ?? CONFIG_DEFAULTS.queryPageMs,
     queryAnswerMs:

@@ -64,12 +64,19 @@ export interface WeirConfig {
   /** The rows one query-aware pull's evaluations may produce (default 1,000,000); past it 422. */
   maxQueryRows?: number;
   /**
-   * The time one query's evaluation may hold the thread (default 50 ms), counted in its EXISTS
+   * The time one query's evaluation may hold the thread in one pull (default 50 ms), counted in its EXISTS
    * probes, the rows its root reads when it has none, and the rows its related subqueries and
    * EXISTS witnesses read; past it the query is stopped and refused (422 `query_budget_exceeded` naming it; on a
    * Zero socket a `transformError` for it). Enforced on better-sqlite3 and sql.js.
    */
   queryBudgetMs?: number;
+  /**
+   * The time one query's evaluation may take in all (default 500 ms, at least `queryBudgetMs`),
+   * counted as `queryBudgetMs` is over the pulls a large query is read in (ranges of its table,
+   * pages of a window or of a root with EXISTS, each a step of an answer); past it the query is
+   * refused as past that. Enforced on better-sqlite3 and sql.js.
+   */
+  queryTotalBudgetMs?: number;
   /**
    * How long one step of a request's query work aims to hold the thread (default 5 ms): a native
    * pull whose patch puts more queries than one step evaluates in that time applies it in steps,
@@ -125,6 +132,7 @@ export interface ResolvedConfig extends Omit<WeirConfig, "quotas" | "upstream" |
   mutate: ResolvedMutate | null;
   maxQueryRows: number;
   queryBudgetMs: number;
+  queryTotalBudgetMs: number;
   querySliceMs: number;
   queryPageMs: number;
   queryAnswerMs: number;

@@ -136,6 +136,8 @@ interface ChangeCaps {
 /** What one group's queries may cost: a work budget per query, caps on what a group holds. */
 interface QueryLimits {
   readonly queryBudgetMs: number;
+  /** The time a query's evaluation may take over every pull it is read in (the engine's `queryTotalBudgetMs`). */
+  readonly queryTotalBudgetMs: number;
   /** How long a native pull runs before other requests get a turn between its pages (QueryPages). */
   readonly queryPageMs: number;
   /** How long a query-aware answer aims to hold the thread (the engine's `answerMs`). */

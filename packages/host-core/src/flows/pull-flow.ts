@@ -125,6 +125,7 @@ export function runPull(
       : {}),
     maxQueryRows: ctx.maxQueryRows,
     queryBudgetMs: ctx.queryLimits.queryBudgetMs,
+    queryTotalBudgetMs: ctx.queryLimits.queryTotalBudgetMs,
     answerMs: caps.answerMs ?? ctx.queryLimits.queryAnswerMs,
     maxGroupQueries: ctx.queryLimits.maxGroupQueries,
     maxGroupQueryBytes: ctx.queryLimits.maxGroupQueryBytes,

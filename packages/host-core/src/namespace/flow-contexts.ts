@@ -74,6 +74,7 @@ export function queryReads(config: ResolvedConfig, control: ControlStore): Query
     maxQueryRows: config.maxQueryRows,
     queryLimits: {
       queryBudgetMs: config.queryBudgetMs,
+      queryTotalBudgetMs: config.queryTotalBudgetMs,
       queryPageMs: config.queryPageMs,
       queryAnswerMs: config.queryAnswerMs,
       maxGroupQueries: config.maxGroupQueries,
