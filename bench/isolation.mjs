@@ -5,7 +5,8 @@
 // (1,000-put frames, and del+put pairs sent without waiting), an argument flood (native pulls of
 // queries with 1,000 ids each), a patch flood within the caps (native pulls of 1,000 queries,
 // applied in steps), query toggles, new clients' first pulls of every row and a query of a whole
-// table, each attack a user of its own with a fresh quota. Prints a table, then, as the last line,
+// table, each attack a user of its own with a fresh quota. A first phase is no attack: honest
+// clients hydrating a query of every item to its end, which should not move the namespace. Prints a table, then, as the last line,
 // one JSON object: the victim's pull p95 alone and under each attack (goal: under 3x alone, no
 // error) and what each attack got (statuses, refusals).
 //

@@ -417,6 +417,46 @@ async function manyScans(url, until) {
   return outcome.counts;
 }
 
+/**
+ * Honest clients, one a second: each puts a query of every item and pulls from the cookies it is
+ * answered until the query is complete. Answers the parts each took, and how many finished.
+ */
+async function wholeHydrations(url, until) {
+  const outcome = tally();
+  for (let next = Date.now(); Date.now() < until; next += HYDRATION_EVERY_MS) {
+    await sleep(Math.max(0, next - Date.now()));
+    const group = freshGroup("h");
+    let cookie = null;
+    let patch = [{ op: "put", hash: "e", name: "everyItem", args: [] }];
+    try {
+      for (let parts = 1; ; parts++) {
+        const answer = await post(url, `${ATTACKER}/pull`, attacker(), {
+          clientGroupID: group,
+          clientID: `${group}-c`,
+          cookie,
+          queries: { patch },
+        });
+        patch = [];
+        if (answer.status !== 200) {
+          outcome.add(statusLabel(answer));
+          break;
+        }
+        cookie = answer.json.cookie;
+        if (answer.json.gotQueries?.includes("e")) {
+          outcome.add(`whole in ${parts} pulls`);
+          break;
+        }
+      }
+    } catch (error) {
+      outcome.add(`failed ${error.cause?.code ?? error.message}`);
+    }
+  }
+  return outcome.counts;
+}
+
+/** How often an honest client hydrates a query of every item (wholeHydrations). */
+const HYDRATION_EVERY_MS = 1_000;
+
 /** `count` puts of `byIds`, each of `ids` ids (`id(query, i)`), hashed `<prefix><query>`. */
 function byIdsPatch(prefix, count, ids, id) {
   return Array.from({ length: count }, (_, q) => ({
@@ -428,6 +468,12 @@ function byIdsPatch(prefix, count, ids, id) {
 }
 
 export const ATTACKS = {
+  // First, while the attacker's namespace is in its own worker: no honest client should move it.
+  wholeHydrations: {
+    label:
+      "not an attack: clients one after another hydrating a query of every item (20,000 rows) to its end",
+    run: wholeHydrations,
+  },
   slowQuery: {
     label: "the reported query (EXISTS on tag.itemId, no match), a new group each pull",
     run: (url, until) =>
