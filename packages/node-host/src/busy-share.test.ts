@@ -2,9 +2,9 @@ import { describe, expect, it } from "vitest";
 import { BusyShare } from "./busy-share.js";
 
 describe("BusyShare", () => {
-  const clocked = () => {
+  const clocked = (countAlone = false) => {
     let now = 0;
-    const share = new BusyShare(() => now);
+    const share = new BusyShare({ clock: () => now, countAlone });
     /** `ms` of the worker's time go to a step of `namespace`, which then ends. */
     const step = (namespace: string, ms: number) => {
       now += ms;
@@ -36,5 +36,11 @@ describe("BusyShare", () => {
       for (let i = 0; i < 10; i++) expect(step("steady", 40)).toBeNull();
       idle(600);
     }
+  });
+
+  it("counts a namespace alone in the overflow worker, so that it stays there while busy", () => {
+    const { step } = clocked(true);
+    const counts = Array.from({ length: 14 }, () => step("alone", 40)).filter((held) => held !== null);
+    expect(counts).toEqual([520]);
   });
 });

@@ -7,7 +7,9 @@ const BUSY_SHARE = 0.5;
  * Which namespace of a worker keeps it busy: one whose steps, none of them past the step budget,
  * held the worker more than half of a window (a second) in which another namespace of the worker
  * had a step too. Such a namespace delays the others as one long step would: each of their steps
- * waits behind one of its. A namespace alone on its worker delays no one, and is not counted.
+ * waits behind one of its. A namespace alone on its worker delays no one, and is not counted,
+ * except in the overflow worker (`countAlone`): there a count keeps it from moving back while it
+ * stays busy (it would move home, delay its neighbours there two seconds, and move again).
  * The windows follow each other (a namespace busy for two seconds counts twice).
  */
 export class BusyShare {
@@ -17,11 +19,14 @@ export class BusyShare {
   /** The namespaces counted in the current window (each once). */
   private readonly counted = new Set<string>();
 
-  constructor(
-    private readonly clock: () => number = () => performance.now(),
-    private readonly windowMs = BUSY_WINDOW_MS,
-    private readonly share = BUSY_SHARE,
-  ) {}
+  private readonly clock: () => number;
+  private readonly countAlone: boolean;
+
+  /** `clock`: the ms clock it times windows by (a test's own); `countAlone`: see above. */
+  constructor(options: { clock?: () => number; countAlone?: boolean } = {}) {
+    this.clock = options.clock ?? (() => performance.now());
+    this.countAlone = options.countAlone ?? false;
+  }
 
   /**
    * A step of `namespace` ended, having held the worker `ms`: answers the ms its steps held the
@@ -29,14 +34,15 @@ export class BusyShare {
    */
   step(namespace: string, ms: number): number | null {
     const now = this.clock();
-    if (now - this.windowStart >= this.windowMs) {
+    if (now - this.windowStart >= BUSY_WINDOW_MS) {
       this.windowStart = now;
       this.held.clear();
       this.counted.clear();
     }
     const held = (this.held.get(namespace) ?? 0) + ms;
     this.held.set(namespace, held);
-    if (held <= this.windowMs * this.share || this.held.size < 2 || this.counted.has(namespace)) return null;
+    if (held <= BUSY_WINDOW_MS * BUSY_SHARE || (this.held.size < 2 && !this.countAlone)) return null;
+    if (this.counted.has(namespace)) return null;
     this.counted.add(namespace);
     return held;
   }

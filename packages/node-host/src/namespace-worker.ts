@@ -68,7 +68,7 @@ function reportSoon(): void {
 }
 
 /** How much of the worker's time each namespace's steps take (see `onStep`). */
-const busy = new BusyShare();
+const busy = new BusyShare({ countAlone: init.overflow });
 const wake = new RelayedWake((ids) => post({ t: "wake", ids }));
 /** Requests being answered, by namespace (a namespace is released once it has none). */
 const answering = new Map<string, number>();

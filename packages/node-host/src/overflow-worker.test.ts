@@ -206,6 +206,36 @@ describe("the overflow worker", () => {
     expect(await server.overflowGauge()).toBe(1);
   });
 
+  it("keeps a busy namespace in the overflow worker while it stays busy there alone, then moves it back", async () => {
+    const server = await start({ overflowQuietMs: 1_500 });
+    const heavy = "busy";
+    const quiet = "beside";
+    expect(namespaceWorker(heavy, 1)).toBe(namespaceWorker(quiet, 1));
+    let spinning = true;
+    let writing = true;
+    const spins = (async () => {
+      for (let i = 0; spinning && i < 400; i++)
+        expect((await server.push(heavy, "spin", { ms: 100 })).status).toBe(200);
+    })();
+    const writes = (async () => {
+      for (let i = 0; writing && i < 400; i++) {
+        expect((await server.push(quiet, "createTodo", { id: `q${i}` })).status).toBe(200);
+        await sleep(50);
+      }
+    })();
+    await until(() => server.moves().length === 1, 20_000);
+    writing = false;
+    await writes;
+    // Alone in the overflow worker and still busy for twice the quiet time: it stays there.
+    await sleep(3_000);
+    expect(server.moves()).toHaveLength(1);
+    spinning = false;
+    await spins;
+    // Quiet, it moves back.
+    await until(() => server.moves().length === 2, 10_000);
+    expect(server.moves()[1]).toMatchObject({ msg: "namespace moved back to its worker" });
+  });
+
   it("moves a namespace back once none of its steps passed the budget for the quiet time", async () => {
     const server = await start({ overflowQuietMs: 1_000 });
     const ns = "returns";

@@ -80,4 +80,6 @@ export interface WorkerInit {
   maxOpenNamespaces: number;
   /** Steps longer than this are reported (`overBudget`); null: none is. */
   stepBudgetMs: number | null;
+  /** Whether this is the overflow worker (there a busy namespace counts alone too: BusyShare). */
+  overflow: boolean;
 }

@@ -81,7 +81,7 @@ export class WorkerPool {
   private closing = false;
 
   constructor(
-    private readonly init: Omit<WorkerInit, "maxOpenNamespaces" | "stepBudgetMs" | "ports"> & {
+    private readonly init: Omit<WorkerInit, "maxOpenNamespaces" | "stepBudgetMs" | "overflow" | "ports"> & {
       ports?: () => Record<string, MessagePort>;
       count: number;
       maxOpenNamespaces: number;
@@ -323,6 +323,7 @@ export class WorkerPool {
         ...shared,
         maxOpenNamespaces: share,
         stepBudgetMs: this.moves ? this.moves.stepBudgetMs : null,
+        overflow: index === this.init.count,
         ports,
       } satisfies WorkerInit,
       transferList: Object.values(ports),
