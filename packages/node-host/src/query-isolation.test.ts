@@ -171,12 +171,18 @@ async function queryPull(
   ns: string,
   group: string,
   cookie: number | null,
-  patch: Op[],
+  patch: Op[] | null,
 ) {
   const response = await fetch(`${target.url}/${ns}/pull`, {
     method: "POST",
     headers: { "content-type": "application/json", authorization: "mallory" },
-    body: JSON.stringify({ clientGroupID: group, clientID: `${group}-c`, cookie, queries: { patch } }),
+    // null: a pull without the queries field (a group's pulls answer by its queries either way).
+    body: JSON.stringify({
+      clientGroupID: group,
+      clientID: `${group}-c`,
+      cookie,
+      ...(patch ? { queries: { patch } } : {}),
+    }),
   });
   return { status: response.status, json: (await response.json()) as Record<string, unknown> };
 }
@@ -193,6 +199,24 @@ async function victim(target: ConformanceTarget) {
   await client.push([{ name: "note", args: { id: "v1" } }]);
   await client.sync();
   return client;
+}
+
+/**
+ * Runs `attack` beside a pull of the victim's: the victim is answered, and the attack refused 422
+ * past a work budget, with a message that `message` matches.
+ */
+async function refusedBeside(
+  client: NativeClient,
+  attack: Promise<{ status: number; json: Record<string, unknown> }>,
+  message: RegExp,
+): Promise<void> {
+  const [refused, victimPull] = await Promise.all([attack, client.pull()]);
+  expect(victimPull.status).toBe(200);
+  expect(refused.status).toBe(422);
+  expect(refused.json).toMatchObject({
+    error: "query_budget_exceeded",
+    message: expect.stringMatching(message),
+  });
 }
 
 describe("query work is bounded", () => {
@@ -226,18 +250,11 @@ describe("query work is bounded", () => {
       const { target } = await start({ storage });
       await seeded(target, "a", 3_000);
       const client = await victim(target);
-      const [attack, victimPull] = await Promise.all([
+      await refusedBeside(
+        client,
         queryPull(target, "a", "g1", null, [{ op: "put", hash: "q1", name: "sameKind", args: ["%zzz%"] }]),
-        client.pull(),
-      ]);
-      expect(victimPull.status).toBe(200);
-      expect(attack.status).toBe(422);
-      expect(attack.json).toMatchObject({
-        error: "query_budget_exceeded",
-        message: expect.stringMatching(
-          /^query sameKind \(q1\) passed its total work budget of 500 ms over the ranges and pages/,
-        ),
-      });
+        /^query sameKind \(q1\) passed its total work budget of 500 ms over the ranges and pages/,
+      );
       // Nothing of the refused pull stayed: the group pulls as new.
       const again = await queryPull(target, "a", "g1", null, [
         { op: "put", hash: "q2", name: "allItems", args: [] },
@@ -286,18 +303,11 @@ describe("query work is bounded", () => {
     await seeded(target, "a", 40_000);
     const client = await victim(target);
     // The root examines four items; the relation, one statement, reads all 80,000 tags.
-    const [attack, victimPull] = await Promise.all([
+    await refusedBeside(
+      client,
       queryPull(target, "a", "g1", null, [{ op: "put", hash: "r1", name: "kindTags", args: ["%zzz%"] }]),
-      client.pull(),
-    ]);
-    expect(victimPull.status).toBe(200);
-    expect(attack.status).toBe(422);
-    expect(attack.json).toMatchObject({
-      error: "query_budget_exceeded",
-      message: expect.stringMatching(
-        /^query kindTags \(r1\) passed its work budget of 1 ms \(\d+ rows examined\)/,
-      ),
-    });
+      /^query kindTags \(r1\) passed its work budget of 1 ms \(\d+ rows examined\)/,
+    );
     // A query that examines a few rows stays within the same budget.
     const narrow = await queryPull(target, "a", "g2", null, [
       { op: "put", hash: "r2", name: "tagged", args: ["x"] },
@@ -312,16 +322,11 @@ describe("query work is bounded", () => {
     const client = await victim(target);
     // 2,000 items, each a read of all 4,000 tags for its witnesses: 8 million rows, in the one
     // statement that reads the query's rows (no probe runs: every item is of kind k).
-    const [attack, victimPull] = await Promise.all([
+    await refusedBeside(
+      client,
       queryPull(target, "a", "g1", null, [{ op: "put", hash: "w1", name: "kindOrTagged", args: ["%zzz%"] }]),
-      client.pull(),
-    ]);
-    expect(victimPull.status).toBe(200);
-    expect(attack.status).toBe(422);
-    expect(attack.json).toMatchObject({
-      error: "query_budget_exceeded",
-      message: expect.stringMatching(/^query kindOrTagged \(w1\) passed its work budget of 50 ms/),
-    });
+      /^query kindOrTagged \(w1\) passed its work budget of 50 ms/,
+    );
   });
 
   it("refuses a query made slow by writes on a pull that leaves out queries, and answers the other namespace", async () => {
@@ -338,22 +343,11 @@ describe("query work is bounded", () => {
     const owner = new NativeClient(target, "a", "mallory");
     expect((await owner.push([{ name: "relabel", args: { from: "x", to: "z" } }])).status).toBe(200);
     // The group's next pull carries no queries field: its pulls still answer by its query.
-    const [attack, victimPull] = await Promise.all([
-      fetch(`${target.url}/a/pull`, {
-        method: "POST",
-        headers: { "content-type": "application/json", authorization: "mallory" },
-        body: JSON.stringify({ clientGroupID: "g1", clientID: "g1-c", cookie: subscribed.json.cookie }),
-      }),
-      client.pull(),
-    ]);
-    expect(victimPull.status).toBe(200);
-    expect(attack.status).toBe(422);
-    expect(await attack.json()).toMatchObject({
-      error: "query_budget_exceeded",
-      message: expect.stringMatching(
-        /^query sameKind \(s1\) passed its total work budget of 500 ms over the ranges and pages/,
-      ),
-    });
+    await refusedBeside(
+      client,
+      queryPull(target, "a", "g1", subscribed.json.cookie as number, null),
+      /^query sameKind \(s1\) passed its total work budget of 500 ms over the ranges and pages/,
+    );
   });
 
   it("answers a query read in ranges whose ranges together pass queryBudgetMs, within queryTotalBudgetMs", async () => {
