@@ -18,6 +18,7 @@ const schema: Schema = {
       primaryKey: ["id"],
     },
     family: { columns: { id: "string", name: "string" }, primaryKey: ["id"] },
+    note: { columns: { id: "string", tagId: "string", text: "string" }, primaryKey: ["id"] },
   },
 };
 
@@ -73,6 +74,21 @@ const itemsNested = {
     itemsOfA.related[1]!,
   ],
 };
+/** The same items with their tags, and below each tag its notes: a tree of one-to-many relations. */
+const itemsTagsNotes = {
+  ...itemsWithTags,
+  related: [
+    {
+      ...itemsOfA.related[0]!,
+      subquery: {
+        ...itemsOfA.related[0]!.subquery,
+        related: [
+          { correlation: { parentField: ["id"], childField: ["tagId"] }, subquery: { table: "note" } },
+        ],
+      },
+    },
+  ],
+};
 const putOf = (ast: unknown): QueryPatchOp => ({ op: "put", hash: "items", name: "itemsOfA", args: [], ast });
 const put = putOf(itemsOfA);
 
@@ -80,7 +96,20 @@ const itemId = (n: number) => `i${String(n).padStart(5, "0")}`;
 
 /** A write of one row: an item moves between kinds or families, a tag is hidden, moves, ranks, leaves or comes, a family is renamed. */
 const write = fc.record({
-  op: fc.constantFrom("kind", "family", "hide", "move", "rank", "untag", "tag", "rename", "delete", "insert"),
+  op: fc.constantFrom(
+    "kind",
+    "family",
+    "hide",
+    "move",
+    "rank",
+    "untag",
+    "tag",
+    "rename",
+    "delete",
+    "insert",
+    "note",
+    "unnote",
+  ),
   row: fc.nat(ITEMS + 50),
   value: fc.nat(ITEMS + 50),
 });
@@ -103,6 +132,7 @@ async function seeded(open: () => never, ast: unknown = itemsOfA) {
       "INSERT INTO family SELECT 'f' || i, 'family ' || i FROM n",
     [FAMILIES],
   );
+  ns.sql("INSERT INTO note SELECT 'n' || id, id, 'about ' || id FROM tag WHERE label = 'x'", []);
   const client = new ClientRows();
   /** The query's rows now, with their values, as a client keys them. */
   const rowsNow = () => {
@@ -141,12 +171,14 @@ async function seeded(open: () => never, ast: unknown = itemsOfA) {
           run("INSERT OR IGNORE INTO tag VALUES (?, ?, 'new', ?)", [`n${value}`, id, value % 5]);
         else if (op === "rename")
           run("UPDATE family SET name = ? WHERE id = ?", [`renamed ${value}`, `f${row % FAMILIES}`]);
+        else if (op === "note") run("UPDATE note SET tagId = ? WHERE id = ?", [tag, `nx${itemId(value)}`]);
+        else if (op === "unnote") run("DELETE FROM note WHERE id = ?", [`nx${id}`]);
         else if (op === "delete") run("DELETE FROM item WHERE id = ?", [id]);
         else run("INSERT OR IGNORE INTO item VALUES (?, 'a', ?)", [id, `f${value % FAMILIES}`]);
       }
     });
   let patch: QueryPatchOp[] = [putOf(ast)];
-  const parts: Array<{ more: boolean; got: string[]; examined: number }> = [];
+  const parts: Array<{ more: boolean; got: string[]; examined: number; work: number }> = [];
   /** Pulls with no time until an answer is whole, `between` after each part. */
   const pullAll = (between?: () => void) => {
     parts.length = 0;
@@ -163,6 +195,7 @@ async function seeded(open: () => never, ast: unknown = itemsOfA) {
         more: result.more,
         got: (result.json as { gotQueries: string[] }).gotQueries,
         examined: result.queryRowsExamined,
+        work: result.queryWork,
       });
       if (!result.more) return;
       between?.();
@@ -236,6 +269,39 @@ describe.each(DATABASES)("a query with related subqueries read in ranges on $kin
     drop();
   });
 
+  it("keeps a tree of one-to-many relations up to date after writes at the cost of the rows below them", async () => {
+    const { client, parts, pullAll, rowsNow, apply, drop } = await seeded(open as never, itemsTagsNotes);
+    pullAll();
+    const hydration = parts.reduce((sum, part) => sum + part.work, 0);
+    // A tag hidden (its item's next tag takes its place) and a note moved to a tag of another item.
+    apply([
+      { op: "hide", row: 1, value: 1 },
+      { op: "note", row: 2, value: 4_000 },
+    ]);
+    pullAll();
+    expect(parts).toHaveLength(1);
+    // The item's tags and their notes, and the note, are looked at: not the query's 20,000 rows.
+    expect(parts[0]!.work).toBeGreaterThan(0);
+    expect(parts[0]!.work).toBeLessThan(50);
+    expect(hydration).toBeGreaterThan(10_000);
+    expect(client.rows).toEqual(rowsNow());
+    drop();
+  });
+
+  it("lets a row into its parent's first rows when one of them moves to another parent", async () => {
+    const { client, pullAll, rowsNow, apply, drop } = await seeded(open as never, itemsWithTags);
+    // A third shown tag of i00001, ranked after its two.
+    apply([{ op: "tag", row: 1, value: 2 }]);
+    pullAll();
+    expect(client.rows.has('tag/["n2"]')).toBe(false);
+    // Its tag y moves to i00004: only the tag's state before the write names i00001.
+    apply([{ op: "move", row: 1, value: 4 }]);
+    pullAll();
+    expect(client.rows.has('tag/["n2"]')).toBe(true);
+    expect(client.rows).toEqual(rowsNow());
+    drop();
+  });
+
   it("goes on in ranges to the end on a pull that is not metered", async () => {
     const { ns, client, rowsNow, drop } = await seeded(open as never);
     const first = ns.pull({
@@ -269,6 +335,8 @@ describe.each(DATABASES)(
     it.each([
       ["a shared family", itemsOfA],
       ["a nested relation back to the root's table", itemsNested],
+      ["one-to-many relations only, kept up to date among the changed rows", itemsWithTags],
+      ["a tree of one-to-many relations, kept up to date among the changed rows", itemsTagsNotes],
     ])(
       "holds the query's rows after every whole answer (%s)",
       async (_, ast) => {

@@ -163,9 +163,9 @@ export class WorkMeter {
     if (this.passedTotal && this.whole) {
       return (
         `${named}${hash} passed its work budget of ${this.budgetMs} ms over the ranges or pages it was read ` +
-        `in (${this.totalRows()} rows examined) and was stopped: a query with related subqueries is ` +
-        "evaluated again whole after writes, in one step; narrow its conditions, or raise the server's " +
-        "queryBudgetMs"
+        `in (${this.totalRows()} rows examined) and was stopped: a query whose related rows several root rows may share (a many-to-one ` +
+        "relation) is evaluated again whole after writes, in one step; narrow its conditions, or raise " +
+        "the server's queryBudgetMs"
       );
     }
     if (this.passedTotal) {

@@ -18,6 +18,7 @@ import { QueryNode, readPlan } from "./plan";
 import { forgetRange, noteRange, RANGE_ROWS } from "./ranges";
 import { changedRowsPlan, pagedWindowPlan, rangedPlan } from "./root-sql";
 import { StoredQuery } from "./stored";
+import { refreshSubtrees, subtreePlan } from "./subtree-upkeep";
 import { KEPT_NONE, WindowBound } from "./window-bound";
 import { refreshWindow } from "./window-upkeep";
 
@@ -198,8 +199,11 @@ function catchUpRelated(
   const to = changes.toSeq.toString();
   if (!affected(plan, membership.key, query.hash, from, to, changes.touched, scope)) return;
   const range = query.range;
-  meterQuery(group, query.hash, range.spent, true);
-  membership.evaluateThrough(query.hash, plan, range.after);
+  const subtrees = subtreePlan(plan);
+  meterQuery(group, query.hash, range.spent, !subtrees);
+  if (subtrees)
+    refreshSubtrees(membership, query.hash, plan, changes.fromSeq, changes.toSeq, scope, range.after);
+  else membership.evaluateThrough(query.hash, plan, range.after);
   range.spent = querySpent();
   range.held = membership.heldRows(query.hash);
   noteRange(group, query.hash, range.after, range.held, range.spent);
@@ -248,19 +252,24 @@ export function refresh(
     const plan = readPlan(query.plan, schema);
     if (!affected(plan, key, query.hash, from, to, touched, scope)) continue;
     // A query whose rows are each held by their own values, or a window its bound keeps
-    // (window-upkeep.ts), is brought up to date among the changed rows alone; any other is
+    // (window-upkeep.ts), is brought up to date among the changed rows alone, and a tree of
+    // one-to-many relations among them and the rows below them (subtree-upkeep.ts); any other is
     // evaluated whole and diffed, or deferred past the time.
     const changed = changedRowsPlan(plan);
+    const subtrees = !changed && subtreePlan(plan);
     const kept =
       !changed && pagedWindowPlan(plan, RANGE_ROWS) ? new WindowBound(group, query.hash).kept() : KEPT_NONE;
-    if (!pace.fits && !changed && kept == KEPT_NONE) {
+    if (!pace.fits && !changed && !subtrees && kept == KEPT_NONE) {
       releaseChanged(schema, membership, query, touched, changes.fromSeq, changes.toSeq, scope);
       defer(group, query.hash, true);
       continue;
     }
     pace.start();
     if (changed) membership.evaluateChanged(query.hash, plan, changes.fromSeq, changes.toSeq, scope);
-    else if (kept != KEPT_NONE)
+    else if (subtrees) {
+      meterQuery(group, query.hash);
+      refreshSubtrees(membership, query.hash, plan, changes.fromSeq, changes.toSeq, scope);
+    } else if (kept != KEPT_NONE)
       refreshWindow(membership, group, query.hash, plan, kept, changes.fromSeq, changes.toSeq, scope);
     else membership.evaluate(query.hash, query.plan);
     recomputed++;

@@ -377,6 +377,17 @@ export class Membership {
     this.diff(hash, kind);
   }
 
+  /**
+   * Brings the query's rows up to date among the rows of scratch kind `among` (columns tbl, pk):
+   * those it holds there now are `rows` (columns t, k; `rowParams` its parameters), and its rows
+   * elsewhere stay as they are (subtree-upkeep.ts).
+   */
+  evaluateAmong(hash: string, among: string, rows: string, rowParams: Array<string>): void {
+    const kind = this.nextKind();
+    this.scratchRows(rows, rowParams, kind);
+    this.diff(hash, kind, membershipStatements().among, [among]);
+  }
+
   /** Lets go of every row of the query (its result is empty now). */
   release(hash: string): void {
     new WindowBound(this.group, hash).forget();

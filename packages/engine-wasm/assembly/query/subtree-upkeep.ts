@@ -1,0 +1,298 @@
+// A query whose related subqueries each correlate on their parent's whole key, in a tree of
+// distinct tables without EXISTS or a root limit (`subtreePlan`: one-to-many relations, an item
+// with its tags and theirs), kept up to date after writes among the rows the writes can have
+// moved instead of evaluated again whole. A related row belongs to one parent, named by its own
+// correlated columns, which only a write to the row changes; and a parent's key never changes. So
+// a row whose place in the result moved is one the writes changed, one below such a row, or, under
+// a limit, one that shares a parent with a changed row, before or after the change (its prior
+// values, kept in the log's prior table). Those are the candidates, found a level at a time from
+// the root down. Each is held when it passes its node's condition (and limit) and its parent is
+// held, up to the root: one lookup by key a level. The query's stored rows among the candidates
+// are diffed against those it holds now; the rest stay as they are. A write so costs the rows
+// below what it changed, not the query: a query of 20,000 items with their tags is not read whole
+// on each write to one of them, and its ranges together take the total budget (limits.ts).
+import { ChangeScope } from "../change-keys";
+import { exec } from "../host";
+import { keyBound, keyIn } from "../keyset-window";
+import { PRIOR_SEQ, priorTableName } from "../schema";
+import { ident, literal, params, unionAll } from "../text";
+import { workTerm } from "./limits";
+import { Membership } from "./membership";
+import { Correlation, QueryNode } from "./plan";
+import { rangedPlan, rangesShareRows } from "./root-sql";
+import { QuerySql } from "./sql";
+import { columnList, correlated, keyArray, limitValue, ordering } from "./sql-terms";
+
+/** Whether the plan's rows are kept up to date among its changed rows and the rows below them. */
+export function subtreePlan(node: QueryNode): bool {
+  return node.related.length > 0 && rangedPlan(node) && !rangesShareRows(node);
+}
+
+/**
+ * Brings the query's rows up to date with the changes in [from, to) (sequence numbers) that
+ * `scope` reads, for a `subtreePlan`; `through`: only those under root rows up to that key (a
+ * JSON array), where the query holds the rows of its ranges so far (ranges.ts). The caller meters
+ * it (meterQuery).
+ */
+export function refreshSubtrees(
+  m: Membership,
+  hash: string,
+  plan: QueryNode,
+  from: i64,
+  to: i64,
+  scope: ChangeScope,
+  through: string = "",
+): void {
+  const among = m.nextKind();
+  m.scratched = true;
+  addCandidates(m, plan, null, among, from.toString(), to.toString(), scope);
+  const sql = new SubtreeSql(m.visibility);
+  const held: string[] = [];
+  sql.heldAmong(plan, [], [], among, through, held);
+  m.evaluateAmong(hash, among, unionAll(held), sql.params);
+}
+
+/**
+ * Puts the candidates of `node` and of the nodes below it in scratch kind `kind`: its table's
+ * changed rows, the rows correlated with its parent's candidates, and under a limit the rows that
+ * share a parent with a changed row, before or after the change.
+ */
+function addCandidates(
+  m: Membership,
+  node: QueryNode,
+  parent: Parent | null,
+  kind: string,
+  from: string,
+  to: string,
+  scope: ChangeScope,
+): void {
+  const table = node.table;
+  const alias = node.alias();
+  const name = literal(table.name);
+  const bound: string[] = [kind];
+  const parts: string[] = [
+    "SELECT " +
+      name +
+      " AS t, _weir_c.pk AS k FROM _weir_changes AS _weir_c WHERE " +
+      scope.of(table, "_weir_c", from, to, bound),
+  ];
+  if (parent != null) {
+    const c = parent.correlation;
+    const key = parent.node.table.primaryKey;
+    // The rows below the parent's candidates: its key's values are the correlated columns'.
+    const joined: string[] = [];
+    for (let i = 0; i < c.child.length; i++) {
+      let at = 0;
+      while ("#" + key[at].name != c.parent[i]) at++;
+      joined.push(
+        alias +
+          "." +
+          ident(c.child[i].substring(1)) +
+          " = json_extract(_weir_s.pk, '$[" +
+          at.toString() +
+          "]')",
+      );
+    }
+    bound.push(kind);
+    parts.push(
+      "SELECT " +
+        name +
+        ", " +
+        keyArray(table, alias) +
+        " FROM _weir_query_scratch AS _weir_s CROSS JOIN " +
+        ident(table.name) +
+        " AS " +
+        alias +
+        " WHERE _weir_s.kind = ? AND _weir_s.tbl = " +
+        literal(parent.node.table.name) +
+        " AND " +
+        workTerm(node, alias) +
+        joined.join(" AND "),
+    );
+    if (node.limit.length > 0) parts.push(siblingsOfChanged(node, c, from, to, scope, bound));
+  }
+  exec(
+    "INSERT INTO _weir_query_scratch (kind, tbl, pk, was_held) SELECT ?, t, k, 0 FROM (" +
+      unionAll(parts) +
+      ") WHERE 1 ON CONFLICT DO NOTHING",
+    params(bound),
+  );
+  for (let i = 0; i < node.related.length; i++) {
+    addCandidates(
+      m,
+      node.related[i].node,
+      new Parent(node, node.related[i].correlation),
+      kind,
+      from,
+      to,
+      scope,
+    );
+  }
+}
+
+/**
+ * The rows of a limited node's table whose parent (correlated columns) is that of a row of it
+ * the changes changed, now or before the change: a row leaving or entering a parent's first rows
+ * moves the others.
+ */
+function siblingsOfChanged(
+  node: QueryNode,
+  c: Correlation,
+  from: string,
+  to: string,
+  scope: ChangeScope,
+  bound: Array<string>,
+): string {
+  const table = node.table;
+  const alias = node.alias();
+  const columns = columnList(c.child, alias);
+  const now = columnList(c.child, "_weir_n");
+  const before = columnList(c.child, "_weir_b");
+  const text =
+    "SELECT " +
+    literal(table.name) +
+    ", " +
+    keyArray(table, alias) +
+    " FROM " +
+    ident(table.name) +
+    " AS " +
+    alias +
+    " WHERE " +
+    workTerm(node, alias) +
+    (c.child.length == 1 ? columns : "(" + columns + ")") +
+    " IN (SELECT " +
+    now +
+    " FROM _weir_changes AS _weir_c JOIN " +
+    ident(table.name) +
+    " AS _weir_n ON " +
+    keyMatchAt(node, "_weir_n") +
+    " WHERE " +
+    scope.of(table, "_weir_c", from, to, bound) +
+    " UNION SELECT " +
+    before +
+    " FROM _weir_changes AS _weir_c JOIN " +
+    priorTableName(table) +
+    " AS _weir_b ON _weir_b." +
+    PRIOR_SEQ +
+    " = _weir_c.seq WHERE ";
+  return text + scope.of(table, "_weir_c", from, to, bound) + ")";
+}
+
+/** The row at `alias` is the one the log's change at _weir_c names. */
+function keyMatchAt(node: QueryNode, alias: string): string {
+  const parts: string[] = [];
+  const key = node.table.primaryKey;
+  for (let i = 0; i < key.length; i++)
+    parts.push(alias + "." + ident(key[i].name) + " = json_extract(_weir_c.pk, '$[" + i.toString() + "]')");
+  return parts.join(" AND ");
+}
+
+/** A node's parent, with its correlation to the node. */
+class Parent {
+  constructor(
+    public node: QueryNode,
+    public correlation: Correlation,
+  ) {}
+}
+
+class SubtreeSql extends QuerySql {
+  /**
+   * Adds to `into` a SELECT per node, from `node` down, of its candidates (scratch kind `among`)
+   * that the query holds now, "<table>\t<key>"; `ancestors` are the node's, nearest last, and
+   * `links` their correlations to the node below each.
+   */
+  heldAmong(
+    node: QueryNode,
+    ancestors: Array<QueryNode>,
+    links: Array<Correlation>,
+    among: string,
+    through: string,
+    into: Array<string>,
+  ): void {
+    const alias = node.alias();
+    // Parameters bind in the order their `?` appear: the source's, the kind, the conditions'.
+    let text =
+      "SELECT " +
+      literal(node.table.name) +
+      " AS t, " +
+      keyArray(node.table, alias) +
+      " AS k FROM _weir_query_scratch AS _weir_s CROSS JOIN " +
+      this.source(node.table) +
+      " AS " +
+      alias +
+      " WHERE ";
+    this.params.push(among);
+    text += "_weir_s.kind = ? AND _weir_s.tbl = " + literal(node.table.name);
+    for (let i = 0; i < node.table.primaryKey.length; i++) {
+      text +=
+        " AND " +
+        alias +
+        "." +
+        ident(node.table.primaryKey[i].name) +
+        " = json_extract(_weir_s.pk, '$[" +
+        i.toString() +
+        "]')";
+    }
+    into.push(text + " AND " + workTerm(node, alias) + this.holds(node, ancestors, links, through));
+    for (let i = 0; i < node.related.length; i++) {
+      const below = ancestors.slice(0);
+      below.push(node);
+      const belowLinks = links.slice(0);
+      belowLinks.push(node.related[i].correlation);
+      this.heldAmong(node.related[i].node, below, belowLinks, among, through, into);
+    }
+  }
+
+  /** Whether the row at the node's alias is held: it passes, and so does its parent, up to the root. */
+  private holds(
+    node: QueryNode,
+    ancestors: Array<QueryNode>,
+    links: Array<Correlation>,
+    through: string,
+  ): string {
+    const alias = node.alias();
+    let text = this.condition(node.where, alias);
+    if (ancestors.length == 0) {
+      text += " AND " + this.startCondition(node, alias);
+      return text + " AND " + keyBound(node.table, through, this.params, true);
+    }
+    const c = links[links.length - 1];
+    if (node.limit.length > 0) {
+      // Among its parent's first rows: those its table's rows correlated alike hold, in its order.
+      const first = "_weir_f" + node.index.toString();
+      const partition = columnList(c.child, first);
+      const own = columnList(c.child, alias);
+      let rows =
+        "SELECT " +
+        columnList(keyTokens(node), first) +
+        " FROM " +
+        this.source(node.table) +
+        " AS " +
+        first +
+        " WHERE ";
+      rows +=
+        (c.child.length == 1 ? partition + " = " + own : "(" + partition + ") = (" + own + ")") + " AND ";
+      rows += this.condition(node.where, first);
+      rows += " ORDER BY " + ordering(node, first) + " LIMIT " + limitValue(node);
+      text += " AND " + keyIn(node.table, alias, rows);
+    }
+    const parent = ancestors[ancestors.length - 1];
+    const parentAlias = parent.alias();
+    text +=
+      " AND EXISTS (SELECT 1 FROM " +
+      this.source(parent.table) +
+      " AS " +
+      parentAlias +
+      " WHERE " +
+      correlated(c, parentAlias, alias) +
+      " AND ";
+    return text + this.holds(parent, ancestors.slice(0, -1), links.slice(0, -1), through) + ")";
+  }
+}
+
+/** The node's key columns as plan tokens ("#<name>"). */
+function keyTokens(node: QueryNode): Array<string> {
+  const tokens: string[] = [];
+  for (let i = 0; i < node.table.primaryKey.length; i++) tokens.push("#" + node.table.primaryKey[i].name);
+  return tokens;
+}
