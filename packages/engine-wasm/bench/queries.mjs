@@ -314,6 +314,47 @@ console.log(
   `every message with its author, one group: ${wholePulls.length} pulls, longest ${wholeRelatedMaxPullMs.toFixed(1)} ms, median ${percentile(wholePulls, 0.5).toFixed(1)} ms`,
 );
 
+// One group holds every user with their messages (a one-to-many relation, no limit), hydrated as
+// above; then a message is written before each of its pulls: the pull's time (a tree of one-to-many
+// relations is brought up to date among the changed rows and the rows below them, not read whole).
+const everyUser = {
+  table: "user",
+  orderBy: [["id", "asc"]],
+  related: [
+    { correlation: { parentField: ["id"], childField: ["authorId"] }, subquery: { table: "message" } },
+  ],
+};
+const treePull = (patch) =>
+  tx(() =>
+    engine.pull(adapter, {
+      clientGroupID: "tree",
+      userID: "bench",
+      cookie: cookies.get("tree") ?? null,
+      queries: { patch },
+      queryBudgetMs: 600_000,
+      answerMs: 50,
+    }),
+  );
+let treePatch = [{ op: "put", hash: "users", name: "everyUser", args: {}, ast: everyUser }];
+for (let pulls = 0; pulls < 2_000; pulls++) {
+  const result = treePull(treePatch);
+  cookies.set("tree", result.cookie);
+  treePatch = [];
+  if (!result.more) break;
+}
+const treePulls = [];
+for (let w = 0; w < 20; w++) {
+  writeMessage(`tree${w}`, `c${(w * 37) % CHANNELS}`, MESSAGES + 1_000 + w);
+  const start = now();
+  const result = treePull([]);
+  treePulls.push(ms(start));
+  cookies.set("tree", result.cookie);
+}
+const treeAfterWriteP50Ms = percentile(treePulls, 0.5);
+console.log(
+  `every user with their messages, one group, a pull after each write: median ${treeAfterWriteP50Ms.toFixed(1)} ms, longest ${Math.max(...treePulls).toFixed(1)} ms`,
+);
+
 db.close();
 rmSync(dir, { recursive: true, force: true });
 console.log(
@@ -335,5 +376,6 @@ console.log(
     alikeGroupsPullsSharedMs: round(sharedPullsMs),
     wholeRelatedPulls: wholePulls.length,
     wholeRelatedMaxPullMs: round(wholeRelatedMaxPullMs),
+    treeAfterWriteP50Ms: round(treeAfterWriteP50Ms),
   }),
 );
