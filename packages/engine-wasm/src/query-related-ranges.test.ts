@@ -302,6 +302,41 @@ describe.each(DATABASES)("a query with related subqueries read in ranges on $kin
     drop();
   });
 
+  it("lets go of a row root rows share once the last one holding it moves away, at the cost of the rows it moved", async () => {
+    const { ns, client, parts, pullAll, rowsNow, drop } = await seeded(open as never);
+    ns.mutate("w", "c1", (run) => {
+      run("INSERT INTO family VALUES ('f99', 'alone')", []);
+      run("INSERT INTO item VALUES ('i09999', 'a', 'f99')", []);
+    });
+    pullAll();
+    expect(client.rows.has('family/["f99"]')).toBe(true);
+    // Its one item moves to another family: only the item's state before the write names f99.
+    ns.mutate("w", "c1", (run) => run("UPDATE item SET family = 'f3' WHERE id = 'i09999'", []));
+    pullAll();
+    expect(parts).toHaveLength(1);
+    // The item, its tags and the two families, each looked up by an index: not the query's rows.
+    expect(parts[0]!.work).toBeGreaterThan(0);
+    expect(parts[0]!.work).toBeLessThan(50);
+    expect(client.rows.has('family/["f99"]')).toBe(false);
+    expect(client.rows).toEqual(rowsNow());
+    drop();
+  });
+
+  it("evaluates a query whole after writes of more rows than it holds", async () => {
+    const oneItem = { ...itemsWithTags, where: equals("id", "=", "i00001") };
+    const { ns, client, parts, pullAll, rowsNow, drop } = await seeded(open as never, oneItem);
+    pullAll();
+    // Every tag ranked anew: 15,000 changes, the item's among them.
+    ns.mutate("w", "c1", (run) => run("UPDATE tag SET rank = rank + 1", []));
+    pullAll();
+    expect(parts).toHaveLength(1);
+    // The item and its tags are read, not each changed tag.
+    expect(parts[0]!.work).toBeGreaterThan(0);
+    expect(parts[0]!.work).toBeLessThan(50);
+    expect(client.rows).toEqual(rowsNow());
+    drop();
+  });
+
   it("goes on in ranges to the end on a pull that is not metered", async () => {
     const { ns, client, rowsNow, drop } = await seeded(open as never);
     const first = ns.pull({

@@ -4,7 +4,7 @@ import { QueryPages } from "./query-pages.js";
 import { WorkMeter } from "./work-meter.js";
 
 // The meter's count of a query's time, on a clock the test moves: the engine passes the ms a query
-// read in ranges spent in its earlier ranges (`_weir_query(hash, name, spent, whole)`), and a paging
+// read in ranges spent in its earlier ranges (`_weir_query(hash, name, spent)`), and a paging
 // pull keeps each query's time across its runs; a range's time counts once either way.
 describe.each(DATABASES)("the work meter's count of a query's time on $kind", ({ open }) => {
   function metered(paging: boolean, budgetMs = 60_000, totalMs = budgetMs) {
@@ -14,8 +14,7 @@ describe.each(DATABASES)("the work meter's count of a query's time on $kind", ({
     expect(meter.attach(db.adapter)).toBe(true);
     const pages = paging ? new QueryPages({ pageMs: 60_000, pageRows: 100 }) : null;
     meter.begin(budgetMs, pages, budgetMs, totalMs);
-    const query = (spent: number, whole = 0) =>
-      db.adapter.query("SELECT _weir_query(?, ?, ?, ?)", ["h", "q", spent, whole]);
+    const query = (spent: number) => db.adapter.query("SELECT _weir_query(?, ?, ?)", ["h", "q", spent]);
     const spent = () => db.adapter.query("SELECT _weir_query_spent()", [])[0]![0] as number;
     return { meter, pages, query, spent, pass: (ms: number) => (now += ms), db };
   }
@@ -86,14 +85,5 @@ describe.each(DATABASES)("the work meter's count of a query's time on $kind", ({
       /^query q \(h\) passed its work budget of 50 ms \(1024 rows examined\)/,
     );
     step.db.close();
-    // A query evaluated again whole after writes: its ranges together within one step's budget.
-    const whole = metered(false, 50, 100);
-    whole.query(40, 1);
-    whole.pass(20);
-    expect(() => examine(whole.db)).toThrow();
-    expect(whole.meter.message()).toMatch(
-      /passed its work budget of 50 ms over the ranges or pages .* evaluated again whole after writes/,
-    );
-    whole.db.close();
   });
 });

@@ -37,8 +37,6 @@ export class WorkMeter {
   private stepStartedAt = 0;
   /** Whether the query that passed a budget passed its total (else a step's). */
   private passedTotal = false;
-  /** Whether the current query is evaluated again whole after writes: its total is one step's. */
-  private whole = false;
   /** When the current call began, and how long its answer may take (`_weir_answer_left`). */
   private callStartedAt = 0;
   private answerMs = Number.POSITIVE_INFINITY;
@@ -53,9 +51,7 @@ export class WorkMeter {
     if (!db.defineFunction) return false;
     // Declared with the arity the SQL calls them with (sql.js takes a function's length as it).
     db.defineFunction("_weir_work", (_row) => this.tick());
-    db.defineFunction("_weir_query", (hash, name, spent, whole) =>
-      this.query(hash, name, Number(spent), whole === 1 || whole === "1"),
-    );
+    db.defineFunction("_weir_query", (hash, name, spent) => this.query(hash, name, Number(spent)));
     db.defineFunction("_weir_query_spent", () => this.clock() - this.startedAt);
     // The ms the call's answer has left (negative past it; a large number for no limit).
     db.defineFunction("_weir_answer_left", () =>
@@ -98,7 +94,6 @@ export class WorkMeter {
     this.rows = 0;
     this.exceeded = null;
     this.passedTotal = false;
-    this.whole = false;
     this.current = null;
     this.budgetMs = budgetMs;
     this.totalMs = Math.max(budgetMs, totalMs);
@@ -126,10 +121,9 @@ export class WorkMeter {
     this.current = null;
   }
 
-  private query(hash: SqlValue, name: SqlValue, spent: number, whole: boolean): number {
+  private query(hash: SqlValue, name: SqlValue, spent: number): number {
     this.spend();
     this.current = { hash: String(hash), name: name === null ? null : String(name) };
-    this.whole = whole;
     // Its time so far: the engine's count of its earlier ranges (`spent`), or this pull's earlier
     // runs' and calls' (`pages`), which include that count once they ran it: the larger, not
     // their sum (which counted a query's earlier ranges in a pull twice, then twice again).
@@ -147,7 +141,7 @@ export class WorkMeter {
     if (++this.rows % ROWS_PER_CHECK !== 0) return 1;
     const now = this.clock();
     const step = now - this.stepStartedAt > this.budgetMs;
-    if (step || now - this.startedAt > (this.whole ? this.budgetMs : this.totalMs)) {
+    if (step || now - this.startedAt > this.totalMs) {
       this.exceeded = this.current ?? { hash: "", name: null };
       this.passedTotal = !step;
       throw new Error("weir: query work budget passed");
@@ -160,14 +154,6 @@ export class WorkMeter {
     const query = this.exceeded;
     const named = query?.name ? `query ${query.name}` : "a query of the group";
     const hash = query?.hash ? ` (${query.hash})` : "";
-    if (this.passedTotal && this.whole) {
-      return (
-        `${named}${hash} passed its work budget of ${this.budgetMs} ms over the ranges or pages it was read ` +
-        `in (${this.totalRows()} rows examined) and was stopped: a query whose related rows several root rows may share (a many-to-one ` +
-        "relation) is evaluated again whole after writes, in one step; narrow its conditions, or raise " +
-        "the server's queryBudgetMs"
-      );
-    }
     if (this.passedTotal) {
       return (
         `${named}${hash} passed its total work budget of ${this.totalMs} ms over the ranges and pages it ` +

@@ -18,7 +18,7 @@ import { QueryNode, readPlan } from "./plan";
 import { forgetRange, noteRange, RANGE_ROWS } from "./ranges";
 import { changedRowsPlan, pagedWindowPlan, rangedPlan } from "./root-sql";
 import { StoredQuery } from "./stored";
-import { refreshSubtrees, subtreePlan } from "./subtree-upkeep";
+import { refreshSubtrees, subtreePlan, upkeepCheaper } from "./subtree-upkeep";
 import { KEPT_NONE, WindowBound } from "./window-bound";
 import { refreshWindow } from "./window-upkeep";
 
@@ -148,9 +148,9 @@ export class Changes {
 /**
  * Brings the rows of the group's `waiting` queries read in ranges so far up to date with the
  * `changes` that `scope` reads, before a range adds more: those up to the last key their ranges
- * read (ranges.ts), or a window's bound (window-bound.ts). A query with related subqueries is
- * evaluated again over its ranges so far, when the changes can affect it. The queries the pull's
- * patch deletes (`drops`) are passed over.
+ * read (ranges.ts), or a window's bound (window-bound.ts); with related subqueries, among the
+ * rows the changes can have moved below its root rows so far (subtree-upkeep.ts). The queries the
+ * pull's patch deletes (`drops`) are passed over.
  */
 export function catchUp(
   schema: Schema,
@@ -183,9 +183,9 @@ export function catchUp(
 }
 
 /**
- * A query with related subqueries read in ranges so far, evaluated again over them when the
- * changes can affect it. Its work budget counts it with its ranges, and its rows budget the rows
- * it then holds.
+ * A query with related subqueries read in ranges so far, brought up to date under the root rows
+ * of its ranges among the rows the changes can have moved (subtree-upkeep.ts), when they can
+ * affect it. Its work budget counts it with its ranges, and its rows budget the rows it then holds.
  */
 function catchUpRelated(
   membership: Membership,
@@ -199,11 +199,8 @@ function catchUpRelated(
   const to = changes.toSeq.toString();
   if (!affected(plan, membership.key, query.hash, from, to, changes.touched, scope)) return;
   const range = query.range;
-  const subtrees = subtreePlan(plan);
-  meterQuery(group, query.hash, range.spent, !subtrees);
-  if (subtrees)
-    refreshSubtrees(membership, query.hash, plan, changes.fromSeq, changes.toSeq, scope, range.after);
-  else membership.evaluateThrough(query.hash, plan, range.after);
+  meterQuery(group, query.hash, range.spent);
+  refreshSubtrees(membership, query.hash, plan, changes.fromSeq, changes.toSeq, scope, range.after);
   range.spent = querySpent();
   range.held = membership.heldRows(query.hash);
   noteRange(group, query.hash, range.after, range.held, range.spent);
@@ -252,11 +249,13 @@ export function refresh(
     const plan = readPlan(query.plan, schema);
     if (!affected(plan, key, query.hash, from, to, touched, scope)) continue;
     // A query whose rows are each held by their own values, or a window its bound keeps
-    // (window-upkeep.ts), is brought up to date among the changed rows alone, and a tree of
-    // one-to-many relations among them and the rows below them (subtree-upkeep.ts); any other is
-    // evaluated whole and diffed, or deferred past the time.
+    // (window-upkeep.ts), is brought up to date among the changed rows alone, and one with
+    // relations read in ranges among the rows the changes can have moved (subtree-upkeep.ts),
+    // unless it holds fewer rows than they are; any other is evaluated whole and diffed, or
+    // deferred past the time.
     const changed = changedRowsPlan(plan);
-    const subtrees = !changed && subtreePlan(plan);
+    const subtrees =
+      !changed && subtreePlan(plan) && upkeepCheaper(key, query.hash, plan, changes.fromSeq, changes.toSeq);
     const kept =
       !changed && pagedWindowPlan(plan, RANGE_ROWS) ? new WindowBound(group, query.hash).kept() : KEPT_NONE;
     if (!pace.fits && !changed && !subtrees && kept == KEPT_NONE) {

@@ -9,7 +9,10 @@
 //   they compare otherwise (a range, LIKE, GLOB, IN), so a probe tests them on the index alone;
 // - a related subquery: its correlated columns, then its order when it has a limit (the window
 //   reads each parent's rows in order);
-// - the root, when it has a limit: the columns its conditions compare for equality, then its order.
+// - the root, when it has a limit: the columns its conditions compare for equality, then its order;
+// - in a plan read in ranges (root-sql.ts, `rangedPlan`), a related subquery's parent: the columns
+//   the relation correlates on when they are not its key (a many-to-one relation), which a
+//   write's upkeep looks its held parents up by (subtree-upkeep.ts).
 // A related subquery's and the root's equality columns come before the order too, so one index
 // serves a window of equal values.
 // An index whose columns lead the table's primary key (every table is WITHOUT ROWID, clustered
@@ -28,9 +31,11 @@ import {
   CONDITION_EXISTS,
   Condition,
   Correlation,
+  onParentKey,
   QueryNode,
   readPlan,
 } from "./plan";
+import { rangedPlan } from "./root-sql";
 
 /**
  * Creates the indexes the named queries' plans need (at install, before any is put): each line of
@@ -56,7 +61,7 @@ export function indexNamedQueries(schema: Schema, text: string): void {
  */
 export function ensureIndexes(root: QueryNode, done: Set<string>, query: string): void {
   const wanted: Wanted[] = [];
-  collect(root, true, wanted);
+  collect(root, true, wanted, rangedPlan(root));
   for (let i = 0; i < wanted.length; i++) {
     const index = wanted[i];
     if (done.has(index.name)) continue;
@@ -110,7 +115,8 @@ function served(index: Wanted): bool {
   return false;
 }
 
-function collect(node: QueryNode, root: bool, out: Array<Wanted>): void {
+/** `upkept`: the plan is kept up to date after writes from the rows below its changed rows up. */
+function collect(node: QueryNode, root: bool, out: Array<Wanted>, upkept: bool = false): void {
   if (root && node.limit.length > 0) {
     const columns: string[] = [];
     const descending: bool[] = [];
@@ -137,7 +143,13 @@ function collect(node: QueryNode, root: bool, out: Array<Wanted>): void {
       }
     }
     add(child.table, columns, descending, out);
-    collect(child, false, out);
+    if (upkept && !onParentKey(related.correlation, node.table)) {
+      const parentColumns = related.correlation.parent.slice(0);
+      const ascending: bool[] = [];
+      for (let j = 0; j < parentColumns.length; j++) ascending.push(false);
+      add(node.table, parentColumns, ascending, out);
+    }
+    collect(child, false, out, upkept);
   }
   conditions(node.where, out);
 }

@@ -81,16 +81,13 @@ export function workTerm(node: QueryNode, alias: string): string {
 /**
  * Tells the host which query the next statements evaluate (`group`, `hash`: JSON parameters):
  * its step's budget starts anew, its total's less the ms it `spent` in earlier pulls (a query
- * evaluated in ranges or pages: ranges.ts), and a refusal names it. `whole`: the query is
- * evaluated again whole, in one statement, after writes (a query read in ranges whose relations
- * are not a tree of one-to-many ones: subtree-upkeep.ts),
- * so its ranges together may take no more than one step.
+ * evaluated in ranges or pages: ranges.ts), and a refusal names it.
  */
-export function meterQuery(group: string, hash: string, spent: f64 = 0, whole: bool = false): void {
+export function meterQuery(group: string, hash: string, spent: f64 = 0): void {
   if (!metered) return;
   queryRows(
-    "SELECT _weir_query(?, (SELECT name FROM _weir_queries WHERE group_id = ? AND hash = ?), ?, ?)",
-    params([hash, group, hash, spent.toString(), whole ? "1" : "0"]),
+    "SELECT _weir_query(?, (SELECT name FROM _weir_queries WHERE group_id = ? AND hash = ?), ?)",
+    params([hash, group, hash, spent.toString()]),
   );
 }
 

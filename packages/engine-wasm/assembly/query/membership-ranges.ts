@@ -11,7 +11,6 @@ import { QueryNode } from "./plan";
 import { RANGE_ROWS } from "./ranges";
 import { RootSql, rangesShareRows } from "./root-sql";
 import { QuerySql } from "./sql";
-import { subtreePlan } from "./subtree-upkeep";
 import { PART_ALL, PART_NULLS, PART_VALUES, WindowBound } from "./window-bound";
 
 /**
@@ -31,10 +30,8 @@ export function evaluateRange(
   const ends = queryRows(pageEnd(plan.table, after, RANGE_ROWS, endParams), params(endParams));
   const end = ends.length > 0 ? ends[0][0] : "";
   const kind = m.nextKind();
-  // Its work budget counts the statement that evaluates it, as a whole evaluation's does. With
-  // relations other than a tree of one-to-many ones (subtree-upkeep.ts) it is evaluated again
-  // whole after writes: its ranges must fit in one step.
-  meterQuery(m.group, hash, spent, plan.related.length > 0 && !subtreePlan(plan));
+  // Its work budget counts the statement that evaluates it, as a whole evaluation's does.
+  meterQuery(m.group, hash, spent);
   const found = findRows(m, hash, plan, after, end, "", kind);
   m.spent = querySpent();
   m.addFound(hash, kind, found);

@@ -364,20 +364,6 @@ export class Membership {
   }
 
   /**
-   * Brings a query read in ranges whose plan has related subqueries (root-sql.ts, `rangedPlan`)
-   * up to date: evaluated over the root rows up to the key `through` (those of its ranges so far)
-   * and diffed, since a write to a related table can move rows under any of them.
-   */
-  evaluateThrough(hash: string, plan: QueryNode, through: string): void {
-    const sql = new QuerySql(this.visibility);
-    sql.rootThrough = through;
-    sql.held(plan, null, null);
-    const kind = this.nextKind();
-    this.scratchRows("SELECT t, k FROM (" + sql.heldStatement() + ")", sql.params, kind);
-    this.diff(hash, kind);
-  }
-
-  /**
    * Brings the query's rows up to date among the rows of scratch kind `among` (columns tbl, pk):
    * those it holds there now are `rows` (columns t, k; `rowParams` its parameters), and its rows
    * elsewhere stay as they are (subtree-upkeep.ts).

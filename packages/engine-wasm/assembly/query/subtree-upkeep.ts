@@ -1,31 +1,74 @@
-// A query whose related subqueries each correlate on their parent's whole key, in a tree of
-// distinct tables without EXISTS or a root limit (`subtreePlan`: one-to-many relations, an item
-// with its tags and theirs), kept up to date after writes among the rows the writes can have
-// moved instead of evaluated again whole. A related row belongs to one parent, named by its own
-// correlated columns, which only a write to the row changes; and a parent's key never changes. So
-// a row whose place in the result moved is one the writes changed, one below such a row, or, under
-// a limit, one that shares a parent with a changed row, before or after the change (its prior
-// values, kept in the log's prior table). Those are the candidates, found a level at a time from
-// the root down. Each is held when it passes its node's condition (and limit) and its parent is
-// held, up to the root: one lookup by key a level. The query's stored rows among the candidates
-// are diffed against those it holds now; the rest stay as they are. A write so costs the rows
-// below what it changed, not the query: a query of 20,000 items with their tags is not read whole
-// on each write to one of them, and its ranges together take the total budget (limits.ts).
+// A query with related subqueries and no EXISTS or root limit (`subtreePlan`: the plans read in
+// ranges, an item with its tags, a tag with its item), kept up to date after writes among the rows
+// the writes can have moved, instead of evaluated again whole. A related row is held through the
+// parent rows its correlated columns name. So a row whose place in the result moved is one the
+// writes changed; one below a candidate, correlated with the parent's values now or, where the
+// correlation is on other columns than the parent's key (which a write to the parent moves),
+// before a change (its prior row, which the log keeps); or, under a limit, one that shares a parent
+// with a changed row, before or after the change. Those are the candidates, found a level at a
+// time from the root down. Each is held when it passes its node's condition (and limit) and a
+// parent it correlates with is held, up to the root: a lookup by key a level for a one-to-many
+// relation, by the parent's correlated columns for a many-to-one one (an index is derived for
+// them, indexes.ts). A row of a table several nodes read is held when one of them holds it. The
+// query's stored rows among the candidates are diffed against those it holds now, and the rest
+// stay as they are. A write so costs the rows it can have moved, not the query: every item of
+// 20,000 with its tags is not read again on a write to one of them, and a query read in ranges
+// takes the total budget over them (limits.ts).
 import { ChangeScope } from "../change-keys";
-import { exec } from "../host";
+import { exec, queryRows } from "../host";
 import { keyBound, keyIn } from "../keyset-window";
+import { keyMatch } from "../projection";
 import { PRIOR_SEQ, priorTableName } from "../schema";
 import { ident, literal, params, unionAll } from "../text";
 import { workTerm } from "./limits";
 import { Membership } from "./membership";
-import { Correlation, QueryNode } from "./plan";
-import { rangedPlan, rangesShareRows } from "./root-sql";
+import { Correlation, onParentKey, QueryNode, readTables } from "./plan";
+import { rangedPlan } from "./root-sql";
 import { QuerySql } from "./sql";
 import { columnList, correlated, keyArray, limitValue, ordering } from "./sql-terms";
 
 /** Whether the plan's rows are kept up to date among its changed rows and the rows below them. */
 export function subtreePlan(node: QueryNode): bool {
-  return node.related.length > 0 && rangedPlan(node) && !rangesShareRows(node);
+  return node.related.length > 0 && rangedPlan(node);
+}
+
+/** Changes below which a query is always brought up to date among the rows they can have moved. */
+const FEW_CHANGES = 2_048;
+/** Changes and rows counted at most, to choose between the two. */
+const COUNTED_AT_MOST = 65_536;
+
+/**
+ * Whether the group's query (`key`, `hash`: JSON parameters) costs less brought up to date among
+ * the rows the changes in [from, to) (sequence numbers) can have moved than evaluated whole: the
+ * changes of the tables it reads are fewer than FEW_CHANGES, or no more than the rows it holds.
+ * Its upkeep looks at every changed row, where a whole evaluation reads the query's own: one issue
+ * with its comments is evaluated whole after a bulk write of 50,000 comments.
+ */
+export function upkeepCheaper(key: string, hash: string, plan: QueryNode, from: i64, to: i64): bool {
+  const tables: string[] = [];
+  readTables(plan, tables);
+  const names: string[] = [];
+  for (let i = 0; i < tables.length; i++) names.push(literal(tables[i]));
+  const changes = countUpTo(
+    "SELECT 1 FROM _weir_changes WHERE seq >= ? AND seq < ? AND tbl IN (" + names.join(", ") + ")",
+    [from.toString(), to.toString()],
+    COUNTED_AT_MOST,
+  );
+  if (changes < FEW_CHANGES) return true;
+  const held = countUpTo(
+    "SELECT 1 FROM _weir_query_rows WHERE group_key = ? AND hash = ?",
+    [key, hash],
+    <i32>changes,
+  );
+  return held >= changes;
+}
+
+/** How many rows `rows` (its parameters `bound`) reads, counted up to `most`. */
+function countUpTo(rows: string, bound: Array<string>, most: i32): i64 {
+  return I64.parseInt(
+    queryRows("SELECT count(*) FROM (" + rows + " LIMIT " + most.toString() + ")", params(bound))[0][0],
+    10,
+  );
 }
 
 /**
@@ -76,7 +119,11 @@ function addCandidates(
       " AS t, _weir_c.pk AS k FROM _weir_changes AS _weir_c WHERE " +
       scope.of(table, "_weir_c", from, to, bound),
   ];
-  if (parent != null) {
+  if (parent != null && !onParentKey(parent.correlation, parent.node.table)) {
+    parts.push(belowByValues(node, parent, kind, from, to, scope, bound));
+    if (node.limit.length > 0)
+      parts.push(siblingsOfChanged(node, parent.correlation, from, to, scope, bound));
+  } else if (parent != null) {
     const c = parent.correlation;
     const key = parent.node.table.primaryKey;
     // The rows below the parent's candidates: its key's values are the correlated columns'.
@@ -131,6 +178,56 @@ function addCandidates(
 }
 
 /**
+ * The rows of `node`'s table correlated with a candidate of its parent's table (scratch kind
+ * `kind`) by the parent's values now, or before a change (its prior row): a correlation on other
+ * columns than the parent's key, which a write to the parent moves.
+ */
+function belowByValues(
+  node: QueryNode,
+  parent: Parent,
+  kind: string,
+  from: string,
+  to: string,
+  scope: ChangeScope,
+  bound: Array<string>,
+): string {
+  const c = parent.correlation;
+  const table = node.table;
+  const above = parent.node.table;
+  const alias = node.alias();
+  const columns = columnList(c.child, alias);
+  bound.push(kind);
+  const text =
+    "SELECT " +
+    literal(table.name) +
+    ", " +
+    keyArray(table, alias) +
+    " FROM " +
+    ident(table.name) +
+    " AS " +
+    alias +
+    " WHERE " +
+    workTerm(node, alias) +
+    (c.child.length == 1 ? columns : "(" + columns + ")") +
+    " IN (SELECT " +
+    columnList(c.parent, "_weir_n") +
+    " FROM _weir_query_scratch AS _weir_s JOIN " +
+    ident(above.name) +
+    " AS _weir_n ON " +
+    keyMatch(above, "_weir_s.pk", "_weir_n") +
+    " WHERE _weir_s.kind = ? AND _weir_s.tbl = " +
+    literal(above.name) +
+    " UNION SELECT " +
+    columnList(c.parent, "_weir_b") +
+    " FROM _weir_changes AS _weir_c JOIN " +
+    priorTableName(above) +
+    " AS _weir_b ON _weir_b." +
+    PRIOR_SEQ +
+    " = _weir_c.seq WHERE ";
+  return text + scope.of(above, "_weir_c", from, to, bound) + ")";
+}
+
+/**
  * The rows of a limited node's table whose parent (correlated columns) is that of a row of it
  * the changes changed, now or before the change: a row leaving or entering a parent's first rows
  * moves the others.
@@ -165,7 +262,7 @@ function siblingsOfChanged(
     " FROM _weir_changes AS _weir_c JOIN " +
     ident(table.name) +
     " AS _weir_n ON " +
-    keyMatchAt(node, "_weir_n") +
+    keyMatch(table, "_weir_c.pk", "_weir_n") +
     " WHERE " +
     scope.of(table, "_weir_c", from, to, bound) +
     " UNION SELECT " +
@@ -176,15 +273,6 @@ function siblingsOfChanged(
     PRIOR_SEQ +
     " = _weir_c.seq WHERE ";
   return text + scope.of(table, "_weir_c", from, to, bound) + ")";
-}
-
-/** The row at `alias` is the one the log's change at _weir_c names. */
-function keyMatchAt(node: QueryNode, alias: string): string {
-  const parts: string[] = [];
-  const key = node.table.primaryKey;
-  for (let i = 0; i < key.length; i++)
-    parts.push(alias + "." + ident(key[i].name) + " = json_extract(_weir_c.pk, '$[" + i.toString() + "]')");
-  return parts.join(" AND ");
 }
 
 /** A node's parent, with its correlation to the node. */
@@ -284,6 +372,7 @@ class SubtreeSql extends QuerySql {
       " AS " +
       parentAlias +
       " WHERE " +
+      workTerm(parent, parentAlias) +
       correlated(c, parentAlias, alias) +
       " AND ";
     return text + this.holds(parent, ancestors.slice(0, -1), links.slice(0, -1), through) + ")";
