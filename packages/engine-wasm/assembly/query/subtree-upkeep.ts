@@ -357,7 +357,8 @@ class SubtreeSql extends QuerySql {
         this.source(node.table) +
         " AS " +
         first +
-        " WHERE ";
+        " WHERE " +
+        workTerm(node, first);
       rows +=
         (c.child.length == 1 ? partition + " = " + own : "(" + partition + ") = (" + own + ")") + " AND ";
       rows += this.condition(node.where, first);
