@@ -6,7 +6,9 @@ import "../test/zero-client.js";
 // A query with relationships and no limit (every issue with its labels through the junction
 // table, and each label's kind) is read in ranges of its issues, a part each, when the server's
 // answers have no time: the stock Zero client's view of it must end whole, each issue with its
-// labels, though the labels and kinds are shared by issues of every range.
+// labels, though the labels and kinds are shared by issues of every range; and after another
+// client's writes (a label renamed, moved between issues, given another kind), which the server
+// brings in from the rows they can have moved, the view must show them.
 
 const ISSUES = 2_600;
 const LABELS = ["bug", "ui", "crash"];
@@ -22,19 +24,30 @@ const issueId = (i: number) => `i${String(i).padStart(5, "0")}`;
 
 type Put = { table: string; row: Record<string, string> };
 
+/** The writer's last mutation id. */
+let pushed = 0;
+
 /** `puts` pushed over HTTP in one push as user `writer`. */
 async function pushPuts(url: string, puts: Put[]) {
+  await pushMutations(
+    url,
+    puts.map((put) => ({ name: "put", args: put })),
+  );
+}
+
+/** `mutations` pushed over HTTP in one push as user `writer`. */
+async function pushMutations(url: string, mutations: Array<{ name: string; args: unknown }>) {
   const response = await fetch(`${url}/push`, {
     method: "POST",
     headers: { "content-type": "application/json", authorization: "writer" },
     body: JSON.stringify({
       clientGroupID: "seed",
       pushVersion: 1,
-      mutations: puts.map((args, i) => ({
+      mutations: mutations.map(({ name, args }) => ({
         type: "custom",
-        id: i + 1,
+        id: ++pushed,
         clientID: "seed-c",
-        name: "put",
+        name,
         args: [args],
         timestamp: 1,
       })),
@@ -46,7 +59,7 @@ async function pushPuts(url: string, puts: Put[]) {
 type Issue = { id: string; labels: Array<{ name: string; kind?: { name: string } }> };
 
 describe("the stock Zero client holding every issue with its labels, read in ranges", () => {
-  it("sees every issue with its labels and their kinds once its ranges came, and a label renamed after", async () => {
+  it("sees every issue with its labels and their kinds once its ranges came, and writes to them after", async () => {
     const server = createServer({
       ...issueServer,
       devAuth: true,
@@ -125,6 +138,25 @@ describe("the stock Zero client holding every issue with its labels, read in ran
       () => latest.complete && latest.issues.some((issue) => issue.labels.some((l) => l.name === "defect")),
     );
     await until(() => JSON.stringify(seen()) === JSON.stringify(expected("defect")));
+
+    // Another client's writes, which this one sees only from the server: a label taken off one
+    // issue and put on another, and a label whose kind changes (the rows they move are brought up
+    // to date from the changed rows, not the query evaluated again).
+    await pushMutations(base, [
+      { name: "remove", args: { table: "issueLabel", key: { issueId: issueId(1), labelId: "l1" } } },
+      { name: "put", args: { table: "issueLabel", row: { issueId: issueId(2), labelId: "l0" } } },
+      { name: "put", args: { table: "label", row: { id: "l2", name: "crash", kindId: "k2" } } },
+    ]);
+    const moved = expected("defect").map((issue) => ({
+      id: issue.id,
+      labels: [
+        ...(issue.id === issueId(1) ? [] : issue.labels),
+        ...(issue.id === issueId(2) ? [{ name: "defect", kind: "defect" }] : []),
+      ]
+        .map((label) => (label.name === "crash" ? { ...label, kind: "idea" } : label))
+        .sort((a, b) => (a.name < b.name ? -1 : 1)),
+    }));
+    await until(() => JSON.stringify(seen()) === JSON.stringify(moved));
     view.destroy();
   }, 60_000);
 });
