@@ -302,6 +302,42 @@ describe.each(DATABASES)("a query with related subqueries read in ranges on $kin
     drop();
   });
 
+  it("lets go of a row its parent's first rows no longer hold when another comes before it", async () => {
+    const { client, pullAll, rowsNow, apply, drop } = await seeded(open as never, itemsWithTags);
+    pullAll();
+    expect(client.rows.has('tag/["xi00001"]')).toBe(true);
+    // A tag of rank 0 comes to i00001 before its two (ids break the tie): x, unchanged, is pushed out.
+    apply([{ op: "tag", row: 1, value: 0 }]);
+    pullAll();
+    expect(client.rows.has('tag/["n0"]')).toBe(true);
+    expect(client.rows.has('tag/["xi00001"]')).toBe(false);
+    expect(client.rows).toEqual(rowsNow());
+    drop();
+  });
+
+  it("looks at a parent's first rows after a write to one of its many rows, not each of them", async () => {
+    const firstFifty = {
+      ...itemsWithTags,
+      related: [{ ...itemsOfA.related[0]!, subquery: { ...itemsOfA.related[0]!.subquery, limit: 50 } }],
+    };
+    const { ns, client, parts, pullAll, rowsNow, apply, drop } = await seeded(open as never, firstFifty);
+    ns.sql(
+      "WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i + 1 < 3000) " +
+        "INSERT INTO tag SELECT printf('m%05d', i), 'i00001', 'many', 10 + i FROM n",
+      [],
+    );
+    pullAll();
+    // One of its 3,003 tags ranked first: its first 50 and the changed one are weighed, each
+    // against its first 50, after one read of the item's tags in order.
+    apply([{ op: "rank", row: 1, value: 0 }]);
+    pullAll();
+    expect(parts).toHaveLength(1);
+    expect(parts[0]!.work).toBeGreaterThan(0);
+    expect(parts[0]!.work).toBeLessThan(10_000);
+    expect(client.rows).toEqual(rowsNow());
+    drop();
+  });
+
   it("lets go of a row root rows share once the last one holding it moves away, at the cost of the rows it moved", async () => {
     const { ns, client, parts, pullAll, rowsNow, drop } = await seeded(open as never);
     ns.mutate("w", "c1", (run) => {

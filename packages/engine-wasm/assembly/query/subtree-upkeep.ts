@@ -4,9 +4,9 @@
 // parent rows its correlated columns name. So a row whose place in the result moved is one the
 // writes changed; one below a candidate, correlated with the parent's values now or, where the
 // correlation is on other columns than the parent's key (which a write to the parent moves),
-// before a change (its prior row, which the log keeps); or, under a limit, one that shares a parent
-// with a changed row, before or after the change. Those are the candidates, found a level at a
-// time from the root down. Each is held when it passes its node's condition (and limit) and a
+// before a change (its prior row, which the log keeps); or, under a limit, one of the first rows
+// of a parent a changed row had, before or after the change. Those are the candidates, found a
+// level at a time from the root down. Each is held when it passes its node's condition (and limit) and a
 // parent it correlates with is held, up to the root: a lookup by key a level for a one-to-many
 // relation, by the parent's correlated columns for a many-to-one one (an index is derived for
 // them, indexes.ts). A row of a table several nodes read is held when one of them holds it. The
@@ -98,7 +98,7 @@ export function refreshSubtrees(
 /**
  * Puts the candidates of `node` and of the nodes below it in scratch kind `kind`: its table's
  * changed rows, the rows correlated with its parent's candidates, and under a limit the rows that
- * share a parent with a changed row, before or after the change.
+ * may enter or leave the first rows of a parent a changed row had, before or after the change.
  */
 function addCandidates(
   m: Membership,
@@ -122,7 +122,7 @@ function addCandidates(
   if (parent != null && !onParentKey(parent.correlation, parent.node.table)) {
     parts.push(belowByValues(node, parent, kind, from, to, scope, bound));
     if (node.limit.length > 0)
-      parts.push(siblingsOfChanged(node, parent.correlation, from, to, scope, bound));
+      parts.push(siblingsOfChanged(m, node, parent.correlation, from, to, scope, bound));
   } else if (parent != null) {
     const c = parent.correlation;
     const key = parent.node.table.primaryKey;
@@ -156,7 +156,7 @@ function addCandidates(
         workTerm(node, alias) +
         joined.join(" AND "),
     );
-    if (node.limit.length > 0) parts.push(siblingsOfChanged(node, c, from, to, scope, bound));
+    if (node.limit.length > 0) parts.push(siblingsOfChanged(m, node, c, from, to, scope, bound));
   }
   exec(
     "INSERT INTO _weir_query_scratch (kind, tbl, pk, was_held) SELECT ?, t, k, 0 FROM (" +
@@ -228,11 +228,13 @@ function belowByValues(
 }
 
 /**
- * The rows of a limited node's table whose parent (correlated columns) is that of a row of it
- * the changes changed, now or before the change: a row leaving or entering a parent's first rows
- * moves the others.
+ * The rows of a limited node's table that may enter or leave a parent's first rows: of each parent
+ * (correlated columns) a row the changes changed had, now or before the change, the first rows
+ * in its order that pass its condition, as many as its limit and the changes of its table. A row
+ * its parent held before is among them still: only a changed row can have come before it since.
  */
 function siblingsOfChanged(
+  m: Membership,
   node: QueryNode,
   c: Correlation,
   from: string,
@@ -243,36 +245,52 @@ function siblingsOfChanged(
   const table = node.table;
   const alias = node.alias();
   const columns = columnList(c.child, alias);
-  const now = columnList(c.child, "_weir_n");
-  const before = columnList(c.child, "_weir_b");
-  const text =
+  // Parameters bind in the order their `?` appear: the source's, the changes', the condition's,
+  // the count's.
+  const sql = new QuerySql(m.visibility);
+  let text =
     "SELECT " +
     literal(table.name) +
-    ", " +
+    ", k FROM (SELECT " +
     keyArray(table, alias) +
-    " FROM " +
-    ident(table.name) +
+    " AS k, row_number() OVER (PARTITION BY " +
+    columns +
+    " ORDER BY " +
+    ordering(node, alias) +
+    ") AS _weir_rn FROM " +
+    sql.source(table) +
     " AS " +
     alias +
     " WHERE " +
     workTerm(node, alias) +
     (c.child.length == 1 ? columns : "(" + columns + ")") +
     " IN (SELECT " +
-    now +
+    columnList(c.child, "_weir_n") +
     " FROM _weir_changes AS _weir_c JOIN " +
     ident(table.name) +
     " AS _weir_n ON " +
     keyMatch(table, "_weir_c.pk", "_weir_n") +
     " WHERE " +
-    scope.of(table, "_weir_c", from, to, bound) +
+    scope.of(table, "_weir_c", from, to, sql.params) +
     " UNION SELECT " +
-    before +
+    columnList(c.child, "_weir_b") +
     " FROM _weir_changes AS _weir_c JOIN " +
     priorTableName(table) +
     " AS _weir_b ON _weir_b." +
     PRIOR_SEQ +
     " = _weir_c.seq WHERE ";
-  return text + scope.of(table, "_weir_c", from, to, bound) + ")";
+  text += scope.of(table, "_weir_c", from, to, sql.params) + ") AND ";
+  text += sql.condition(node.where, alias);
+  sql.params.push(from);
+  sql.params.push(to);
+  text +=
+    ") WHERE _weir_rn <= " +
+    limitValue(node) +
+    " + (SELECT count(*) FROM _weir_changes WHERE seq >= ? AND seq < ? AND tbl = " +
+    literal(table.name) +
+    ")";
+  for (let i = 0; i < sql.params.length; i++) bound.push(sql.params[i]);
+  return text;
 }
 
 /** A node's parent, with its correlation to the node. */
