@@ -373,6 +373,31 @@ describe.each(DATABASES)("a query with related subqueries read in ranges on $kin
     drop();
   });
 
+  it("reads a query again in ranges after writes of more rows than a step brings up to date", async () => {
+    const { ns, client, parts, pullAll, rowsNow, drop } = await seeded(open as never, itemsWithTags);
+    pullAll();
+    // Every tag ranked anew: 15,000 changes, more than the query's 10,000 rows.
+    ns.mutate("w", "c1", (run) => run("UPDATE tag SET rank = rank + 1", []));
+    pullAll();
+    // It let go of its rows and read them again a range a pull: no one pull took the changes in.
+    expect(parts.filter((part) => part.examined > 0).length).toBeGreaterThanOrEqual(3);
+    expect(parts.at(-1)).toMatchObject({ more: false, got: ["items"] });
+    expect(client.rows).toEqual(rowsNow());
+    drop();
+  });
+
+  it("starts its ranges over when writes between them change more rows than they hold", async () => {
+    const { ns, client, parts, pullAll, rowsNow, drop } = await seeded(open as never, itemsWithTags);
+    let step = 0;
+    pullAll(() => {
+      if (step++ === 0) ns.mutate("w", "c1", (run) => run("UPDATE tag SET rank = rank + 1", []));
+    });
+    // Its first range, then all three again.
+    expect(parts.filter((part) => part.examined > 0).length).toBeGreaterThanOrEqual(4);
+    expect(client.rows).toEqual(rowsNow());
+    drop();
+  });
+
   it("goes on in ranges to the end on a pull that is not metered", async () => {
     const { ns, client, rowsNow, drop } = await seeded(open as never);
     const first = ns.pull({

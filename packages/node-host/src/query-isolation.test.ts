@@ -395,7 +395,7 @@ describe("query work is bounded", () => {
     ["one-to-many", "everyItemTagged"],
     ["many-to-one", "everyTagWithItem"],
   ])(
-    "answers a query with a %s relation read in ranges within queryTotalBudgetMs, and keeps it up to date after a write",
+    "answers a query with a %s relation read in ranges within queryTotalBudgetMs, and keeps it up to date after writes, a bulk one too",
     async (_, name) => {
       const { target } = await start();
       await seeded(target, "a", 40_000);
@@ -442,6 +442,26 @@ describe("query work is bounded", () => {
       expect(rows.has("item/i999999")).toBe(true);
       expect(rows.has("tag/t999999")).toBe(true);
       expect(rows.get("tag/ai000007")).toMatchObject({ label: "z" });
+      // A bulk write, every tag labelled x (40,000): more than a step brings up to date (it was
+      // refused past the budget, at every pull), the query lets go of its rows and reads them
+      // again in ranges, each pull answered beside the victim's.
+      expect((await owner.push([{ name: "relabel", args: { from: "x", to: "w" } }])).status).toBe(200);
+      cookie = after.json.cookie as number;
+      for (let pulls = 0; ; pulls++) {
+        expect(pulls).toBeLessThan(200);
+        const [answer, victimPull] = await Promise.all([
+          queryPull(target, "a", "g1", cookie, []),
+          client.pull(),
+        ]);
+        expect(victimPull.status).toBe(200);
+        expect(answer.status).toBe(200);
+        cookie = answer.json.cookie as number;
+        read(answer);
+        if ((answer.json.gotQueries as string[]).includes("t")) break;
+      }
+      const labels = [...rows.values()].map((row) => (row as { label?: string }).label);
+      expect(labels.filter((label) => label === "x")).toHaveLength(0);
+      expect(labels.filter((label) => label === "w")).toHaveLength(40_000);
     },
   );
 

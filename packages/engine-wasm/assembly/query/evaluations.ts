@@ -15,10 +15,17 @@ import { Membership } from "./membership";
 import { evaluatePage, evaluateRange, evaluateUpTo } from "./membership-ranges";
 import { Drops } from "./patch-drops";
 import { QueryNode, readPlan } from "./plan";
-import { forgetRange, noteRange, RANGE_ROWS } from "./ranges";
+import { forgetRange, noteRange, RANGE_ROWS, RangeState } from "./ranges";
 import { changedRowsPlan, pagedWindowPlan, rangedPlan } from "./root-sql";
 import { StoredQuery } from "./stored";
-import { refreshSubtrees, subtreePlan, upkeepCheaper } from "./subtree-upkeep";
+import {
+  refreshSubtrees,
+  subtreePlan,
+  UPKEEP_AGAIN,
+  UPKEEP_ROWS,
+  UPKEEP_WHOLE,
+  upkeepWay,
+} from "./subtree-upkeep";
 import { KEPT_NONE, WindowBound } from "./window-bound";
 import { refreshWindow } from "./window-upkeep";
 
@@ -199,11 +206,27 @@ function catchUpRelated(
   const to = changes.toSeq.toString();
   if (!affected(plan, membership.key, query.hash, from, to, changes.touched, scope)) return;
   const range = query.range;
+  if (upkeepWay(membership.key, query.hash, plan, changes.fromSeq, changes.toSeq) != UPKEEP_ROWS) {
+    readAgain(membership, group, query);
+    return;
+  }
   meterQuery(group, query.hash, range.spent);
   refreshSubtrees(membership, query.hash, plan, changes.fromSeq, changes.toSeq, scope, range.after);
   range.spent = querySpent();
   range.held = membership.heldRows(query.hash);
   noteRange(group, query.hash, range.after, range.held, range.spent);
+}
+
+/**
+ * A query that writes changed too much of to bring up to date in a step (subtree-upkeep.ts,
+ * UPKEEP_AGAIN) lets go of its rows and waits deferred, to be read again in ranges from the first.
+ */
+function readAgain(membership: Membership, group: string, query: StoredQuery): void {
+  membership.release(query.hash);
+  defer(group, query.hash);
+  query.keeps = false;
+  query.range = new RangeState();
+  membership.readAgain = true;
 }
 
 /**
@@ -254,8 +277,15 @@ export function refresh(
     // unless it holds fewer rows than they are; any other is evaluated whole and diffed, or
     // deferred past the time.
     const changed = changedRowsPlan(plan);
-    const subtrees =
-      !changed && subtreePlan(plan) && upkeepCheaper(key, query.hash, plan, changes.fromSeq, changes.toSeq);
+    const way =
+      !changed && subtreePlan(plan)
+        ? upkeepWay(key, query.hash, plan, changes.fromSeq, changes.toSeq)
+        : UPKEEP_WHOLE;
+    if (way == UPKEEP_AGAIN) {
+      readAgain(membership, group, query);
+      continue;
+    }
+    const subtrees = !changed && subtreePlan(plan) && way == UPKEEP_ROWS;
     const kept =
       !changed && pagedWindowPlan(plan, RANGE_ROWS) ? new WindowBound(group, query.hash).kept() : KEPT_NONE;
     if (!pace.fits && !changed && !subtrees && kept == KEPT_NONE) {

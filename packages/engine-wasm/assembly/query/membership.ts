@@ -86,6 +86,9 @@ export class Membership {
   /** Fresh evaluations whose rows another group lent (counted in `evaluated` too). */
   copied: i64 = 0;
 
+  /** A query let go of its rows in this pull, to be read again in ranges (evaluations.ts, `readAgain`). */
+  readAgain: bool = false;
+
   /** A query read in ranges holds more rows than the budget, its earlier ranges' counted (ranges.ts). */
   overBudget: bool = false;
 

@@ -316,7 +316,7 @@ export function queryPull(
     answer.refused = applyPatch(schema, membership, group, patchText, true, pace);
     if (answer.refused.length > 0) return answer;
     // Only a pull that had queries waiting or ran past its time can leave some waiting.
-    if (waiting.length > 0 || !pace.fits) deferredLeft = countDeferred(group);
+    if (waiting.length > 0 || !pace.fits || membership.readAgain) deferredLeft = countDeferred(group);
     membership.settle();
     // An answer that continues a part, or is one, starts the journal again (journal.ts): no
     // move of it need be noted.

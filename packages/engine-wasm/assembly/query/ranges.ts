@@ -11,8 +11,9 @@
 // keeping the rows of its ranges so far, and its next turn goes on after the last key read. So
 // no query of thousands of rows is one step. Writes before its turn bring its rows up to date up
 // to that key (the rows past it are read when their range comes): a root alone among the changed
-// rows, a query with related subqueries by evaluating its ranges so far again when the writes can
-// affect them (evaluations.ts, `catchUp`). Its rows count toward the
+// rows, a query with related subqueries among the rows the writes can have moved
+// (subtree-upkeep.ts; past what a step brings up to date, its ranges start over: evaluations.ts,
+// `catchUp`). Its rows count toward the
 // pull's `maxQueryRows` across its ranges, and their time toward its work budget (`spent`: the
 // pull whose range passes it is refused).
 //
