@@ -274,8 +274,8 @@ export function refresh(
     // A query whose rows are each held by their own values, or a window its bound keeps
     // (window-upkeep.ts), is brought up to date among the changed rows alone, and one with
     // relations read in ranges among the rows the changes can have moved (subtree-upkeep.ts),
-    // unless it holds fewer rows than they are; any other is evaluated whole and diffed, or
-    // deferred past the time.
+    // unless they are many (`upkeepWay`: then evaluated whole, or read again in ranges); any other
+    // is evaluated whole and diffed, or deferred past the time.
     const changed = changedRowsPlan(plan);
     const way =
       !changed && subtreePlan(plan)
