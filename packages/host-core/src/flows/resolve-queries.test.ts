@@ -3,7 +3,10 @@ import { headerUser, send, testHost } from "../../test/test-host.js";
 import { corpus, corpusSchema, corpusVisibility } from "../../test/zero-corpus.js";
 import type { WeirConfig } from "../config/weir-config.js";
 
+// Each pull's queries are evaluated in it: an answer paced by its time (`queryAnswerMs`) would
+// leave a query after the first for the next pull on a loaded machine, which these cases do not test.
 const chat: WeirConfig = {
+  queryAnswerMs: 60_000,
   schema: {
     tables: {
       message: { columns: { id: "string", channelId: "string", at: "integer" }, primaryKey: ["id"] },
