@@ -1,6 +1,6 @@
 import { afterEach, expect, it } from "vitest";
 import { issueClient, mutators, queries } from "./issues-app.js";
-import "./zero-client.js";
+import { socketTrace } from "./zero-client.js";
 
 // A query with relationships and no limit (every issue with its labels through the junction
 // table, and each label's kind), against a running weir host (Node, or the edge in workerd): the
@@ -93,7 +93,12 @@ export function zeroRelatedSuite(url: () => string): void {
     const until = (done: () => boolean) =>
       new Promise<void>((resolve, reject) => {
         const timer = setTimeout(
-          () => reject(new Error(`the view held ${latest.issues.length} issues`)),
+          () =>
+            reject(
+              new Error(
+                `the view held ${latest.issues.length} issues; the reader's sockets:\n${socketTrace(reader.clientID)}`,
+              ),
+            ),
           30_000,
         );
         const check = () => {
