@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { ClientRows } from "../test/chat.js";
 import { DATABASES, testEngine } from "../test/databases.js";
 import { Namespace } from "../test/fixtures.js";
-import type { QueryPatchOp, Schema } from "./types.js";
+import type { QueryPatchOp, Schema, Visibility } from "./types.js";
 
 // A query without a limit or EXISTS but with related subqueries is evaluated afresh, on a metered
 // pull, in ranges of its root's key as a query of its root alone is (ranges.ts): each range holds
@@ -134,10 +134,10 @@ async function seeded(open: () => never, ast: unknown = itemsOfA) {
   );
   ns.sql("INSERT INTO note SELECT 'n' || id, id, 'about ' || id FROM tag WHERE label = 'x'", []);
   const client = new ClientRows();
-  /** The query's rows now, with their values, as a client keys them. */
-  const rowsNow = () => {
+  /** The query's rows now (under `visibility`), with their values, as a client keys them. */
+  const rowsNow = (visibility?: Visibility) => {
     const rows = new Map<string, unknown>();
-    for (const { table, key } of engine.queryRows(ns.db.adapter, ast)) {
+    for (const { table, key } of engine.queryRows(ns.db.adapter, ast, { visibility })) {
       const columns = Object.keys(schema.tables[table]!.columns);
       const where = schema.tables[table]!.primaryKey.map((column) => `"${column}" = ?`).join(" AND ");
       const [values] = ns.db.adapter.query(
@@ -178,9 +178,16 @@ async function seeded(open: () => never, ast: unknown = itemsOfA) {
       }
     });
   let patch: QueryPatchOp[] = [putOf(ast)];
-  const parts: Array<{ more: boolean; got: string[]; examined: number; work: number }> = [];
-  /** Pulls with no time until an answer is whole, `between` after each part. */
-  const pullAll = (between?: () => void) => {
+  const parts: Array<{
+    more: boolean;
+    got: string[];
+    examined: number;
+    work: number;
+    puts: number;
+    dels: number;
+  }> = [];
+  /** Pulls with no time (under `visibility`) until an answer is whole, `between` after each part. */
+  const pullAll = (between?: () => void, visibility?: Visibility) => {
     parts.length = 0;
     for (let pulls = 0; pulls < 60; pulls++) {
       const result = ns.pull({
@@ -188,14 +195,18 @@ async function seeded(open: () => never, ast: unknown = itemsOfA) {
         queries: { patch },
         queryBudgetMs: 60_000,
         answerMs: 0,
+        ...(visibility ? { visibility } : {}),
       });
       patch = [];
       client.apply(result.json as never, schema);
+      const ops = (result.json as { rowsPatch: Array<{ op: string }> }).rowsPatch.map((row) => row.op);
       parts.push({
         more: result.more,
         got: (result.json as { gotQueries: string[] }).gotQueries,
         examined: result.queryRowsExamined,
         work: result.queryWork,
+        puts: ops.filter((op) => op === "put").length,
+        dels: ops.filter((op) => op === "del").length,
       });
       if (!result.more) return;
       between?.();
@@ -395,6 +406,52 @@ describe.each(DATABASES)("a query with related subqueries read in ranges on $kin
     // Its first range, then all three again.
     expect(parts.filter((part) => part.examined > 0).length).toBeGreaterThanOrEqual(4);
     expect(client.rows).toEqual(rowsNow());
+    drop();
+  });
+
+  // Claims the caller's rows were answered under, and claims that hide its x tags.
+  const everything: Visibility = { tag: { sql: "label <> ?", params: ["none"] } };
+  const hidingX: Visibility = { tag: { sql: "label <> ?", params: ["x"] } };
+
+  it.each([
+    ["with its tags", itemsWithTags, hidingX, 3],
+    [
+      "a window of 4,000 items",
+      { table: "item", orderBy: [["id", "asc"]], limit: 4000 },
+      { item: { sql: "kind <> ?", params: ["b"] } },
+      2,
+    ],
+  ] as const)(
+    "reads a query again in ranges after the caller's claims change (%s), not whole in one pull",
+    async (_, ast, hiding, ranges) => {
+      const { client, parts, pullAll, rowsNow, drop } = await seeded(open as never, ast);
+      pullAll(undefined, everything);
+      expect(client.rows).toEqual(rowsNow(everything));
+      const held = client.rows.size;
+      pullAll(undefined, hiding);
+      // A part a range (or page), each reading its rows, not every row the query held.
+      const read = parts.filter((part) => part.examined > 0);
+      expect(read.length).toBeGreaterThanOrEqual(ranges);
+      expect(Math.max(...read.map((part) => part.examined))).toBeLessThan(held);
+      expect(parts.at(-1)).toMatchObject({ more: false });
+      expect(parts.at(-1)!.got).toContain("items");
+      expect(client.rows).toEqual(rowsNow(hiding));
+      drop();
+    },
+  );
+
+  it("evaluates a query of a few rows again in one pull after a claims change, sending only what they hide", async () => {
+    const few = { ...itemsWithTags, where: equals("id", "<", "i00030") };
+    const { client, parts, pullAll, rowsNow, drop } = await seeded(open as never, few);
+    pullAll(undefined, everything);
+    const before = rowsNow(everything);
+    const hidden = [...before.keys()].filter((key) => key.startsWith('tag/["x'));
+    expect(hidden.length).toBeGreaterThan(0);
+    pullAll(undefined, hidingX);
+    // Its rows were let go of and held again in the one pull: those still shown are not sent.
+    expect(parts).toHaveLength(1);
+    expect(parts[0]).toMatchObject({ more: false, puts: 0, dels: hidden.length });
+    expect(client.rows).toEqual(rowsNow(hidingX));
     drop();
   });
 

@@ -465,6 +465,62 @@ describe("query work is bounded", () => {
     },
   );
 
+  it("reads a query with relations again in ranges after its user's claims change, every pull answered", async () => {
+    // "user" or "user:reader": a reader's claims hide the tags labelled x.
+    const { target } = await start({
+      devAuth: false,
+      authenticate: (request) => {
+        const [userID, role] = (request.headers.get("authorization") ?? "").split(":");
+        return userID ? { userID, role: role ?? "owner" } : null;
+      },
+      visibility: (claims) => (claims.role === "reader" ? { tag: { sql: "label <> ?", params: ["x"] } } : {}),
+    });
+    await seeded(target, "a", 40_000);
+    const client = await victim(target);
+    let cookie: number | null = null;
+    const rows = new Map<string, unknown>();
+    /** Pulls `everyItemTagged` as `authorization` until it is whole, the victim's pull beside each. */
+    const pullWhole = async (authorization: string, patch: Op[]) => {
+      for (let pulls = 0; ; pulls++) {
+        expect(pulls).toBeLessThan(200);
+        const [answer, victimPull] = await Promise.all([
+          fetch(`${target.url}/a/pull`, {
+            method: "POST",
+            headers: { "content-type": "application/json", authorization },
+            body: JSON.stringify({ clientGroupID: "g1", clientID: "g1-c", cookie, queries: { patch } }),
+          }).then(async (response) => ({
+            status: response.status,
+            json: (await response.json()) as Record<string, unknown>,
+          })),
+          client.pull(),
+        ]);
+        expect(victimPull.status).toBe(200);
+        expect(answer.status, JSON.stringify(answer.json)).toBe(200);
+        patch = [];
+        cookie = answer.json.cookie as number;
+        for (const op of answer.json.rowsPatch as Array<{
+          op: string;
+          tableName: string;
+          id?: { id: string };
+          value?: { id: string };
+        }>) {
+          if (op.op === "put") rows.set(`${op.tableName}/${op.value!.id}`, op.value);
+          else if (op.op === "del") rows.delete(`${op.tableName}/${op.id!.id}`);
+        }
+        if ((answer.json.gotQueries as string[]).includes("t")) return;
+      }
+    };
+    await pullWhole("mallory", [{ op: "put", hash: "t", name: "everyItemTagged", args: [] }]);
+    expect(rows.size).toBe(120_000);
+    // The same client group, its user now a reader: evaluated whole in one step, the query passed
+    // its budget, and did at every pull after (the claims stay changed until one is answered).
+    await pullWhole("mallory:reader", []);
+    const labels = [...rows.values()].map((row) => (row as { label?: string }).label);
+    expect(labels.filter((label) => label === "x")).toHaveLength(0);
+    expect(labels.filter((label) => label === "y")).toHaveLength(40_000);
+    expect(rows.size).toBe(80_000);
+  });
+
   it("names a query the socket's group desired in Zero's transformError when it passes its budget", async () => {
     const { target } = await start();
     await seeded(target, "a", 3_000);

@@ -218,6 +218,39 @@ function catchUpRelated(
 }
 
 /**
+ * After a change of claims, a query read in ranges or pages on a metered call (`readInParts`) lets
+ * go of its rows and is read again from its first range while the answer has time, waiting
+ * deferred past it (evaluated whole, one statement, it could pass its step's budget, and would
+ * again at every pull after, whose claims stay changed until one is answered). A row it held
+ * and holds again in this pull is not sent: the client sees a query of a few ranges change in
+ * one answer, and loses the rows of one of more until their range comes. Answers whether it is done.
+ */
+export function readAfresh(
+  membership: Membership,
+  group: string,
+  query: StoredQuery,
+  plan: QueryNode,
+  pace: AnswerPace,
+): bool {
+  if (!pace.fits) {
+    readAgain(membership, group, query);
+    return false;
+  }
+  membership.release(query.hash);
+  forgetRange(group, query.hash);
+  query.keeps = false;
+  query.range = new RangeState();
+  if (evaluateFresh(membership, group, query, plan, pace)) return true;
+  membership.readAgain = true;
+  return false;
+}
+
+/** Whether the query's fresh evaluation on this call is read in ranges or pages (`evaluateFresh`). */
+export function readInParts(plan: QueryNode): bool {
+  return meteredCall() && (pagedWindowPlan(plan, RANGE_ROWS) || rangedPlan(plan));
+}
+
+/**
  * A query that writes changed too much of to bring up to date in a step (subtree-upkeep.ts,
  * UPKEEP_AGAIN) lets go of its rows and waits deferred, to be read again in ranges from the first.
  */
@@ -311,10 +344,10 @@ export function refresh(
  * A query the answer has no time left for, after a claims change: it lets go of its rows, any of
  * which the user may no longer see, and waits for the pulls after, holding none, as a reset's
  * deferred queries do (deferred.ts). Only a query that `holdsFew` rows is deferred: letting go
- * of a row costs about what evaluating it does, so one whose cost is its rows (a window of
- * thousands) is evaluated in place, and what a deferral spares is the work of a query that
- * examines much to hold little. (After writes, a query left keeps the rows they did not change:
- * `releaseChanged`.)
+ * of a row costs about what evaluating it does, so one whose cost is its rows (a window of up
+ * to 2,048; a larger one is read again in pages, `readAfresh`) is evaluated in place, and what
+ * a deferral spares is the work of a query that examines much to hold little. (After writes, a
+ * query left keeps the rows they did not change: `releaseChanged`.)
  */
 export function deferOutOfTime(membership: Membership, group: string, hash: string): void {
   membership.release(hash);

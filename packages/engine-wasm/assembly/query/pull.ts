@@ -23,7 +23,16 @@ import { extraParam, jsonString, params } from "../text";
 import { Visibility } from "../visibility";
 import { collectDead, rekey } from "./dead-keys";
 import { countDeferred, defer, deferredQueries, undefer, undeferAll } from "./deferred";
-import { Changes, catchUp, deferOutOfTime, evaluateFresh, holdsFew, refresh } from "./evaluations";
+import {
+  Changes,
+  catchUp,
+  deferOutOfTime,
+  evaluateFresh,
+  holdsFew,
+  readAfresh,
+  readInParts,
+  refresh,
+} from "./evaluations";
 import { follow } from "./follow";
 import { ensureIndexes } from "./indexes";
 import { journalCovers, noteMoves, oweMissed, stampMoves } from "./journal";
@@ -259,10 +268,19 @@ export function queryPull(
       // these and diffed against what the group holds, so the rows the claims now hide are
       // deleted and those they now show are put (with the changes since the cookie, as always).
       // Past the answer's time the rest let go of their rows and wait (deferOutOfTime), the
-      // deferred ones among them staying so.
+      // deferred ones among them staying so. A query read in ranges is read in them again
+      // (readAfresh), however few its rows: whole, it could pass its step's budget.
       const queries = storedQueries(group);
       if (!changesQueries(patchText)) known = queries;
       for (let q = 0; q < queries.length && !membership.exceeded(); q++) {
+        const plan = readPlan(queries[q].plan, schema);
+        if (readInParts(plan)) {
+          if (readAfresh(membership, group, queries[q], plan, pace)) {
+            undefer(group, queries[q].hash);
+            answer.recomputed++;
+          }
+          continue;
+        }
         if (!pace.fits && holdsFew(key, queries[q].hash)) {
           deferOutOfTime(membership, group, queries[q].hash);
           continue;
