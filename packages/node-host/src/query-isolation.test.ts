@@ -1,7 +1,7 @@
 import { statSync } from "node:fs";
 import { join } from "node:path";
 import { type ConformanceTarget, connectZero, NativeClient, until } from "@weir/conformance";
-import { type Schema, type TableIndex, tableIndexes } from "@weir/engine-wasm";
+import { type Schema, type TableIndex, tableIndexes, type Visibility } from "@weir/engine-wasm";
 import { betterSqliteAdapter } from "@weir/engine-wasm/better-sqlite3";
 import type { QueryDefinition } from "@weir/host-core";
 import Database from "better-sqlite3";
@@ -188,10 +188,11 @@ async function queryPull(
   group: string,
   cookie: number | null,
   patch: Op[] | null,
+  authorization = "mallory",
 ) {
   const response = await fetch(`${target.url}/${ns}/pull`, {
     method: "POST",
-    headers: { "content-type": "application/json", authorization: "mallory" },
+    headers: { "content-type": "application/json", authorization },
     // null: a pull without the queries field (a group's pulls answer by its queries either way).
     body: JSON.stringify({
       clientGroupID: group,
@@ -215,6 +216,49 @@ async function victim(target: ConformanceTarget) {
   await client.push([{ name: "note", args: { id: "v1" } }]);
   await client.sync();
   return client;
+}
+
+/** What group g1 of namespace a was answered: its cookie, and its rows by "<table>/<id>". */
+type Synced = { cookie: number | null; rows: Map<string, unknown> };
+
+/** Takes in an answer of group g1's: its rows patch and cookie. */
+function take(synced: Synced, answer: { status: number; json: Record<string, unknown> }): void {
+  expect(answer.status, JSON.stringify(answer.json)).toBe(200);
+  synced.cookie = answer.json.cookie as number;
+  for (const op of answer.json.rowsPatch as Array<{
+    op: string;
+    tableName: string;
+    id?: { id: string };
+    value?: { id: string };
+  }>) {
+    if (op.op === "put") synced.rows.set(`${op.tableName}/${op.value!.id}`, op.value);
+    else if (op.op === "del") synced.rows.delete(`${op.tableName}/${op.id!.id}`);
+  }
+}
+
+/**
+ * Pulls group g1 of namespace a (as `authorization`, the first pull with `patch`) until its query
+ * `hash` is whole, a pull of the victim's beside each: every one of both is answered.
+ */
+async function pullWhole(
+  target: ConformanceTarget,
+  victimClient: NativeClient,
+  synced: Synced,
+  hash: string,
+  patch: Op[],
+  authorization = "mallory",
+): Promise<void> {
+  for (let pulls = 0; ; pulls++) {
+    expect(pulls).toBeLessThan(200);
+    const [answer, victimPull] = await Promise.all([
+      queryPull(target, "a", "g1", synced.cookie, patch, authorization),
+      victimClient.pull(),
+    ]);
+    expect(victimPull.status).toBe(200);
+    take(synced, answer);
+    patch = [];
+    if ((answer.json.gotQueries as string[]).includes(hash)) return;
+  }
 }
 
 /**
@@ -371,24 +415,9 @@ describe("query work is bounded", () => {
     await seeded(target, "a", 100_000);
     const client = await victim(target);
     // 100,000 items in ranges of 2,048, each a step far within 50 ms, together past it.
-    let cookie: number | null = null;
-    let patch: Op[] = [{ op: "put", hash: "e", name: "everyItem", args: [] }];
-    const ids = new Set<string>();
-    for (let pulls = 0; ; pulls++) {
-      expect(pulls).toBeLessThan(200);
-      const [answer, victimPull] = await Promise.all([
-        queryPull(target, "a", "g1", cookie, patch),
-        client.pull(),
-      ]);
-      expect(victimPull.status).toBe(200);
-      expect(answer.status).toBe(200);
-      patch = [];
-      cookie = answer.json.cookie as number;
-      for (const op of answer.json.rowsPatch as Array<{ op: string; value?: { id: string } }>)
-        if (op.op === "put") ids.add(op.value!.id);
-      if ((answer.json.gotQueries as string[]).includes("e")) break;
-    }
-    expect(ids.size).toBe(100_000);
+    const synced: Synced = { cookie: null, rows: new Map() };
+    await pullWhole(target, client, synced, "e", [{ op: "put", hash: "e", name: "everyItem", args: [] }]);
+    expect(synced.rows.size).toBe(100_000);
   });
 
   it.each([
@@ -402,31 +431,9 @@ describe("query work is bounded", () => {
       const client = await victim(target);
       // 40,000 items and 80,000 tags in ranges of 2,048 rows of the root, each a step within 50 ms,
       // together past it.
-      let cookie: number | null = null;
-      let patch: Op[] = [{ op: "put", hash: "t", name, args: [] }];
-      const rows = new Map<string, unknown>();
-      const read = (answer: { json: Record<string, unknown> }) => {
-        for (const op of answer.json.rowsPatch as Array<{
-          op: string;
-          tableName: string;
-          value?: { id: string };
-        }>)
-          if (op.op === "put") rows.set(`${op.tableName}/${op.value!.id}`, op.value);
-      };
-      for (let pulls = 0; ; pulls++) {
-        expect(pulls).toBeLessThan(200);
-        const [answer, victimPull] = await Promise.all([
-          queryPull(target, "a", "g1", cookie, patch),
-          client.pull(),
-        ]);
-        expect(victimPull.status).toBe(200);
-        expect(answer.status).toBe(200);
-        patch = [];
-        cookie = answer.json.cookie as number;
-        read(answer);
-        if ((answer.json.gotQueries as string[]).includes("t")) break;
-      }
-      expect(rows.size).toBe(120_000);
+      const synced: Synced = { cookie: null, rows: new Map() };
+      await pullWhole(target, client, synced, "t", [{ op: "put", hash: "t", name, args: [] }]);
+      expect(synced.rows.size).toBe(120_000);
       // Writes after (an item with a tag, a tag relabelled): the next pull answers them from the
       // rows they can have moved, not a whole evaluation.
       const owner = new NativeClient(target, "a", "mallory");
@@ -436,30 +443,16 @@ describe("query work is bounded", () => {
         { name: "retag", args: { id: "ai000007", label: "z" } },
       ]);
       expect(pushed.status).toBe(200);
-      const after = await queryPull(target, "a", "g1", cookie, []);
-      expect(after.status).toBe(200);
-      read(after);
-      expect(rows.has("item/i999999")).toBe(true);
-      expect(rows.has("tag/t999999")).toBe(true);
-      expect(rows.get("tag/ai000007")).toMatchObject({ label: "z" });
+      take(synced, await queryPull(target, "a", "g1", synced.cookie, []));
+      expect(synced.rows.has("item/i999999")).toBe(true);
+      expect(synced.rows.has("tag/t999999")).toBe(true);
+      expect(synced.rows.get("tag/ai000007")).toMatchObject({ label: "z" });
       // A bulk write, every tag labelled x (40,000): more than a step brings up to date (it was
       // refused past the budget, at every pull), the query lets go of its rows and reads them
       // again in ranges, each pull answered beside the victim's.
       expect((await owner.push([{ name: "relabel", args: { from: "x", to: "w" } }])).status).toBe(200);
-      cookie = after.json.cookie as number;
-      for (let pulls = 0; ; pulls++) {
-        expect(pulls).toBeLessThan(200);
-        const [answer, victimPull] = await Promise.all([
-          queryPull(target, "a", "g1", cookie, []),
-          client.pull(),
-        ]);
-        expect(victimPull.status).toBe(200);
-        expect(answer.status).toBe(200);
-        cookie = answer.json.cookie as number;
-        read(answer);
-        if ((answer.json.gotQueries as string[]).includes("t")) break;
-      }
-      const labels = [...rows.values()].map((row) => (row as { label?: string }).label);
+      await pullWhole(target, client, synced, "t", []);
+      const labels = [...synced.rows.values()].map((row) => (row as { label?: string }).label);
       expect(labels.filter((label) => label === "x")).toHaveLength(0);
       expect(labels.filter((label) => label === "w")).toHaveLength(40_000);
     },
@@ -473,52 +466,23 @@ describe("query work is bounded", () => {
         const [userID, role] = (request.headers.get("authorization") ?? "").split(":");
         return userID ? { userID, role: role ?? "owner" } : null;
       },
-      visibility: (claims) => (claims.role === "reader" ? { tag: { sql: "label <> ?", params: ["x"] } } : {}),
+      visibility: (claims): Visibility =>
+        claims.role === "reader" ? { tag: { sql: "label <> ?", params: ["x"] } } : {},
     });
     await seeded(target, "a", 40_000);
     const client = await victim(target);
-    let cookie: number | null = null;
-    const rows = new Map<string, unknown>();
-    /** Pulls `everyItemTagged` as `authorization` until it is whole, the victim's pull beside each. */
-    const pullWhole = async (authorization: string, patch: Op[]) => {
-      for (let pulls = 0; ; pulls++) {
-        expect(pulls).toBeLessThan(200);
-        const [answer, victimPull] = await Promise.all([
-          fetch(`${target.url}/a/pull`, {
-            method: "POST",
-            headers: { "content-type": "application/json", authorization },
-            body: JSON.stringify({ clientGroupID: "g1", clientID: "g1-c", cookie, queries: { patch } }),
-          }).then(async (response) => ({
-            status: response.status,
-            json: (await response.json()) as Record<string, unknown>,
-          })),
-          client.pull(),
-        ]);
-        expect(victimPull.status).toBe(200);
-        expect(answer.status, JSON.stringify(answer.json)).toBe(200);
-        patch = [];
-        cookie = answer.json.cookie as number;
-        for (const op of answer.json.rowsPatch as Array<{
-          op: string;
-          tableName: string;
-          id?: { id: string };
-          value?: { id: string };
-        }>) {
-          if (op.op === "put") rows.set(`${op.tableName}/${op.value!.id}`, op.value);
-          else if (op.op === "del") rows.delete(`${op.tableName}/${op.id!.id}`);
-        }
-        if ((answer.json.gotQueries as string[]).includes("t")) return;
-      }
-    };
-    await pullWhole("mallory", [{ op: "put", hash: "t", name: "everyItemTagged", args: [] }]);
-    expect(rows.size).toBe(120_000);
+    const synced: Synced = { cookie: null, rows: new Map() };
+    await pullWhole(target, client, synced, "t", [
+      { op: "put", hash: "t", name: "everyItemTagged", args: [] },
+    ]);
+    expect(synced.rows.size).toBe(120_000);
     // The same client group, its user now a reader: evaluated whole in one step, the query passed
     // its budget, and did at every pull after (the claims stay changed until one is answered).
-    await pullWhole("mallory:reader", []);
-    const labels = [...rows.values()].map((row) => (row as { label?: string }).label);
+    await pullWhole(target, client, synced, "t", [], "mallory:reader");
+    const labels = [...synced.rows.values()].map((row) => (row as { label?: string }).label);
     expect(labels.filter((label) => label === "x")).toHaveLength(0);
     expect(labels.filter((label) => label === "y")).toHaveLength(40_000);
-    expect(rows.size).toBe(80_000);
+    expect(synced.rows.size).toBe(80_000);
   });
 
   it("names a query the socket's group desired in Zero's transformError when it passes its budget", async () => {
