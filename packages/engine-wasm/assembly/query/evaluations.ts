@@ -222,8 +222,8 @@ function catchUpRelated(
  * go of its rows and is read again from its first range while the answer has time, waiting
  * deferred past it (evaluated whole, one statement, it could pass its step's budget, and would
  * again at every pull after, whose claims stay changed until one is answered). A row it held
- * and holds again in this pull is not sent: the client sees a query of a few ranges change in
- * one answer, and loses the rows of one of more until their range comes. Answers whether it is done.
+ * and holds again in this pull is not sent: a query of a range or two changes in one answer, and
+ * a larger one's other rows are deleted until their range comes. Answers whether it is done.
  */
 export function readAfresh(
   membership: Membership,

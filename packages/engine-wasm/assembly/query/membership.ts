@@ -321,8 +321,11 @@ export class Membership {
     );
   }
 
-  /** Puts `rows` (columns t, k; `rowParams` its parameters) in scratch kind `kind`; answers how many. */
-  scratchRows(rows: string, rowParams: Array<string>, kind: string): i64 {
+  /**
+   * Puts `rows` (columns t, k; `rowParams` its parameters) in scratch kind `kind`; answers how
+   * many. They count as evaluated rows (the pull's `maxQueryRows`) unless not `counted`.
+   */
+  scratchRows(rows: string, rowParams: Array<string>, kind: string, counted: bool = true): i64 {
     this.scratched = true;
     const bound: string[] = [kind];
     for (let i = 0; i < rowParams.length; i++) bound.push(rowParams[i]);
@@ -334,7 +337,7 @@ export class Membership {
         params(bound),
       )
     );
-    this.evaluated += found;
+    if (counted) this.evaluated += found;
     return found;
   }
 

@@ -15,10 +15,10 @@
 // 20,000 with its tags is not read again on a write to one of them, and a query read in ranges
 // takes the total budget over them (limits.ts).
 import { ChangeScope } from "../change-keys";
-import { exec, queryRows } from "../host";
+import { queryRows } from "../host";
 import { keyBound, keyIn } from "../keyset-window";
 import { keyMatch } from "../projection";
-import { PRIOR_SEQ, priorTableName } from "../schema";
+import { PRIOR_SEQ, priorTableName, Table } from "../schema";
 import { ident, literal, params, unionAll } from "../text";
 import { workTerm } from "./limits";
 import { Membership } from "./membership";
@@ -125,7 +125,7 @@ function addCandidates(
   const table = node.table;
   const alias = node.alias();
   const name = literal(table.name);
-  const bound: string[] = [kind];
+  const bound: string[] = [];
   const parts: string[] = [
     "SELECT " +
       name +
@@ -171,12 +171,8 @@ function addCandidates(
     );
     if (node.limit.length > 0) parts.push(siblingsOfChanged(m, node, c, from, to, scope, bound));
   }
-  exec(
-    "INSERT INTO _weir_query_scratch (kind, tbl, pk, was_held) SELECT ?, t, k, 0 FROM (" +
-      unionAll(parts) +
-      ") WHERE 1 ON CONFLICT DO NOTHING",
-    params(bound),
-  );
+  // Candidates are not rows the query holds: they count toward no budget of rows.
+  m.scratchRows(unionAll(parts), bound, kind, false);
   for (let i = 0; i < node.related.length; i++) {
     addCandidates(
       m,
@@ -230,14 +226,33 @@ function belowByValues(
     keyMatch(above, "_weir_s.pk", "_weir_n") +
     " WHERE _weir_s.kind = ? AND _weir_s.tbl = " +
     literal(above.name) +
-    " UNION SELECT " +
-    columnList(c.parent, "_weir_b") +
+    " UNION ";
+  return text + priorValues(above, c.parent, from, to, scope, bound) + ")";
+}
+
+/**
+ * A SELECT of `columns` (plan tokens) of the rows of `table` as they were before each of its
+ * changes in [from, to) that `scope` reads (the prior rows the log keeps); its parameters go to
+ * `bound`.
+ */
+function priorValues(
+  table: Table,
+  columns: Array<string>,
+  from: string,
+  to: string,
+  scope: ChangeScope,
+  bound: Array<string>,
+): string {
+  return (
+    "SELECT " +
+    columnList(columns, "_weir_b") +
     " FROM _weir_changes AS _weir_c JOIN " +
-    priorTableName(above) +
+    priorTableName(table) +
     " AS _weir_b ON _weir_b." +
     PRIOR_SEQ +
-    " = _weir_c.seq WHERE ";
-  return text + scope.of(above, "_weir_c", from, to, bound) + ")";
+    " = _weir_c.seq WHERE " +
+    scope.of(table, "_weir_c", from, to, bound)
+  );
 }
 
 /**
@@ -285,14 +300,8 @@ function siblingsOfChanged(
     keyMatch(table, "_weir_c.pk", "_weir_n") +
     " WHERE " +
     scope.of(table, "_weir_c", from, to, sql.params) +
-    " UNION SELECT " +
-    columnList(c.child, "_weir_b") +
-    " FROM _weir_changes AS _weir_c JOIN " +
-    priorTableName(table) +
-    " AS _weir_b ON _weir_b." +
-    PRIOR_SEQ +
-    " = _weir_c.seq WHERE ";
-  text += scope.of(table, "_weir_c", from, to, sql.params) + ") AND ";
+    " UNION ";
+  text += priorValues(table, c.child, from, to, scope, sql.params) + ") AND ";
   text += sql.condition(node.where, alias);
   sql.params.push(from);
   sql.params.push(to);
@@ -341,17 +350,11 @@ class SubtreeSql extends QuerySql {
       alias +
       " WHERE ";
     this.params.push(among);
-    text += "_weir_s.kind = ? AND _weir_s.tbl = " + literal(node.table.name);
-    for (let i = 0; i < node.table.primaryKey.length; i++) {
-      text +=
-        " AND " +
-        alias +
-        "." +
-        ident(node.table.primaryKey[i].name) +
-        " = json_extract(_weir_s.pk, '$[" +
-        i.toString() +
-        "]')";
-    }
+    text +=
+      "_weir_s.kind = ? AND _weir_s.tbl = " +
+      literal(node.table.name) +
+      " AND " +
+      keyMatch(node.table, "_weir_s.pk", alias);
     into.push(text + " AND " + workTerm(node, alias) + this.holds(node, ancestors, links, through));
     for (let i = 0; i < node.related.length; i++) {
       const below = ancestors.slice(0);
