@@ -139,6 +139,7 @@ export const issueServer = {
 
 /** What the tests use of a client of the tracker. */
 export interface IssueZero {
+  readonly clientID: string;
   mutate(request: unknown): { client: Promise<unknown>; server: Promise<unknown> };
   materialize(query: unknown): {
     addListener(listener: (data: unknown, resultType: unknown) => void): void;
