@@ -23,6 +23,12 @@ export const NEEDS_TRANSACTION = "?";
 export const ROWS_HERE = "\x01";
 export const ROWS_AFTER_OP_HERE = "\x02";
 
+/**
+ * Root rows a range of a query read in ranges reads (assembly/query/ranges.ts), unless the host
+ * answers fewer for it (`_weir_range_rows`, RangeSizes).
+ */
+export const RANGE_ROWS = 2048;
+
 /** The wire format a pull renders. */
 export const FORMAT_NATIVE = 0;
 export const FORMAT_REPLICACHE = 1;

@@ -14,6 +14,7 @@ export { EngineFailure } from "./engine-module.js";
 export { engineWasmUrl, leanEngineWasmUrl } from "./engine-wasm-url.js";
 export { checkPatchCaps } from "./group-caps.js";
 export { QueryPages, type QueryPagesOptions, QueryPageTurn } from "./query-pages.js";
+export { RangeSizes } from "./range-sizes.js";
 export { schemaProblems, schemaText } from "./schema-text.js";
 export { parseSchemaText, storedSchema } from "./stored-schema.js";
 export { type TableIndex, tableIndexes } from "./table-indexes.js";

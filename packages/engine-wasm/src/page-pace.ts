@@ -1,3 +1,5 @@
+import type { RangeSizes } from "./range-sizes.js";
+
 /** How a pull's pages are read: a query's root, or a reset (QueryPages). */
 export interface QueryPagesOptions {
   /**
@@ -8,6 +10,11 @@ export interface QueryPagesOptions {
   pageMs: number;
   /** Rows a page reads; default: sized from what the pages before took, for `pageMs` / 2. */
   pageRows?: number;
+  /**
+   * The rows each query's ranges read, learnt by the pulls before (a namespace keeps one);
+   * default: the pull's own, from RANGE_ROWS.
+   */
+  ranges?: RangeSizes;
 }
 
 const MAX_PAGE_ROWS = 65_536;

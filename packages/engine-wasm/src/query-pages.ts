@@ -1,4 +1,5 @@
 import { PagePace, type QueryPagesOptions } from "./page-pace.js";
+import { RangeSizes } from "./range-sizes.js";
 import { ResetPages } from "./reset-pages.js";
 
 export type { QueryPagesOptions };
@@ -55,7 +56,11 @@ export class QueryPages {
   private watermark = "";
   private readonly pace: PagePace;
 
+  /** The rows each query's ranges read, learnt from their steps' time (the namespace's, or the pull's own). */
+  readonly ranges: RangeSizes;
+
   constructor(options: QueryPagesOptions) {
+    this.ranges = options.ranges ?? new RangeSizes();
     this.pace = new PagePace(options, FIRST_PAGE_ROWS);
     this.reset = new ResetPages(new PagePace(options, FIRST_RESET_ROWS), () => this.turn());
   }
@@ -95,6 +100,18 @@ export class QueryPages {
   /** `_weir_page_keys`: the keys of the root rows the query's pages kept, as one JSON array. */
   keys(hash: string, plan: string): string {
     return `[${this.paged(hash, plan).kept.join(",")}]`;
+  }
+
+  /**
+   * A range of the query passed its step's budget: its ranges read half as many rows, and the run
+   * stops, to be run again after a turn. False when they read their fewest already (the query is
+   * refused past its budget).
+   */
+  rangeTurn(hash: string): boolean {
+    if (!this.ranges.halve(hash)) return false;
+    this.turns++;
+    this.stopped = true;
+    return true;
   }
 
   private turn(): never {

@@ -86,4 +86,42 @@ describe.each(DATABASES)("the work meter's count of a query's time on $kind", ({
     );
     step.db.close();
   });
+
+  it("reads a range past its step's budget again half as large, down to 32 rows, then refuses its query", () => {
+    const examine = (db: ReturnType<typeof metered>["db"]) =>
+      db.adapter.query(
+        "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 1024) " +
+          "SELECT count(*) FROM n WHERE _weir_work(i)",
+        [],
+      );
+    const { meter, pages, query, pass, db } = metered(true, 50, 60_000);
+    const rangeRows = () => db.adapter.query("SELECT _weir_range_rows(?)", ["h"])[0]![0];
+    const sizes: unknown[] = [];
+    for (let run = 0; run < 7; run++) {
+      meter.begin(50, pages);
+      sizes.push(rangeRows());
+      query(0);
+      pass(60);
+      expect(() => examine(db)).toThrow();
+      // Stopped for a turn (the range read again smaller in the run after), not refused.
+      if (run < 6) expect([meter.turned(), meter.exceeded]).toEqual([true, null]);
+      meter.end();
+    }
+    expect(sizes).toEqual([2048, 1024, 512, 256, 128, 64, 32]);
+    // At 32 rows the range's query is refused past its budget.
+    expect(meter.turned()).toBe(false);
+    expect(meter.message()).toMatch(/^query q \(h\) passed its work budget of 50 ms/);
+    // A range within a quarter of the budget lets the next read twice as many; an evaluation the
+    // engine did not ask the range rows of (a whole one) is not a range.
+    meter.begin(50, pages);
+    rangeRows();
+    query(0);
+    pass(10);
+    query(0);
+    expect(pages!.ranges.of("h")).toBe(64);
+    pass(10);
+    meter.end();
+    expect(pages!.ranges.of("h")).toBe(64);
+    db.close();
+  });
 });

@@ -1,3 +1,4 @@
+import { RANGE_ROWS } from "./abi.js";
 import type { QueryPages } from "./query-pages.js";
 import type { SqlAdapter, SqlValue } from "./types.js";
 
@@ -44,6 +45,10 @@ export class WorkMeter {
   private readonly defined = new WeakSet<SqlAdapter>();
   /** The current call's paging (null: its queries are read whole). */
   private pages: QueryPages | null = null;
+  /** The query whose range the engine asked the rows of (`_weir_range_rows`), until its evaluation begins. */
+  private nextRange: string | null = null;
+  /** The query whose range the current evaluation reads (null: it reads no range). */
+  private range: string | null = null;
 
   /** Defines the functions on `db` once; false when its driver cannot (then nothing is metered). */
   attach(db: SqlAdapter): boolean {
@@ -57,6 +62,12 @@ export class WorkMeter {
     db.defineFunction("_weir_answer_left", () =>
       Math.min(ANSWER_UNLIMITED_MS, this.answerMs - (this.clock() - this.callStartedAt)),
     );
+    // Root rows a query's next range reads (RangeSizes, where the call pages); the evaluation
+    // the engine begins next is that range's, and timed as one.
+    db.defineFunction("_weir_range_rows", (hash) => {
+      this.nextRange = String(hash);
+      return this.pages ? this.pages.ranges.of(this.nextRange) : RANGE_ROWS;
+    });
     // A query's root read in pages (QueryPages), where the call pages.
     db.defineFunction("_weir_pages", (hash, plan, watermark) =>
       this.pages ? this.pages.state(String(hash), String(plan), String(watermark)) : "0",
@@ -115,6 +126,8 @@ export class WorkMeter {
 
   /** Ends the call: the time of the query it was in, and its rows, count toward the pull's next run. */
   end(): void {
+    this.rangeEnded();
+    this.nextRange = null;
     this.spend();
     if (this.pages) this.pages.rows += this.rows;
     this.pages = null;
@@ -122,8 +135,11 @@ export class WorkMeter {
   }
 
   private query(hash: SqlValue, name: SqlValue, spent: number): number {
+    this.rangeEnded();
     this.spend();
     this.current = { hash: String(hash), name: name === null ? null : String(name) };
+    this.range = this.nextRange === this.current.hash ? this.nextRange : null;
+    this.nextRange = null;
     // Its time so far: the engine's count of its earlier ranges (`spent`), or this pull's earlier
     // runs' and calls' (`pages`), which include that count once they ran it: the larger, not
     // their sum (which counted a query's earlier ranges in a pull twice, then twice again).
@@ -137,10 +153,23 @@ export class WorkMeter {
     if (this.pages && this.current) this.pages.spent.set(this.current.hash, this.clock() - this.startedAt);
   }
 
+  /** A range's evaluation ended within a quarter of its budget: the query's next may read more. */
+  private rangeEnded(): void {
+    if (this.range !== null && this.pages && this.clock() - this.stepStartedAt < this.budgetMs / 4)
+      this.pages.ranges.double(this.range);
+    this.range = null;
+  }
+
   private tick(): number {
     if (++this.rows % ROWS_PER_CHECK !== 0) return 1;
     const now = this.clock();
     const step = now - this.stepStartedAt > this.budgetMs;
+    // A range past its step's budget is read again smaller, in a run of the pull after a turn
+    // (QueryPages.rangeTurn), unless its ranges read their fewest rows already.
+    if (step && this.range !== null && this.pages?.rangeTurn(this.range)) {
+      this.range = null;
+      throw new Error("weir: a range passed its step's budget, to be read again smaller");
+    }
     if (step || now - this.startedAt > this.totalMs) {
       this.exceeded = this.current ?? { hash: "", name: null };
       this.passedTotal = !step;

@@ -12,7 +12,7 @@ import { affected, touchedTables } from "./affected";
 import { defer } from "./deferred";
 import { AnswerPace, meteredCall, meterQuery, querySpent } from "./limits";
 import { Membership } from "./membership";
-import { evaluatePage, evaluateRange, evaluateUpTo } from "./membership-ranges";
+import { evaluatePage, evaluateRange, evaluateUpTo, rangeRows } from "./membership-ranges";
 import { Drops } from "./patch-drops";
 import { QueryNode, readPlan } from "./plan";
 import { forgetRange, noteRange, RANGE_ROWS, RangeState } from "./ranges";
@@ -55,7 +55,8 @@ export function evaluateFresh(
   // of a few rows of a large table would otherwise read every range of it).
   if (
     after.length == 0 &&
-    (membership.lend(query.hash, query.plan, plan) || evaluateUpTo(membership, query.hash, plan, RANGE_ROWS))
+    (membership.lend(query.hash, query.plan, plan) ||
+      evaluateUpTo(membership, query.hash, plan, rangeRows(query.hash)))
   ) {
     pace.another();
     return true;
@@ -121,7 +122,7 @@ function evaluatePages(
       if (held > limit) membership.evaluate(query.hash, query.plan);
       done = true;
     } else {
-      const most = <i32>min<i64>(<i64>RANGE_ROWS, limit - held);
+      const most = <i32>min<i64>(<i64>rangeRows(query.hash), limit - held);
       const found = evaluatePage(membership, query.hash, plan, bound, first, most, spent);
       first = false;
       spent = membership.spent;

@@ -5,7 +5,7 @@
 import { exec, queryRows } from "../host";
 import { pageEnd } from "../keyset-window";
 import { params } from "../text";
-import { meterQuery, querySpent } from "./limits";
+import { meteredCall, meterQuery, querySpent } from "./limits";
 import { Membership } from "./membership";
 import { QueryNode } from "./plan";
 import { RANGE_ROWS } from "./ranges";
@@ -14,8 +14,19 @@ import { QuerySql } from "./sql";
 import { PART_ALL, PART_NULLS, PART_VALUES, WindowBound } from "./window-bound";
 
 /**
+ * Root rows the query's next range (or page, or first read whole) reads: RANGE_ROWS, or fewer on
+ * a metered call where the host's pulls found its ranges passing their step's budget (the
+ * `_weir_range_rows` SQL function, the loader's RangeSizes). Called just before the range's
+ * evaluation begins, which the host then times as a range.
+ */
+export function rangeRows(hash: string): i32 {
+  if (!meteredCall()) return RANGE_ROWS;
+  return I32.parseInt(queryRows("SELECT _weir_range_rows(?)", params([hash]))[0][0], 10);
+}
+
+/**
  * Adds the rows the query holds among those of its table after the key `after` (a JSON array;
- * "" from the first) and up to RANGE_ROWS rows of it, in key order. Answers the last key the
+ * "" from the first) and up to `rangeRows` rows of it, in key order. Answers the last key the
  * range read, or "" when the table ended within it (then the query is evaluated whole). Its
  * work budget counts the ms its earlier ranges `spent` too.
  */
@@ -27,7 +38,7 @@ export function evaluateRange(
   spent: f64,
 ): string {
   const endParams: string[] = [];
-  const ends = queryRows(pageEnd(plan.table, after, RANGE_ROWS, endParams), params(endParams));
+  const ends = queryRows(pageEnd(plan.table, after, rangeRows(hash), endParams), params(endParams));
   const end = ends.length > 0 ? ends[0][0] : "";
   const kind = m.nextKind();
   // Its work budget counts the statement that evaluates it, as a whole evaluation's does.

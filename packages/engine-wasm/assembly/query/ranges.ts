@@ -20,12 +20,16 @@
 // A window of more than RANGE_ROWS rows (a limit, no relation or EXISTS) is read alike in pages of
 // its order (window-bound.ts): its state here is the same but for `after`, "[]", as it goes on
 // after its bound.
+import { RANGE_ROWS as ABI_RANGE_ROWS } from "../../src/abi";
 import { exec } from "../host";
 import { jsonString, params, parseI64 } from "../text";
 import { windowBoundsSql } from "./window-bound";
 
-/** Rows of the root's table a range reads. */
-export const RANGE_ROWS: i32 = 2048;
+/**
+ * Rows of the root's table a range reads, unless the host answers fewer for the query, where its
+ * ranges passed their step's budget (membership-ranges.ts, `rangeRows`).
+ */
+export const RANGE_ROWS: i32 = ABI_RANGE_ROWS;
 
 export function rangesSql(): Array<string> {
   return [

@@ -1,4 +1,4 @@
-import type { Engine, Visibility } from "@weir/engine-wasm";
+import type { Engine, QueryPages, Visibility } from "@weir/engine-wasm";
 import type { MutateRequest } from "@weir/protocol";
 import type { Claims } from "../auth/claims.js";
 import type { QueryDefinition } from "../config/weir-config.js";
@@ -60,6 +60,11 @@ export interface QueryReads {
   readonly queryLimits: QueryLimits;
   /** The visibility filters for these claims, unless an operator switched visibility off. */
   visibilityFor(claims: Claims): Visibility | undefined;
+  /**
+   * A pull's paging (QueryPages): the config's page time, and the rows each query's ranges read
+   * as the namespace's pulls learnt them (RangeSizes).
+   */
+  queryPages(): QueryPages;
 }
 
 export interface MutatorContextSource {

@@ -1,4 +1,4 @@
-import { QueryPages, QueryPageTurn } from "@weir/engine-wasm";
+import { type QueryPages, QueryPageTurn } from "@weir/engine-wasm";
 import type { PullContext } from "./flow-context.js";
 import { pollTurn } from "./next-turn.js";
 import type { PullFlowResult } from "./pull-flow.js";
@@ -16,7 +16,7 @@ export async function runPagedPull(
   run: (pages: QueryPages) => PullFlowResult,
   yieldTurn: () => Promise<void> = pollTurn,
 ): Promise<PullFlowResult> {
-  const pages = new QueryPages({ pageMs: ctx.queryLimits.queryPageMs });
+  const pages = ctx.queryPages();
   for (;;) {
     try {
       return run(pages);

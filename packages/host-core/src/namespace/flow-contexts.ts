@@ -1,4 +1,4 @@
-import type { Engine } from "@weir/engine-wasm";
+import type { Engine, QueryPages } from "@weir/engine-wasm";
 import type { Claims } from "../auth/claims.js";
 import type { ResolvedConfig } from "../config/weir-config.js";
 import type { MutateDelegate } from "../delegate/mutate-delegate.js";
@@ -64,9 +64,17 @@ export function knobWriter(control: ControlStore): KnobWriter {
   return { setKnob: (key, value) => control.set(key, value) };
 }
 
-/** The config's queries and caps, and visibility as the operator switched it. */
-export function queryReads(config: ResolvedConfig, control: ControlStore): QueryReads {
+/**
+ * The config's queries and caps, and visibility as the operator switched it; `queryPages` makes a
+ * pull's paging (the namespace's, which keeps what its pulls learnt of their ranges).
+ */
+export function queryReads(
+  config: ResolvedConfig,
+  control: ControlStore,
+  queryPages: () => QueryPages,
+): QueryReads {
   return {
+    queryPages,
     queries: config.queries,
     tolerateUnknownQueries: config.tolerateUnknownQueries ?? false,
     queryTransformVersion: config.queryTransformVersion,

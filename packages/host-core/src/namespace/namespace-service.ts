@@ -1,4 +1,4 @@
-import type { Engine, SqlAdapter } from "@weir/engine-wasm";
+import { type Engine, QueryPages, RangeSizes, type SqlAdapter } from "@weir/engine-wasm";
 import type { AdminAction, Dialect } from "@weir/protocol";
 import type { Claims } from "../auth/claims.js";
 import { runDelegatedPush } from "../delegate/delegated-push-flow.js";
@@ -133,10 +133,13 @@ export class NamespaceService {
       upstreamCursor,
     });
     this.ingester = ingester;
+    // The namespace's pulls and pokes page alike, and learn its queries' range sizes together.
+    const ranges = new RangeSizes();
+    const queryPages = () => new QueryPages({ pageMs: config.queryPageMs, ranges });
     const flows = assembleContexts({
       data,
       knobs: knobWriter(control),
-      queries: queryReads(config, control),
+      queries: queryReads(config, control, queryPages),
       mutators: { store, mutators: config.mutators, tables: init.tables },
       commits: {
         committed: (writers, scope) => this.committed(writers, scope),
@@ -161,6 +164,7 @@ export class NamespaceService {
       zeroStore: this.zeroStore,
       delegates: !!delegate,
       install: () => this.deferred?.install(),
+      queryPages,
     });
     this.contexts = { ...flows, zero };
     this.zero = new ZeroHub(

@@ -1,4 +1,4 @@
-import { type Engine, EngineError, QueryPages } from "@weir/engine-wasm";
+import { type Engine, EngineError, type QueryPages } from "@weir/engine-wasm";
 import { subscriptionFor } from "../audience/subscription.js";
 import { authenticateRequest } from "../auth/authenticate-request.js";
 import type { Claims } from "../auth/claims.js";
@@ -22,6 +22,8 @@ export interface ZeroParts {
   delegates: boolean;
   /** Installs a namespace nothing was written to yet, before Zero reads it. */
   install(): void;
+  /** A poke's paging (the namespace's, as its pulls', QueryReads.queryPages). */
+  queryPages(): QueryPages;
 }
 
 /** What the Zero dialect sees of a namespace: its calls, the engine's client groups, the config. */
@@ -37,7 +39,7 @@ export function zeroNamespace(calls: ZeroCalls, parts: ZeroParts): ZeroNamespace
     delegates: parts.delegates,
     zeroStore: parts.zeroStore,
     pull: (dialect, body, claims, followers, pages) => calls.pull(dialect, body, claims, followers, pages),
-    queryPages: () => new QueryPages({ pageMs: config.queryPageMs }),
+    queryPages: parts.queryPages,
     push: (dialect, body, claims, recordWith) => calls.push(dialect, body, claims, recordWith),
     pushDelegated: (dialect, body, claims, authorization, recordWith) =>
       calls.pushDelegated(dialect, body, claims, authorization, recordWith),
