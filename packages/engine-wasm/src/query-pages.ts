@@ -103,12 +103,12 @@ export class QueryPages {
   }
 
   /**
-   * A range of the query passed its step's budget: its ranges read half as many rows, and the run
+   * A range of the group's query passed its step's budget: its ranges read half as many rows, and the run
    * stops, to be run again after a turn. False when they read their fewest already (the query is
    * refused past its budget).
    */
-  rangeTurn(hash: string): boolean {
-    if (!this.ranges.halve(hash)) return false;
+  rangeTurn(group: string, hash: string): boolean {
+    if (!this.ranges.halve(group, hash)) return false;
     this.turns++;
     this.stopped = true;
     return true;

@@ -81,7 +81,7 @@ describe.each(DATABASES)("the size of a query's ranges on $kind", ({ open }) => 
         }
         patch = [];
         client.apply(result.json as never, schema);
-        sizes.push(ranges.of("t"));
+        sizes.push(ranges.of("g", "t"));
         if (!result.more) return { sizes, turns };
       }
       throw new Error("no whole answer in 100 pulls");
@@ -110,16 +110,18 @@ describe.each(DATABASES)("the size of a query's ranges on $kind", ({ open }) => 
 });
 
 describe("RangeSizes", () => {
-  it("halves a query's ranges down to 32 rows, and doubles them back to RANGE_ROWS", () => {
+  it("halves a group's query's ranges down to 32 rows, and doubles them back to RANGE_ROWS", () => {
     const ranges = new RangeSizes();
-    expect(ranges.of("q")).toBe(RANGE_ROWS);
+    expect(ranges.of("g", "q")).toBe(RANGE_ROWS);
     const halved: number[] = [];
-    while (ranges.halve("q")) halved.push(ranges.of("q"));
+    while (ranges.halve("g", "q")) halved.push(ranges.of("g", "q"));
     expect(halved).toEqual([1024, 512, 256, 128, 64, 32]);
-    expect(ranges.of("other")).toBe(RANGE_ROWS);
-    for (let i = 0; i < 6; i++) ranges.double("q");
-    expect(ranges.of("q")).toBe(RANGE_ROWS);
-    ranges.double("q");
-    expect(ranges.of("q")).toBe(RANGE_ROWS);
+    // Another query, or the same one of another group (another user's), is not sized by it.
+    expect(ranges.of("g", "other")).toBe(RANGE_ROWS);
+    expect(ranges.of("h", "q")).toBe(RANGE_ROWS);
+    for (let i = 0; i < 6; i++) ranges.double("g", "q");
+    expect(ranges.of("g", "q")).toBe(RANGE_ROWS);
+    ranges.double("g", "q");
+    expect(ranges.of("g", "q")).toBe(RANGE_ROWS);
   });
 });

@@ -7,6 +7,12 @@ const ROWS_PER_CHECK = 1024;
 /** What `_weir_answer_left` answers for an answer without a time (SQLite has no infinity). */
 const ANSWER_UNLIMITED_MS = 1e12;
 
+/** A client group's query whose range the engine reads (`_weir_range_rows`). */
+interface RangeOf {
+  group: string;
+  hash: string;
+}
+
 /** The query whose evaluation passed its budget, as a refusal names it. */
 export interface MeteredQuery {
   hash: string;
@@ -46,9 +52,9 @@ export class WorkMeter {
   /** The current call's paging (null: its queries are read whole). */
   private pages: QueryPages | null = null;
   /** The query whose range the engine asked the rows of (`_weir_range_rows`), until its evaluation begins. */
-  private nextRange: string | null = null;
+  private nextRange: RangeOf | null = null;
   /** The query whose range the current evaluation reads (null: it reads no range). */
-  private range: string | null = null;
+  private range: RangeOf | null = null;
 
   /** Defines the functions on `db` once; false when its driver cannot (then nothing is metered). */
   attach(db: SqlAdapter): boolean {
@@ -64,9 +70,9 @@ export class WorkMeter {
     );
     // Root rows a query's next range reads (RangeSizes, where the call pages); the evaluation
     // the engine begins next is that range's, and timed as one.
-    db.defineFunction("_weir_range_rows", (hash) => {
-      this.nextRange = String(hash);
-      return this.pages ? this.pages.ranges.of(this.nextRange) : RANGE_ROWS;
+    db.defineFunction("_weir_range_rows", (group, hash) => {
+      this.nextRange = { group: String(group), hash: String(hash) };
+      return this.pages ? this.pages.ranges.of(this.nextRange.group, this.nextRange.hash) : RANGE_ROWS;
     });
     // A query's root read in pages (QueryPages), where the call pages.
     db.defineFunction("_weir_pages", (hash, plan, watermark) =>
@@ -138,7 +144,7 @@ export class WorkMeter {
     this.rangeEnded();
     this.spend();
     this.current = { hash: String(hash), name: name === null ? null : String(name) };
-    this.range = this.nextRange === this.current.hash ? this.nextRange : null;
+    this.range = this.nextRange?.hash === this.current.hash ? this.nextRange : null;
     this.nextRange = null;
     // Its time so far: the engine's count of its earlier ranges (`spent`), or this pull's earlier
     // runs' and calls' (`pages`), which include that count once they ran it: the larger, not
@@ -156,7 +162,7 @@ export class WorkMeter {
   /** A range's evaluation ended within a quarter of its budget: the query's next may read more. */
   private rangeEnded(): void {
     if (this.range !== null && this.pages && this.clock() - this.stepStartedAt < this.budgetMs / 4)
-      this.pages.ranges.double(this.range);
+      this.pages.ranges.double(this.range.group, this.range.hash);
     this.range = null;
   }
 
@@ -166,7 +172,7 @@ export class WorkMeter {
     const step = now - this.stepStartedAt > this.budgetMs;
     // A range past its step's budget is read again smaller, in a run of the pull after a turn
     // (QueryPages.rangeTurn), unless its ranges read their fewest rows already.
-    if (step && this.range !== null && this.pages?.rangeTurn(this.range)) {
+    if (step && this.range !== null && this.pages?.rangeTurn(this.range.group, this.range.hash)) {
       this.range = null;
       throw new Error("weir: a range passed its step's budget, to be read again smaller");
     }

@@ -56,7 +56,7 @@ export function evaluateFresh(
   if (
     after.length == 0 &&
     (membership.lend(query.hash, query.plan, plan) ||
-      evaluateUpTo(membership, query.hash, plan, rangeRows(query.hash)))
+      evaluateUpTo(membership, query.hash, plan, rangeRows(group, query.hash)))
   ) {
     pace.another();
     return true;
@@ -122,7 +122,7 @@ function evaluatePages(
       if (held > limit) membership.evaluate(query.hash, query.plan);
       done = true;
     } else {
-      const most = <i32>min<i64>(<i64>rangeRows(query.hash), limit - held);
+      const most = <i32>min<i64>(<i64>rangeRows(group, query.hash), limit - held);
       const found = evaluatePage(membership, query.hash, plan, bound, first, most, spent);
       first = false;
       spent = membership.spent;

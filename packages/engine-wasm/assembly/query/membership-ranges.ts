@@ -14,14 +14,15 @@ import { QuerySql } from "./sql";
 import { PART_ALL, PART_NULLS, PART_VALUES, WindowBound } from "./window-bound";
 
 /**
- * Root rows the query's next range (or page, or first read whole) reads: RANGE_ROWS, or fewer on
- * a metered call where the host's pulls found its ranges passing their step's budget (the
+ * Root rows the group's query's next range (or page, or first read whole) reads (`group`, `hash`:
+ * JSON parameters): RANGE_ROWS, or fewer on a metered call where the host's pulls found its
+ * ranges passing their step's budget (the
  * `_weir_range_rows` SQL function, the loader's RangeSizes). Called just before the range's
  * evaluation begins, which the host then times as a range.
  */
-export function rangeRows(hash: string): i32 {
+export function rangeRows(group: string, hash: string): i32 {
   if (!meteredCall()) return RANGE_ROWS;
-  return I32.parseInt(queryRows("SELECT _weir_range_rows(?)", params([hash]))[0][0], 10);
+  return I32.parseInt(queryRows("SELECT _weir_range_rows(?, ?)", params([group, hash]))[0][0], 10);
 }
 
 /**
@@ -38,7 +39,7 @@ export function evaluateRange(
   spent: f64,
 ): string {
   const endParams: string[] = [];
-  const ends = queryRows(pageEnd(plan.table, after, rangeRows(hash), endParams), params(endParams));
+  const ends = queryRows(pageEnd(plan.table, after, rangeRows(m.group, hash), endParams), params(endParams));
   const end = ends.length > 0 ? ends[0][0] : "";
   const kind = m.nextKind();
   // Its work budget counts the statement that evaluates it, as a whole evaluation's does.
