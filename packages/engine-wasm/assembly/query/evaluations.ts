@@ -18,14 +18,8 @@ import { QueryNode, readPlan } from "./plan";
 import { forgetRange, noteRange, RANGE_ROWS, RangeState } from "./ranges";
 import { changedRowsPlan, pagedWindowPlan, rangedPlan } from "./root-sql";
 import { StoredQuery } from "./stored";
-import {
-  refreshSubtrees,
-  subtreePlan,
-  UPKEEP_AGAIN,
-  UPKEEP_ROWS,
-  UPKEEP_WHOLE,
-  upkeepWay,
-} from "./subtree-upkeep";
+import { refreshSubtrees, subtreePlan } from "./subtree-upkeep";
+import { UPKEEP_AGAIN, UPKEEP_ROWS, UPKEEP_WHOLE, upkeepWay } from "./upkeep-way";
 import { KEPT_NONE, WindowBound } from "./window-bound";
 import { refreshWindow } from "./window-upkeep";
 
@@ -252,7 +246,7 @@ export function readInParts(plan: QueryNode): bool {
 }
 
 /**
- * A query that writes changed too much of to bring up to date in a step (subtree-upkeep.ts,
+ * A query that writes changed too much of to bring up to date in a step (upkeep-way.ts,
  * UPKEEP_AGAIN) lets go of its rows and waits deferred, to be read again in ranges from the first.
  */
 function readAgain(membership: Membership, group: string, query: StoredQuery): void {
