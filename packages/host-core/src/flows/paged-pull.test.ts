@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { headerUser, send, testHost } from "../../test/test-host.js";
 import type { WeirConfig } from "../config/weir-config.js";
 import type { WeirHost } from "../host/weir-host.js";
@@ -19,6 +19,12 @@ const config: WeirConfig = {
   },
   authenticate: headerUser,
   queries: {
+    // No EXISTS or limit: read in ranges of the item's key, each with its tags.
+    everyItemTagged: () => ({
+      table: "item",
+      orderBy: [["id", "asc"]],
+      related: [{ correlation: { parentField: ["id"], childField: ["itemId"] }, subquery: { table: "tag" } }],
+    }),
     // Its root's condition holds an EXISTS: the root is read in pages.
     tagged: (args) => ({
       table: "item",
@@ -45,6 +51,7 @@ const config: WeirConfig = {
 
 const hosts: WeirHost[] = [];
 afterEach(async () => {
+  vi.restoreAllMocks();
   for (const host of hosts.splice(0)) await host.close();
 });
 
@@ -211,3 +218,62 @@ function apply(rows: Map<string, unknown>, ops: readonly PatchOp[]): Map<string,
   }
   return rows;
 }
+
+describe("a query read in ranges, over HTTP", () => {
+  it("reads a range past its step's budget again smaller, and the group's pulls after read that size", async () => {
+    // A clock that moves 0.6 ms each time it is read, and a budget of 1 ms: the meter reads it
+    // once every 1,024 rows a step examines, so a step of 2,048 rows or more passes its budget,
+    // as a range of 2,048 items with their tags does on a loaded machine. (The query's total is
+    // not what is tested.)
+    const lines: Array<Record<string, unknown>> = [];
+    const host = await testHost(
+      { ...config, queryBudgetMs: 1, queryTotalBudgetMs: 60_000 },
+      { logger: { log: (_level, line) => lines.push(line as Record<string, unknown>) } },
+    );
+    hosts.push(host);
+    const user = "alice";
+    const ids = Array.from({ length: 3_000 }, (_, i) => `i${String(i).padStart(4, "0")}`);
+    const pushed = await send(host, "POST", "/big/push", {
+      user,
+      body: {
+        clientGroupID: "w",
+        pushVersion: 1,
+        mutations: ids.map((id, i) => ({
+          type: "custom",
+          clientID: "w-c",
+          id: i + 1,
+          name: "add",
+          args: [{ id, label: "x" }],
+        })),
+      },
+    });
+    expect(pushed.status).toBe(200);
+    let clock = 0;
+    vi.spyOn(performance, "now").mockImplementation(() => (clock += 0.6));
+    const items = new Set<string>();
+    let cookie: number | null = null;
+    let patch: unknown[] = [{ op: "put", hash: "all", name: "everyItemTagged", args: {} }];
+    const turns: number[] = [];
+    for (let pulls = 0; ; pulls++) {
+      expect(pulls).toBeLessThan(200);
+      const answer = await send(host, "POST", "/big/pull", {
+        user,
+        body: { clientGroupID: "g", clientID: "g-c", cookie, queries: { patch } },
+      });
+      expect(answer.status, JSON.stringify(answer.json)).toBe(200);
+      patch = [];
+      cookie = answer.json.cookie;
+      for (const row of answer.json.rowsPatch as Array<{ tableName?: string; value?: { id: string } }>)
+        if (row.tableName === "item") items.add(row.value!.id);
+      const logged = lines.filter((line) => line.kind === "pull").at(-1)!;
+      turns.push((logged.pageTurns as number | undefined) ?? 0);
+      if ((answer.json.gotQueries as string[]).includes("all")) break;
+    }
+    expect(items.size).toBe(3_000);
+    // The first pull's runs stopped until its range was small enough; the group's pulls after
+    // read that size from the first (the namespace keeps it), and stop no more.
+    expect(turns[0]).toBeGreaterThan(0);
+    expect(turns.length).toBeGreaterThan(2);
+    expect(turns.slice(1)).toEqual(turns.slice(1).map(() => 0));
+  });
+});

@@ -9,7 +9,9 @@ import type { PullFlowResult } from "./pull-flow.js";
  * rolled back, and runs again after other requests had their turn, going on from the pages it
  * kept. The last run answers, as one statement per query or one read of a reset would have (a
  * query's pages are read again should the namespace's version move in between; a reset's are
- * caught up through the change log); each query's work budget counts every run's time.
+ * caught up through the change log); each query's work budget counts every run's time. A range
+ * of a query read in ranges that passes its step's budget stops a run too, to be read smaller
+ * (RangeSizes). The answer's log says how many runs were stopped (`pageTurns`).
  */
 export async function runPagedPull(
   ctx: PullContext,
@@ -19,7 +21,8 @@ export async function runPagedPull(
   const pages = ctx.queryPages();
   for (;;) {
     try {
-      return run(pages);
+      const result = run(pages);
+      return pages.turns > 0 ? { ...result, log: { ...result.log, pageTurns: pages.turns } } : result;
     } catch (error) {
       if (!(error instanceof QueryPageTurn)) throw error;
     }

@@ -41,6 +41,11 @@ export interface RequestRecord {
   /** A query-aware pull: the operations of its query patch, and the rows its evaluations produced and examined. */
   queryOps?: number;
   queryRows?: number;
+  /**
+   * A pull read in pages: how often a run of it stopped, was rolled back and ran again after a
+   * turn (its pages' time was up, or a range passed its step's budget and is read smaller).
+   */
+  pageTurns?: number;
   /** Rows an ingest pass this request ran (or waited for) applied. */
   ingested?: number;
   totalMs: number;
