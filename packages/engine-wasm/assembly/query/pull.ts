@@ -14,6 +14,7 @@ import { Schema } from "../schema";
 import { commitVersion, readVersions } from "../state";
 import { extraParam, jsonString, params } from "../text";
 import { Visibility } from "../visibility";
+import { completeQueries, idsSince, notePartial } from "./answer-parts";
 import { applyPatch } from "./apply-patch";
 import { collectDead, rekey } from "./dead-keys";
 import { countDeferred, defer, deferredQueries, undefer, undeferAll } from "./deferred";
@@ -33,10 +34,7 @@ import { AnswerPace, namesCompleteQueries } from "./limits";
 import { groupKey, Membership } from "./membership";
 import { Drops } from "./patch-drops";
 import {
-  completeQueries,
   holdsMoreThan,
-  idsSince,
-  notePartial,
   oweAll,
   oweChanges,
   rowsAtOnce,
